@@ -1,0 +1,273 @@
+// Package config loads toolrouter's configuration and validates it once at
+// start-up.
+//
+// Configuration is layered with koanf; later layers win:
+//
+//  1. built-in defaults (Default),
+//  2. a JSON config file (config.json by default, -config FILE),
+//  3. environment variables prefixed TOOLROUTER_, with "__" separating
+//     nesting levels and names lowercased, e.g. TOOLROUTER_OLLAMA__HOST,
+//     TOOLROUTER_ROUTER__REPAIR_ATTEMPTS=3,
+//     TOOLROUTER_SERVERS__CLOCK__ENABLED=false,
+//  4. command-line flags the user actually set, passed to Load as koanf
+//     keys ("ollama.host", "listen", ...).
+//
+// Maps are merged key by key, so the built-in servers calculator and clock
+// are always present unless a later layer disables them with
+// "enabled": false. Every server gets connect_timeout and call_timeout
+// defaults when it does not set them.
+//
+// Unknown keys in the file, the environment or the flags are rejected so
+// that typos do not go unnoticed; only servers.<name>.env,
+// servers.<name>.headers and ollama.options are free-form.
+package config
+
+import (
+	"path"
+	"slices"
+	"time"
+)
+
+// DefaultPath is the config file toolrouter reads when -config is not given.
+const DefaultPath = "config.json"
+
+// EnvPrefix is the prefix of environment variables that override the
+// configuration.
+const EnvPrefix = "TOOLROUTER_"
+
+// Default timeouts of a server that does not set its own.
+const (
+	DefaultConnectTimeout = 20 * time.Second
+	DefaultCallTimeout    = 30 * time.Second
+)
+
+// KnownBuiltins lists the built-in servers a server with transport
+// "builtin" may name. The program may replace it before calling Load or
+// Validate.
+var KnownBuiltins = []string{"calculator", "clock"}
+
+// Config is toolrouter's whole configuration.
+type Config struct {
+	Listen  string            `koanf:"listen" json:"listen"`
+	Ollama  Ollama            `koanf:"ollama" json:"ollama"`
+	Router  Router            `koanf:"router" json:"router"`
+	HTTP    HTTP              `koanf:"http" json:"http"`
+	Servers map[string]Server `koanf:"servers" json:"servers"`
+}
+
+// Ollama configures the model server and the model used for routing.
+type Ollama struct {
+	// Host is the base URL of the Ollama server.
+	Host string `koanf:"host" json:"host"`
+	// Model is the model name, e.g. "qwen2.5:7b".
+	Model string `koanf:"model" json:"model"`
+	// KeepAlive is passed to Ollama as keep_alive: how long the model stays
+	// loaded. Negative keeps it loaded forever, 0 unloads it at once.
+	KeepAlive Duration `koanf:"keep_alive" json:"keep_alive"`
+	// Timeout bounds a single model call.
+	Timeout Duration `koanf:"timeout" json:"timeout"`
+	// Options are passed to Ollama as model options. Whole numbers are
+	// normalised to int, other numbers to float64; numeric and boolean
+	// strings from the environment are converted.
+	Options map[string]any `koanf:"options" json:"options"`
+}
+
+// Router configures query routing.
+type Router struct {
+	// RepairAttempts is how many times invalid tool arguments are sent back
+	// to the model for repair (0..10).
+	RepairAttempts int `koanf:"repair_attempts" json:"repair_attempts"`
+	// SelectTimeout bounds phase 1, choosing a tool.
+	SelectTimeout Duration `koanf:"select_timeout" json:"select_timeout"`
+	// ArgumentsTimeout bounds phase 2, producing arguments, including repairs.
+	ArgumentsTimeout Duration `koanf:"arguments_timeout" json:"arguments_timeout"`
+	// ExecuteTimeout caps a tool call; a server's call_timeout may lower it.
+	ExecuteTimeout Duration `koanf:"execute_timeout" json:"execute_timeout"`
+	// OnModelFailure says what to do when the model fails: answer with no
+	// tool or fail the request.
+	OnModelFailure Failure `koanf:"on_model_failure" json:"on_model_failure"`
+	// MaxQueryBytes is the largest accepted query.
+	MaxQueryBytes int `koanf:"max_query_bytes" json:"max_query_bytes"`
+	// MaxHistory is the largest number of history messages used.
+	MaxHistory int `koanf:"max_history" json:"max_history"`
+}
+
+// HTTP configures toolrouter's HTTP server.
+type HTTP struct {
+	// BodyLimit is the largest accepted request body in bytes.
+	BodyLimit    int      `koanf:"body_limit" json:"body_limit"`
+	ReadTimeout  Duration `koanf:"read_timeout" json:"read_timeout"`
+	WriteTimeout Duration `koanf:"write_timeout" json:"write_timeout"`
+	// RequestTimeout bounds a whole /v1/route request.
+	RequestTimeout  Duration `koanf:"request_timeout" json:"request_timeout"`
+	ShutdownTimeout Duration `koanf:"shutdown_timeout" json:"shutdown_timeout"`
+}
+
+// Failure is the policy when the model fails (router.on_model_failure).
+type Failure string
+
+// Values of Failure.
+const (
+	// FailNoTool answers as if no tool matched.
+	FailNoTool Failure = "no_tool"
+	// FailError fails the request.
+	FailError Failure = "fail"
+)
+
+// Transport is how toolrouter talks to an MCP server.
+type Transport string
+
+// Values of Transport.
+const (
+	TransportBuiltin        Transport = "builtin"
+	TransportStdio          Transport = "stdio"
+	TransportStreamableHTTP Transport = "streamable-http"
+	TransportSSE            Transport = "sse"
+)
+
+// Transports lists the valid transports.
+var Transports = []Transport{TransportBuiltin, TransportStdio, TransportStreamableHTTP, TransportSSE}
+
+// Server configures one MCP server; its name is its key in Config.Servers.
+type Server struct {
+	// Purpose tells the model what the server's tools are for.
+	Purpose   string    `koanf:"purpose" json:"purpose"`
+	Transport Transport `koanf:"transport" json:"transport"`
+	// Enabled is nil or true for an enabled server; see IsEnabled.
+	Enabled *bool `koanf:"enabled" json:"enabled,omitempty"`
+	// Builtin names the built-in server for transport "builtin"; Load sets
+	// it to the server's name when empty.
+	Builtin string `koanf:"builtin" json:"builtin,omitempty"`
+
+	// Command, Args, Env and Cwd start a "stdio" server.
+	Command string            `koanf:"command" json:"command,omitempty"`
+	Args    []string          `koanf:"args" json:"args,omitempty"`
+	Env     map[string]string `koanf:"env" json:"env,omitempty"`
+	Cwd     string            `koanf:"cwd" json:"cwd,omitempty"`
+
+	// URL and Headers reach a "streamable-http" or "sse" server.
+	URL     string            `koanf:"url" json:"url,omitempty"`
+	Headers map[string]string `koanf:"headers" json:"headers,omitempty"`
+
+	// ConnectTimeout bounds start, initialize and the first tools/list.
+	ConnectTimeout Duration `koanf:"connect_timeout" json:"connect_timeout"`
+	// CallTimeout bounds one tool call (further capped by
+	// router.execute_timeout).
+	CallTimeout Duration `koanf:"call_timeout" json:"call_timeout"`
+
+	// Tools filters the server's tools.
+	Tools ToolFilter `koanf:"tools" json:"tools,omitzero"`
+}
+
+// ToolFilter selects tools by unqualified name. Entries are exact names or
+// path.Match glob patterns.
+type ToolFilter struct {
+	Allow []string `koanf:"allow" json:"allow,omitempty"`
+	Deny  []string `koanf:"deny" json:"deny,omitempty"`
+}
+
+// Permits reports whether tool passes the filter: a tool matching Deny is
+// refused, otherwise it must match Allow unless Allow is empty.
+func (f ToolFilter) Permits(tool string) bool {
+	if matchAny(f.Deny, tool) {
+		return false
+	}
+	return len(f.Allow) == 0 || matchAny(f.Allow, tool)
+}
+
+func matchAny(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if p == name {
+			return true
+		}
+		if ok, err := path.Match(p, name); err == nil && ok {
+			return true
+		}
+	}
+	return false
+}
+
+// IsEnabled reports whether the server is enabled (Enabled nil or true).
+func (s Server) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }
+
+// BuiltinName returns the built-in the server names, or name (the
+// server's key) when Builtin is empty.
+func (s Server) BuiltinName(name string) string {
+	if s.Builtin != "" {
+		return s.Builtin
+	}
+	return name
+}
+
+// EnabledServers returns the sorted names of the enabled servers.
+func (c Config) EnabledServers() []string {
+	names := make([]string, 0, len(c.Servers))
+	for name, s := range c.Servers {
+		if s.IsEnabled() {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// ExecuteTimeoutFor returns the timeout of one tool call on the named
+// server: router.execute_timeout, lowered by the server's call_timeout.
+func (c Config) ExecuteTimeoutFor(server string) time.Duration {
+	d := c.Router.ExecuteTimeout.D()
+	if s, ok := c.Servers[server]; ok && s.CallTimeout > 0 && (d <= 0 || s.CallTimeout.D() < d) {
+		d = s.CallTimeout.D()
+	}
+	return d
+}
+
+// Default returns the built-in defaults: a configuration that runs with
+// nothing installed but Ollama, with the built-in calculator and clock
+// servers. Each call returns fresh maps.
+func Default() Config {
+	enabled := func() *bool { t := true; return &t }
+	return Config{
+		Listen: "127.0.0.1:8090",
+		Ollama: Ollama{
+			Host:      "http://127.0.0.1:11434",
+			Model:     "qwen2.5:7b",
+			KeepAlive: Duration(10 * time.Minute),
+			Timeout:   Duration(30 * time.Second),
+			Options:   map[string]any{"temperature": 0, "num_ctx": 8192, "seed": 42},
+		},
+		Router: Router{
+			RepairAttempts:   2,
+			SelectTimeout:    Duration(30 * time.Second),
+			ArgumentsTimeout: Duration(30 * time.Second),
+			ExecuteTimeout:   Duration(30 * time.Second),
+			OnModelFailure:   FailNoTool,
+			MaxQueryBytes:    16384,
+			MaxHistory:       20,
+		},
+		HTTP: HTTP{
+			BodyLimit:       1 << 20,
+			ReadTimeout:     Duration(10 * time.Second),
+			WriteTimeout:    Duration(120 * time.Second),
+			RequestTimeout:  Duration(120 * time.Second),
+			ShutdownTimeout: Duration(10 * time.Second),
+		},
+		Servers: map[string]Server{
+			"calculator": {
+				Purpose:        "Arithmetic: add, subtract, multiply, divide, powers, roots and evaluating arithmetic expressions",
+				Transport:      TransportBuiltin,
+				Enabled:        enabled(),
+				Builtin:        "calculator",
+				ConnectTimeout: Duration(DefaultConnectTimeout),
+				CallTimeout:    Duration(DefaultCallTimeout),
+			},
+			"clock": {
+				Purpose:        "Current time in any IANA time zone, converting times between zones, and differences between dates",
+				Transport:      TransportBuiltin,
+				Enabled:        enabled(),
+				Builtin:        "clock",
+				ConnectTimeout: Duration(DefaultConnectTimeout),
+				CallTimeout:    Duration(DefaultCallTimeout),
+			},
+		},
+	}
+}

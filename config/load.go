@@ -1,0 +1,273 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/go-viper/mapstructure/v2"
+	kjson "github.com/knadh/koanf/parsers/json"
+	"github.com/knadh/koanf/providers/confmap"
+	"github.com/knadh/koanf/providers/env"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/v2"
+)
+
+// Load builds the configuration from the built-in defaults, the JSON file
+// at path (none when path is ""), the TOOLROUTER_ environment and flags
+// (koanf keys such as "ollama.host" mapped to values; only flags the user
+// set), in that order, and validates it.
+func Load(path string, flags map[string]any) (Config, error) {
+	ko := koanf.New(".")
+	defaults, err := defaultsMap()
+	if err != nil {
+		return Config{}, err
+	}
+	if err := ko.Load(confmap.Provider(defaults, ""), nil); err != nil {
+		return Config{}, fmt.Errorf("config: loading defaults: %w", err)
+	}
+
+	var unknown []error
+	if path != "" {
+		fk := koanf.New(".")
+		if err := fk.Load(file.Provider(path), kjson.Parser()); err != nil {
+			return Config{}, fmt.Errorf("config: loading config file %s: %w", path, err)
+		}
+		raw := fk.Raw()
+		for _, k := range unknownKeys(raw) {
+			unknown = append(unknown, fmt.Errorf("config file %s: unknown key %q", path, k))
+		}
+		if err := ko.Load(confmap.Provider(raw, ""), nil); err != nil {
+			return Config{}, fmt.Errorf("config: merging config file %s: %w", path, err)
+		}
+	}
+
+	ek := koanf.New(".")
+	vars := map[string]string{} // koanf key -> variable name
+	if err := ek.Load(env.ProviderWithValue(EnvPrefix, ".", func(name, value string) (string, any) {
+		key, val := envKey(name, value)
+		if key != "" {
+			vars[key] = name
+		}
+		return key, val
+	}), nil); err != nil {
+		return Config{}, fmt.Errorf("config: loading environment: %w", err)
+	}
+	envRaw := ek.Raw()
+	for _, k := range unknownKeys(envRaw) {
+		for key, name := range vars {
+			if key == k || strings.HasPrefix(key, k+".") {
+				unknown = append(unknown, fmt.Errorf("environment variable %s: unknown key %q", name, k))
+			}
+		}
+	}
+	if err := ko.Load(confmap.Provider(envRaw, ""), nil); err != nil {
+		return Config{}, fmt.Errorf("config: merging environment: %w", err)
+	}
+
+	if len(flags) > 0 {
+		flagRaw, err := confmap.Provider(flags, ".").Read()
+		if err != nil {
+			return Config{}, fmt.Errorf("config: reading flags: %w", err)
+		}
+		for _, k := range unknownKeys(flagRaw) {
+			unknown = append(unknown, fmt.Errorf("flags: unknown key %q", k))
+		}
+		if err := ko.Load(confmap.Provider(flagRaw, ""), nil); err != nil {
+			return Config{}, fmt.Errorf("config: merging flags: %w", err)
+		}
+	}
+	if len(unknown) > 0 {
+		return Config{}, fmt.Errorf("config: %w", sortedJoin(unknown))
+	}
+
+	raw := ko.Raw()
+	addServerDefaults(raw)
+	cfg, err := decode(raw)
+	if err != nil {
+		return Config{}, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, fmt.Errorf("config: invalid configuration:\n%w", err)
+	}
+	return cfg, nil
+}
+
+// defaultsMap returns Default() as a koanf map, via its JSON encoding.
+func defaultsMap() (map[string]any, error) {
+	b, err := json.Marshal(Default())
+	if err != nil {
+		return nil, fmt.Errorf("config: encoding defaults: %w", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("config: decoding defaults: %w", err)
+	}
+	return m, nil
+}
+
+// addServerDefaults gives every server that does not set them the default
+// connect_timeout and call_timeout. raw is the merged configuration.
+func addServerDefaults(raw map[string]any) {
+	servers, _ := raw["servers"].(map[string]any)
+	for _, v := range servers {
+		s, ok := v.(map[string]any)
+		if !ok {
+			continue // decode reports the type error
+		}
+		if _, ok := s["connect_timeout"]; !ok {
+			s["connect_timeout"] = Duration(DefaultConnectTimeout).String()
+		}
+		if _, ok := s["call_timeout"]; !ok {
+			s["call_timeout"] = Duration(DefaultCallTimeout).String()
+		}
+	}
+}
+
+// decode turns a merged koanf map into a Config and normalises it: empty
+// builtin names default to the server name, option numbers are normalised.
+func decode(raw map[string]any) (Config, error) {
+	ko := koanf.New(".")
+	if err := ko.Load(confmap.Provider(raw, ""), nil); err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	var cfg Config
+	err := ko.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{
+		Tag: "koanf",
+		DecoderConfig: &mapstructure.DecoderConfig{
+			DecodeHook: mapstructure.ComposeDecodeHookFunc(
+				durationHook,
+				mapstructure.StringToTimeDurationHookFunc(),
+				mapstructure.TextUnmarshallerHookFunc(),
+			),
+			WeaklyTypedInput: true,
+		},
+	})
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	for name, s := range cfg.Servers {
+		if s.Transport == TransportBuiltin && s.Builtin == "" {
+			s.Builtin = name
+			cfg.Servers[name] = s
+		}
+	}
+	for k, v := range cfg.Ollama.Options {
+		cfg.Ollama.Options[k] = normalizeNumber(v)
+	}
+	return cfg, nil
+}
+
+// envKey maps an environment variable to a koanf key and value:
+// TOOLROUTER_ROUTER__REPAIR_ATTEMPTS -> router.repair_attempts. Names are
+// lowercased except the keys of servers.<name>.env and .headers. Values
+// under ollama.options that look like numbers or booleans are converted.
+func envKey(name, value string) (string, any) {
+	rest := strings.TrimPrefix(name, EnvPrefix)
+	if rest == "" {
+		return "", nil
+	}
+	orig := strings.Split(rest, "__")
+	segs := make([]string, len(orig))
+	for i, s := range orig {
+		segs[i] = strings.ToLower(s)
+	}
+	var val any = value
+	switch {
+	case len(segs) >= 4 && segs[0] == "servers" && (segs[2] == "env" || segs[2] == "headers"):
+		segs = append(segs[:3], strings.Join(orig[3:], "__"))
+	case len(segs) >= 3 && segs[0] == "ollama" && segs[1] == "options":
+		segs = append(segs[:2], strings.Join(segs[2:], "__"))
+		val = parseScalar(value)
+	}
+	return strings.Join(segs, "."), val
+}
+
+// parseScalar converts a numeric or boolean string to int, float64 or bool.
+func parseScalar(s string) any {
+	if i, err := strconv.Atoi(s); err == nil {
+		return i
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return f
+	}
+	if s == "true" || s == "false" {
+		return s == "true"
+	}
+	return s
+}
+
+// normalizeNumber turns whole float64 numbers (as JSON decodes them) into
+// int so that options compare and print naturally.
+func normalizeNumber(v any) any {
+	if f, ok := v.(float64); ok && f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
+		return int(f)
+	}
+	return v
+}
+
+// unknownKeys returns the sorted keys of m that Config does not define.
+func unknownKeys(m map[string]any) []string {
+	var out []string
+	walkKeys(m, reflect.TypeOf(Config{}), "", &out)
+	slices.Sort(out)
+	return out
+}
+
+func walkKeys(m map[string]any, t reflect.Type, prefix string, out *[]string) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	join := func(k string) string {
+		if prefix == "" {
+			return k
+		}
+		return prefix + "." + k
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		fields := map[string]reflect.Type{}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if tag, _, _ := strings.Cut(f.Tag.Get("koanf"), ","); tag != "" && tag != "-" {
+				fields[tag] = f.Type
+			}
+		}
+		for k, v := range m {
+			ft, ok := fields[k]
+			if !ok {
+				*out = append(*out, join(k))
+				continue
+			}
+			if sub, ok := v.(map[string]any); ok {
+				walkKeys(sub, ft, join(k), out)
+			}
+		}
+	case reflect.Map:
+		// Maps of structs (servers) have free names but fixed fields;
+		// other maps (env, headers, options) are free-form.
+		elem := t.Elem()
+		for elem.Kind() == reflect.Pointer {
+			elem = elem.Elem()
+		}
+		if elem.Kind() != reflect.Struct {
+			return
+		}
+		for k, v := range m {
+			if sub, ok := v.(map[string]any); ok {
+				walkKeys(sub, elem, join(k), out)
+			}
+		}
+	}
+}
+
+// sortedJoin joins errs sorted by message; nil when errs is empty.
+func sortedJoin(errs []error) error {
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errors.Join(errs...)
+}

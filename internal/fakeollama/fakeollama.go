@@ -1,0 +1,184 @@
+// Package fakeollama is a test double for an Ollama server: an httptest server that speaks Ollama's
+// wire protocol (JSON or NDJSON on /api/chat, /api/version, /api/tags, /), answers from a
+// per-test script and records every chat request so tests can assert what the model was sent.
+package fakeollama
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ollama/ollama/api"
+)
+
+// Reply is one scripted answer to a chat request.
+type Reply struct {
+	// Content is the assistant message text.
+	Content string
+	// Status, when not 0 or 200, answers with that status and {"error": Error}.
+	Status int
+	Error  string
+	// PromptTokens and CompletionTokens are reported in the final message's metrics.
+	PromptTokens, CompletionTokens int
+	// NoDone ends the stream without the final done message.
+	NoDone bool
+	// Hang blocks until the client gives up (or the server closes).
+	Hang bool
+	// Raw, when set, is written as the body verbatim (status 200).
+	Raw string
+}
+
+// Server is a fake Ollama.
+type Server struct {
+	*httptest.Server
+	// Models are the names /api/tags lists.
+	Models []string
+
+	quit chan struct{}
+
+	mu       sync.Mutex // guards script, requests
+	script   []Reply
+	fn       func(api.ChatRequest) Reply
+	requests []api.ChatRequest
+}
+
+// New starts a fake that answers chat requests with replies, in order; once they run out it
+// answers 500.
+func New(t testing.TB, replies ...Reply) *Server {
+	return start(t, replies, nil)
+}
+
+// NewFunc starts a fake that answers each chat request with fn(req); fn must be safe for
+// concurrent use.
+func NewFunc(t testing.TB, fn func(api.ChatRequest) Reply) *Server {
+	return start(t, nil, fn)
+}
+
+func start(t testing.TB, replies []Reply, fn func(api.ChatRequest) Reply) *Server {
+	s := &Server{script: replies, fn: fn, quit: make(chan struct{}), Models: []string{"fake:latest"}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/chat", s.chat)
+	mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, map[string]string{"version": "0.0.0-fake"})
+	})
+	mux.HandleFunc("GET /api/tags", func(w http.ResponseWriter, _ *http.Request) {
+		var models []map[string]any
+		for _, m := range s.Models {
+			models = append(models, map[string]any{"name": m, "model": m, "modified_at": time.Time{}, "size": 0})
+		}
+		writeJSON(w, map[string]any{"models": models})
+	})
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "Ollama is running") })
+	s.Server = httptest.NewServer(mux)
+	t.Cleanup(func() {
+		close(s.quit)
+		s.Server.Close()
+	})
+	return s
+}
+
+// Client returns an Ollama API client for the fake.
+func (s *Server) Client() *api.Client {
+	u, _ := url.Parse(s.URL)
+	return api.NewClient(u, s.Server.Client())
+}
+
+// Requests returns the chat requests received so far, in order.
+func (s *Server) Requests() []api.ChatRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]api.ChatRequest(nil), s.requests...)
+}
+
+func (s *Server) next(req api.ChatRequest) Reply {
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	fn := s.fn
+	if fn == nil {
+		defer s.mu.Unlock()
+		if len(s.script) == 0 {
+			return Reply{Status: http.StatusInternalServerError, Error: "fakeollama: no scripted reply left"}
+		}
+		r := s.script[0]
+		s.script = s.script[1:]
+		return r
+	}
+	s.mu.Unlock()
+	return fn(req)
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	var req api.ChatRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		writeJSON(w, map[string]string{"error": err.Error()})
+		return
+	}
+	reply := s.next(req)
+	switch {
+	case reply.Hang:
+		select {
+		case <-r.Context().Done():
+		case <-s.quit:
+		}
+		return
+	case reply.Status != 0 && reply.Status != http.StatusOK:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(reply.Status)
+		writeJSON(w, map[string]string{"error": reply.Error})
+		return
+	case reply.Raw != "":
+		fmt.Fprint(w, reply.Raw)
+		return
+	}
+	streaming := req.Stream == nil || *req.Stream
+	final := api.ChatResponse{
+		Model: req.Model, CreatedAt: time.Now().UTC(), Done: true, DoneReason: "stop",
+		Message: api.Message{Role: "assistant"},
+		Metrics: api.Metrics{PromptEvalCount: reply.PromptTokens, EvalCount: reply.CompletionTokens},
+	}
+	if !streaming {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		if reply.NoDone {
+			return
+		}
+		final.Message.Content = reply.Content
+		writeJSON(w, final)
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	for _, chunk := range chunks(reply.Content, 8) {
+		writeJSON(w, api.ChatResponse{Model: req.Model, CreatedAt: time.Now().UTC(), Message: api.Message{Role: "assistant", Content: chunk}})
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+	if !reply.NoDone {
+		writeJSON(w, final)
+	}
+}
+
+// chunks splits s into pieces of at most n runes, as a streaming model would.
+func chunks(s string, n int) []string {
+	var out []string
+	r := []rune(s)
+	for len(r) > n {
+		out = append(out, string(r[:n]))
+		r = r[n:]
+	}
+	if len(r) > 0 {
+		out = append(out, string(r))
+	}
+	return out
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	b, _ := json.Marshal(v)
+	b = append(b, '\n')
+	_, _ = w.Write(b)
+}

@@ -1,0 +1,104 @@
+// Package testmcp provides real mcp-go servers for tests: tools that fail, hang, count their calls
+// or echo, served in-process or over stdio by a re-executed test binary.
+package testmcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Faults is a server whose tools misbehave on purpose, and which records what it received.
+type Faults struct {
+	*server.MCPServer
+
+	mu    sync.Mutex // guards calls
+	calls []Call
+}
+
+// Call is one call a Faults tool received.
+type Call struct {
+	Tool string
+	Args map[string]any
+}
+
+// RawSchema is the input schema of the "strict" tool: keywords (top-level anyOf, minProperties,
+// $schema) that mcp-go's client-side Tool struct drops.
+const RawSchema = `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",` +
+	`"properties":{"id":{"type":"integer","description":"Record id"},"name":{"type":"string","description":"Record name"}},` +
+	`"anyOf":[{"required":["id"]},{"required":["name"]}],"minProperties":1,"additionalProperties":false}`
+
+// NewFaults returns a server with the tools:
+//   - fail: always answers isError
+//   - hang: blocks until its call is cancelled
+//   - count: {n: integer, required} answers "n=<n>"
+//   - echo: {message: string, required} answers the message
+//   - strict: RawSchema; answers the arguments as JSON
+//   - crash: exits the process (only meaningful over stdio)
+func NewFaults() *Faults {
+	f := &Faults{MCPServer: server.NewMCPServer("faults", "1.0.0", server.WithToolCapabilities(true))}
+	f.AddTool(mcp.NewTool("fail", mcp.WithDescription("Always fails.")), f.record(func(context.Context, map[string]any) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultError("the tool failed on purpose"), nil
+	}))
+	f.AddTool(mcp.NewTool("hang", mcp.WithDescription("Never answers.")), f.record(func(ctx context.Context, _ map[string]any) (*mcp.CallToolResult, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}))
+	f.AddTool(mcp.NewTool("count", mcp.WithDescription("Counts to n."),
+		mcp.WithNumber("n", mcp.Required(), mcp.Description("How far to count"))),
+		f.record(func(_ context.Context, args map[string]any) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(fmt.Sprintf("n=%v", args["n"])), nil
+		}))
+	f.AddTool(mcp.NewTool("echo", mcp.WithDescription("Echoes a message back."),
+		mcp.WithString("message", mcp.Required(), mcp.Description("Message to echo"))),
+		f.record(func(_ context.Context, args map[string]any) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(fmt.Sprint(args["message"])), nil
+		}))
+	f.AddTool(mcp.NewToolWithRawSchema("strict", "Looks a record up by id or name.", json.RawMessage(RawSchema)),
+		f.record(func(_ context.Context, args map[string]any) (*mcp.CallToolResult, error) {
+			b, _ := json.Marshal(args)
+			return mcp.NewToolResultText(string(b)), nil
+		}))
+	f.AddTool(mcp.NewTool("crash", mcp.WithDescription("Kills its server.")), f.record(func(context.Context, map[string]any) (*mcp.CallToolResult, error) {
+		os.Exit(3)
+		return nil, nil
+	}))
+	return f
+}
+
+func (f *Faults) record(h func(context.Context, map[string]any) (*mcp.CallToolResult, error)) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		f.mu.Lock()
+		f.calls = append(f.calls, Call{Tool: req.Params.Name, Args: req.GetArguments()})
+		f.mu.Unlock()
+		return h(ctx, req.GetArguments())
+	}
+}
+
+// Calls returns the calls received so far.
+func (f *Faults) Calls() []Call {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Call(nil), f.calls...)
+}
+
+// EnvServe is the environment variable that makes a test binary serve Faults over stdio.
+const EnvServe = "TOOLROUTER_TEST_SERVE_FAULTS"
+
+// ServeIfAsked serves Faults over stdio and exits when the test binary was re-executed with
+// EnvServe set; call it first in TestMain.
+func ServeIfAsked() {
+	if os.Getenv(EnvServe) == "" {
+		return
+	}
+	if err := server.ServeStdio(NewFaults().MCPServer); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}

@@ -1,0 +1,218 @@
+package inventory
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"toolrouter/config"
+	"toolrouter/inventory/builtin"
+)
+
+// protocolVersion is pinned to the newest version that still uses the initialize handshake: every
+// server in the field speaks it, and a server that ignores `server/discover` would otherwise cost
+// the discover timeout (5 s) on every start.
+const protocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+
+// session is one live connection to a server.
+type session struct {
+	client *client.Client
+	tr     transport.Interface
+	stderr *tailBuffer // nil unless stdio
+}
+
+func (s *session) close() {
+	if s != nil && s.client != nil {
+		_ = s.client.Close()
+	}
+}
+
+// dial starts the transport and runs the initialize handshake. life bounds the session (a stdio
+// subprocess dies with it); ctx bounds only the handshake.
+func dial(ctx, life context.Context, name string, sc config.Server, opts Options, onNotify func(mcp.JSONRPCNotification)) (*session, error) {
+	s := &session{}
+	var err error
+	switch sc.Transport {
+	case config.TransportBuiltin:
+		which := sc.Builtin
+		if which == "" {
+			which = name
+		}
+		srv, ok := opts.InProcess[which]
+		if !ok {
+			var berr error
+			if srv, berr = builtin.New(which, opts.Now); berr != nil {
+				return nil, berr
+			}
+		}
+		s.tr = transport.NewInProcessTransport(srv)
+	case config.TransportStdio:
+		s.stderr = newTailBuffer(4096)
+		s.tr = transport.NewStdioWithOptions(sc.Command, envList(sc.Env), sc.Args,
+			transport.WithCommandStderrWriter(s.stderr),
+			transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
+				cmd := exec.CommandContext(ctx, command, args...)
+				cmd.Env = append(os.Environ(), env...)
+				cmd.Dir = sc.Cwd
+				cmd.WaitDelay = 2 * time.Second
+				return cmd, nil
+			}))
+	case config.TransportStreamableHTTP:
+		s.tr, err = transport.NewStreamableHTTP(sc.URL, transport.WithHTTPHeaders(sc.Headers), transport.WithContinuousListening())
+	case config.TransportSSE:
+		s.tr, err = transport.NewSSE(sc.URL, transport.WithHeaders(sc.Headers))
+	default:
+		err = fmt.Errorf("unknown transport %q", sc.Transport)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("creating %s transport: %w", sc.Transport, err)
+	}
+	s.client = client.NewClient(s.tr, client.WithProtocolVersion(protocolVersion))
+	// The transport lives as long as life; only the handshake is bounded by ctx.
+	if err := s.client.Start(life); err != nil {
+		s.close()
+		return nil, s.withStderr(fmt.Errorf("starting: %w", err))
+	}
+	s.client.OnNotification(onNotify)
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = protocolVersion
+	init.Params.ClientInfo = mcp.Implementation{Name: "toolrouter", Version: "0.1.0"}
+	if _, err := s.client.Initialize(ctx, init); err != nil {
+		s.close()
+		return nil, s.withStderr(fmt.Errorf("initializing: %w", err))
+	}
+	return s, nil
+}
+
+// withStderr appends what a stdio server last wrote to stderr, which usually says why it failed.
+func (s *session) withStderr(err error) error {
+	if s.stderr == nil {
+		return err
+	}
+	if tail := s.stderr.String(); tail != "" {
+		return fmt.Errorf("%w (stderr: %s)", err, tail)
+	}
+	return err
+}
+
+func envList(env map[string]string) []string {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, k+"="+env[k])
+	}
+	return out
+}
+
+// rawTool is a tool as listed by the server. mcp-go's client-side mcp.Tool decodes inputSchema into
+// a fixed struct that drops keywords such as top-level anyOf, minProperties and $schema, so the
+// inventory lists tools itself and keeps the schema bytes untouched.
+type rawTool struct {
+	Name        string          `json:"name"`
+	Title       string          `json:"title"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+}
+
+var listSeq atomic.Uint64
+
+// maxPages bounds pagination against a server that keeps returning cursors.
+const maxPages = 100
+
+// listTools lists every tool, following pagination, straight over the session's transport. The
+// connection uses the initialize handshake, so requests need no per-request protocol metadata.
+func (s *session) listTools(ctx context.Context) ([]rawTool, error) {
+	var (
+		out    []rawTool
+		cursor string
+		seen   = map[string]bool{}
+	)
+	for page := 0; ; page++ {
+		if page == maxPages {
+			return nil, fmt.Errorf("listing tools: more than %d pages", maxPages)
+		}
+		params := map[string]any{}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		resp, err := s.tr.SendRequest(ctx, transport.JSONRPCRequest{
+			JSONRPC: mcp.JSONRPC_VERSION,
+			ID:      mcp.NewRequestId(fmt.Sprintf("toolrouter-list-%d", listSeq.Add(1))),
+			Method:  string(mcp.MethodToolsList),
+			Params:  params,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("listing tools: %w", transport.NewError(err))
+		}
+		if resp.Error != nil {
+			return nil, fmt.Errorf("listing tools: %w", resp.Error.AsError())
+		}
+		var result struct {
+			Tools      []rawTool `json:"tools"`
+			NextCursor string    `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(resp.Result, &result); err != nil {
+			return nil, fmt.Errorf("listing tools: decoding page %d: %w", page, err)
+		}
+		out = append(out, result.Tools...)
+		if result.NextCursor == "" {
+			return out, nil
+		}
+		if seen[result.NextCursor] {
+			return nil, fmt.Errorf("listing tools: cursor %q repeated", result.NextCursor)
+		}
+		seen[result.NextCursor] = true
+		cursor = result.NextCursor
+	}
+}
+
+// tailBuffer keeps the last n bytes written to it; a stdio server's stderr goes here.
+type tailBuffer struct {
+	mu  sync.Mutex // guards buf
+	n   int
+	buf []byte
+}
+
+func newTailBuffer(n int) *tailBuffer { return &tailBuffer{n: n} }
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if len(b.buf) > b.n {
+		b.buf = append([]byte(nil), b.buf[len(b.buf)-b.n:]...)
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(bytes.TrimSpace(b.buf))
+}
+
+// isTransportError reports whether err means the connection is broken (as opposed to a JSON-RPC
+// error answer or the caller's deadline).
+func isTransportError(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var te *transport.Error
+	return errors.As(err, &te) || errors.Is(err, transport.ErrTransportClosed)
+}

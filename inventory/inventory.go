@@ -1,0 +1,234 @@
+// Package inventory connects to the configured MCP servers, keeps the list of their tools fresh and
+// exports it. It owns the MCP sessions (start, initialise, list, call, restart) and the published
+// snapshot of tools with their raw input schemas; it does not decide which tool to use.
+package inventory
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+	"strings"
+	"time"
+
+	"toolrouter/schema"
+)
+
+// State is the connection state of one server.
+type State string
+
+// The states a server moves through.
+const (
+	StateStarting State = "starting"
+	StateUp       State = "up"
+	StateDown     State = "down"
+)
+
+// Snapshot is an immutable view of the inventory. A new one is published whenever a server's
+// state or tools change; readers never see a half-updated list.
+type Snapshot struct {
+	Version uint64
+	Servers []Server
+	// tools indexes every tool (available or not) by qualified name.
+	tools map[string]*Tool
+}
+
+// Server is one configured server as the inventory sees it.
+type Server struct {
+	Name      string    `json:"name"`
+	Purpose   string    `json:"purpose,omitempty"`
+	Transport string    `json:"transport"`
+	URL       string    `json:"url,omitempty"`
+	Command   string    `json:"command,omitempty"`
+	Status    State     `json:"status"`
+	Error     string    `json:"error,omitempty"`
+	Since     time.Time `json:"since"`
+	Restarts  int       `json:"restarts"`
+	Tools     []Tool    `json:"tools"`
+}
+
+// Tool is one tool of one server, with its input schema exactly as the server sent it.
+type Tool struct {
+	Server      string          `json:"-"`
+	Name        string          `json:"-"`
+	Qualified   string          `json:"name"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description"`
+	Parameters  []Param         `json:"parameters"`
+	InputSchema json.RawMessage `json:"input_schema"`
+	// Available is false when the tool's schema does not compile; Unavailable says why.
+	Available   bool   `json:"available"`
+	Unavailable string `json:"unavailable_reason,omitempty"`
+	// Schema is the compiled input schema (nil when unavailable).
+	Schema *schema.Schema `json:"-"`
+	// Format is the schema derived for Ollama's constrained decoding (see schema.OllamaFormat).
+	Format json.RawMessage `json:"-"`
+}
+
+// Param is one top-level parameter of a tool, in the proposal's inventory format.
+type Param struct {
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	Description string `json:"description,omitempty"`
+	Required    bool   `json:"required"`
+	Enum        []any  `json:"allowed_values,omitempty"`
+}
+
+// Tool returns the tool with the given qualified name ("server.tool").
+func (s *Snapshot) Tool(qualified string) (*Tool, bool) {
+	t, ok := s.tools[qualified]
+	return t, ok
+}
+
+// Available returns the tools a model may be offered, in server then tool order: tools of servers
+// that are up and whose schemas compiled.
+func (s *Snapshot) Available() []*Tool {
+	var out []*Tool
+	for i := range s.Servers {
+		if s.Servers[i].Status != StateUp {
+			continue
+		}
+		for j := range s.Servers[i].Tools {
+			if t := &s.Servers[i].Tools[j]; t.Available {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// Qualify returns the qualified name of a server's tool.
+func Qualify(server, tool string) string { return server + "." + tool }
+
+// SplitQualified splits "server.tool" at the first dot; server names never contain dots.
+func SplitQualified(q string) (server, tool string, ok bool) {
+	return strings.Cut(q, ".")
+}
+
+func newSnapshot(version uint64, servers []Server) *Snapshot {
+	sort.Slice(servers, func(i, j int) bool { return servers[i].Name < servers[j].Name })
+	s := &Snapshot{Version: version, Servers: servers, tools: map[string]*Tool{}}
+	for i := range servers {
+		for j := range servers[i].Tools {
+			t := &servers[i].Tools[j]
+			s.tools[t.Qualified] = t
+		}
+	}
+	return s
+}
+
+// Export is the inventory in the proposal's format (seed 003), served by GET /v1/inventory.
+type Export struct {
+	Version uint64   `json:"version"`
+	Servers []Server `json:"servers"`
+}
+
+// Export returns the snapshot in its exported form.
+func (s *Snapshot) Export() Export {
+	return Export{Version: s.Version, Servers: s.Servers}
+}
+
+// params derives the proposal's parameter list from a raw input schema's top level.
+func params(raw json.RawMessage) []Param {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	if json.Unmarshal(raw, &s) != nil {
+		return []Param{}
+	}
+	required := map[string]bool{}
+	for _, r := range s.Required {
+		required[r] = true
+	}
+	out := make([]Param, 0, len(s.Properties))
+	for _, name := range propertyOrder(raw) {
+		prop, ok := s.Properties[name]
+		if !ok {
+			continue
+		}
+		var p struct {
+			Type        any    `json:"type"`
+			Description string `json:"description"`
+			Enum        []any  `json:"enum"`
+			Const       any    `json:"const"`
+			AnyOf       []struct {
+				Type any `json:"type"`
+			} `json:"anyOf"`
+		}
+		_ = json.Unmarshal(prop, &p)
+		param := Param{Name: name, Type: typeName(p.Type), Description: p.Description, Required: required[name], Enum: p.Enum}
+		if p.Const != nil && param.Enum == nil {
+			param.Enum = []any{p.Const}
+		}
+		if param.Type == "" && len(p.AnyOf) > 0 {
+			var types []string
+			for _, a := range p.AnyOf {
+				if n := typeName(a.Type); n != "" {
+					types = append(types, n)
+				}
+			}
+			param.Type = strings.Join(types, "|")
+		}
+		if param.Type == "" {
+			param.Type = "any"
+		}
+		out = append(out, param)
+	}
+	return out
+}
+
+// propertyOrder returns the keys of the schema's top-level "properties" object in the order the
+// server wrote them: models fill "a, b" better than "b, a".
+func propertyOrder(raw json.RawMessage) []string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		if key != "properties" {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return nil
+			}
+			continue
+		}
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+			return nil
+		}
+		var keys []string
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return keys
+			}
+			name, _ := k.(string)
+			keys = append(keys, name)
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return keys
+			}
+		}
+		return keys
+	}
+	return nil
+}
+
+func typeName(t any) string {
+	switch v := t.(type) {
+	case string:
+		return v
+	case []any:
+		var parts []string
+		for _, x := range v {
+			if s, ok := x.(string); ok {
+				parts = append(parts, s)
+			}
+		}
+		return strings.Join(parts, "|")
+	}
+	return ""
+}

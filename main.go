@@ -1,0 +1,192 @@
+// Command toolrouter is a sidecar that decides, for each query a council of models receives,
+// whether an MCP tool is needed, which one and with what arguments, and runs it.
+//
+//	toolrouter [flags] [serve]            serve the HTTP API (default)
+//	toolrouter [flags] route "QUERY"      route one query and print the outcome as JSON
+//	toolrouter [flags] inventory          print the exported tool inventory as JSON
+//	toolrouter mcp-builtin NAME [-http ADDR]
+//	                                      serve a built-in MCP server over stdio (or streamable HTTP)
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"toolrouter/config"
+	"toolrouter/inventory"
+	"toolrouter/inventory/builtin"
+	"toolrouter/router"
+	"toolrouter/server"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:])
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "toolrouter:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "mcp-builtin" {
+		return serveBuiltin(ctx, args[1:])
+	}
+	cmd, rest, cfg, logger, err := parse(args)
+	if err != nil {
+		return err
+	}
+	inv := inventory.New(cfg.Servers, inventory.Options{Logger: logger})
+	inv.Start(ctx)
+	defer inv.Close()
+
+	ollama := api.NewClient(mustURL(cfg.Ollama.Host), &http.Client{Transport: &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     90 * time.Second,
+	}})
+	rt := router.New(ollama, inv, inv, router.Settings{
+		Model:            cfg.Ollama.Model,
+		KeepAlive:        cfg.Ollama.KeepAlive.D(),
+		Options:          cfg.Ollama.Options,
+		CallTimeout:      cfg.Ollama.Timeout.D(),
+		SelectTimeout:    cfg.Router.SelectTimeout.D(),
+		ArgumentsTimeout: cfg.Router.ArgumentsTimeout.D(),
+		ExecuteTimeout:   cfg.Router.ExecuteTimeout.D(),
+		RepairAttempts:   cfg.Router.RepairAttempts,
+		OnModelFailure:   router.FailureMode(cfg.Router.OnModelFailure),
+	}, logger)
+
+	switch cmd {
+	case "inventory":
+		return printJSON(inv.Snapshot().Export())
+	case "route":
+		if len(rest) != 1 {
+			return errors.New(`usage: toolrouter [flags] route "QUERY"`)
+		}
+		out, err := rt.Route(ctx, router.Request{Query: rest[0], Caller: "cli"})
+		if err != nil {
+			return err
+		}
+		return printJSON(out)
+	}
+	app := server.New(server.Deps{Router: rt, Inventory: inv, Model: ollama}, server.Options{
+		Model: cfg.Ollama.Model, ModelHost: cfg.Ollama.Host,
+		BodyLimit: cfg.HTTP.BodyLimit, MaxQueryBytes: cfg.Router.MaxQueryBytes, MaxHistory: cfg.Router.MaxHistory,
+		RequestTimeout: cfg.HTTP.RequestTimeout.D(), ReadTimeout: cfg.HTTP.ReadTimeout.D(),
+		WriteTimeout: cfg.HTTP.WriteTimeout.D(), Logger: logger,
+	})
+	errc := make(chan error, 1)
+	go func() { errc <- app.Listen(cfg.Listen) }()
+	logger.Info("serving", "listen", cfg.Listen, "model", cfg.Ollama.Model, "ollama", cfg.Ollama.Host)
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving on %s: %w", cfg.Listen, err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down")
+	return app.ShutdownWithTimeout(cfg.HTTP.ShutdownTimeout.D())
+}
+
+// parse reads the command line: flags may come before or after the subcommand.
+func parse(args []string) (cmd string, rest []string, cfg config.Config, logger *slog.Logger, err error) {
+	fs := flag.NewFlagSet("toolrouter", flag.ContinueOnError)
+	path := fs.String("config", config.DefaultPath, "config file (JSON); \"\" for built-in defaults only")
+	listen := fs.String("listen", "", "listen address (config key listen)")
+	host := fs.String("ollama", "", "Ollama URL (config key ollama.host)")
+	model := fs.String("model", "", "tool-calling model (config key ollama.model)")
+	level := fs.String("log-level", "info", "debug, info, warn or error")
+	if err = fs.Parse(args); err != nil {
+		return
+	}
+	cmd, rest = "serve", fs.Args()
+	if len(rest) > 0 {
+		cmd, rest = rest[0], rest[1:]
+		if err = fs.Parse(rest); err != nil {
+			return
+		}
+		rest = fs.Args()
+	}
+	if cmd != "serve" && cmd != "route" && cmd != "inventory" {
+		err = fmt.Errorf("unknown command %q: want serve, route, inventory or mcp-builtin", cmd)
+		return
+	}
+	var lvl slog.Level
+	if err = lvl.UnmarshalText([]byte(*level)); err != nil {
+		err = fmt.Errorf("-log-level: %w", err)
+		return
+	}
+	logger = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+	flags := map[string]any{}
+	for key, v := range map[string]string{"listen": *listen, "ollama.host": *host, "ollama.model": *model} {
+		if v != "" {
+			flags[key] = v
+		}
+	}
+	if *path == config.DefaultPath {
+		if _, statErr := os.Stat(*path); errors.Is(statErr, os.ErrNotExist) {
+			*path = "" // run on built-in defaults when started outside the repository
+		}
+	}
+	cfg, err = config.Load(*path, flags)
+	return
+}
+
+// serveBuiltin serves one built-in MCP server over stdio, or streamable HTTP with -http.
+func serveBuiltin(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("mcp-builtin", flag.ContinueOnError)
+	addr := fs.String("http", "", "serve streamable HTTP on this address instead of stdio")
+	if len(args) == 0 {
+		return fmt.Errorf("usage: toolrouter mcp-builtin NAME [-http ADDR]; NAME is one of %v", builtin.Names())
+	}
+	name := args[0]
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if *addr == "" {
+		return builtin.ServeStdio(ctx, name)
+	}
+	h, err := builtin.Handler(name)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Addr: *addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func mustURL(s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		panic(err) // config.Validate has checked it
+	}
+	return u
+}
+
+func printJSON(v any) error {
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

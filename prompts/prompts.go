@@ -1,0 +1,92 @@
+// Package prompts holds the text/template prompts sent to the tool-calling model. The templates are
+// embedded, parsed once at start-up and covered by golden tests; this package renders text and
+// knows nothing of models or MCP.
+package prompts
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/template"
+)
+
+//go:embed *.tmpl
+var files embed.FS
+
+var templates = template.Must(template.New("").Funcs(template.FuncMap{
+	"json":   toJSON,
+	"values": values,
+	"oneline": func(s string) string {
+		return strings.Join(strings.Fields(s), " ")
+	},
+}).ParseFS(files, "*.tmpl"))
+
+// Server is one server as the selection prompt shows it.
+type Server struct {
+	Name    string
+	Purpose string
+	Tools   []Tool
+}
+
+// Tool is one tool as the prompts show it.
+type Tool struct {
+	Qualified   string
+	Description string
+	Parameters  []Param
+	Schema      json.RawMessage
+}
+
+// Param is one top-level parameter.
+type Param struct {
+	Name        string
+	Type        string
+	Description string
+	Required    bool
+	Enum        []any
+}
+
+// Select renders the static part of the phase-1 prompt: instructions and the inventory. The query
+// goes in a later message, so the model server can reuse the cached prefix across queries.
+func Select(servers []Server) (string, error) {
+	return render("select.tmpl", struct{ Servers []Server }{servers})
+}
+
+// Arguments renders the phase-2 prompt for one tool and the query.
+func Arguments(tool Tool, query string) (string, error) {
+	return render("arguments.tmpl", struct {
+		Tool  Tool
+		Query string
+	}{tool, query})
+}
+
+// Repair renders the message that sends the validator's findings back to the model.
+func Repair(tool string, feedback string) (string, error) {
+	return render("repair.tmpl", struct{ Tool, Feedback string }{tool, feedback})
+}
+
+func render(name string, data any) (string, error) {
+	var b strings.Builder
+	if err := templates.ExecuteTemplate(&b, name, data); err != nil {
+		return "", fmt.Errorf("rendering %s: %w", name, err)
+	}
+	return b.String(), nil
+}
+
+func toJSON(v any) (string, error) {
+	if raw, ok := v.(json.RawMessage); ok {
+		return string(raw), nil
+	}
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+// values renders allowed values compactly: "a", "b", 3.
+func values(vs []any) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		b, _ := json.Marshal(v)
+		parts[i] = string(b)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,116 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+
+	"toolrouter/router"
+)
+
+// routeRequest is the body of POST /v1/route.
+type routeRequest struct {
+	Query   *string          `json:"query"`
+	History []router.Message `json:"history"`
+	Caller  string           `json:"caller"`
+}
+
+const maxCallerBytes = 128
+
+// decodeRoute parses and checks a /v1/route body; every problem is a 400 naming it.
+func (h *handlers) decodeRoute(body []byte) (router.Request, error) {
+	var req routeRequest
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return router.Request{}, jsonError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return router.Request{}, badRequest("malformed_json", "body must hold exactly one JSON object")
+	}
+	switch {
+	case req.Query == nil:
+		return router.Request{}, badRequest("missing_query", "query is required")
+	case strings.TrimSpace(*req.Query) == "":
+		return router.Request{}, badRequest("empty_query", "query must not be empty")
+	case len(*req.Query) > h.o.MaxQueryBytes:
+		return router.Request{}, badRequest("query_too_long", fmt.Sprintf("query is %d bytes; the limit is %d", len(*req.Query), h.o.MaxQueryBytes))
+	case len(req.History) > h.o.MaxHistory:
+		return router.Request{}, badRequest("history_too_long", fmt.Sprintf("history has %d messages; the limit is %d", len(req.History), h.o.MaxHistory))
+	case len(req.Caller) > maxCallerBytes:
+		return router.Request{}, badRequest("caller_too_long", fmt.Sprintf("caller is %d bytes; the limit is %d", len(req.Caller), maxCallerBytes))
+	}
+	total := len(*req.Query)
+	for i, m := range req.History {
+		if m.Role != "user" && m.Role != "assistant" {
+			return router.Request{}, badRequest("bad_history", fmt.Sprintf("history[%d].role must be \"user\" or \"assistant\", got %q", i, m.Role))
+		}
+		total += len(m.Content)
+	}
+	if total > 4*h.o.MaxQueryBytes {
+		return router.Request{}, badRequest("history_too_long", fmt.Sprintf("query and history are %d bytes; the limit is %d", total, 4*h.o.MaxQueryBytes))
+	}
+	return router.Request{Query: *req.Query, History: req.History, Caller: req.Caller}, nil
+}
+
+// jsonError turns a decoding error into a 400 that says where the problem is.
+func jsonError(err error) error {
+	var (
+		syntax *json.SyntaxError
+		typ    *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.Is(err, io.EOF):
+		return badRequest("empty_body", "body is empty; send a JSON object with a query")
+	case errors.As(err, &syntax):
+		return badRequest("malformed_json", fmt.Sprintf("malformed JSON at byte %d: %v", syntax.Offset, syntax))
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return badRequest("malformed_json", "malformed JSON: unexpected end of body")
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			return badRequest("wrong_type", fmt.Sprintf("body must be a JSON object, got %s", typ.Value))
+		}
+		return badRequest("wrong_type", fmt.Sprintf("%s must be %s, got %s", field, jsonType(typ.Type.String()), typ.Value))
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return badRequest("unknown_field", strings.TrimPrefix(err.Error(), "json: ")+"; allowed: query, history, caller")
+	}
+	return badRequest("malformed_json", "malformed JSON: "+err.Error())
+}
+
+func jsonType(goType string) string {
+	switch {
+	case strings.HasSuffix(goType, "string"):
+		return "a string"
+	case strings.HasPrefix(goType, "[]"):
+		return "an array"
+	case strings.HasPrefix(goType, "router.Message"):
+		return "an object {role, content}"
+	}
+	return goType
+}
+
+func (h *handlers) route(c *fiber.Ctx) error {
+	body := c.Body()
+	if !utf8.Valid(body) {
+		return badRequest("bad_encoding", "body must be UTF-8")
+	}
+	req, err := h.decodeRoute(body)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.UserContext(), h.o.RequestTimeout)
+	defer cancel()
+	out, err := h.d.Router.Route(ctx, req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(out)
+}

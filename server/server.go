@@ -1,0 +1,226 @@
+// Package server is toolrouter's HTTP API (fiber): it decodes and checks requests, calls the router
+// and reports the inventory and readiness. It holds no routing logic; it exists as its own package
+// so that main stays wiring only and the handlers can be tested through app.Test.
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/ollama/ollama/api"
+
+	"toolrouter/inventory"
+	"toolrouter/router"
+)
+
+// Router routes one request.
+type Router interface {
+	Route(ctx context.Context, req router.Request) (*router.Outcome, error)
+}
+
+// Inventory gives the current tools.
+type Inventory interface {
+	Snapshot() *inventory.Snapshot
+}
+
+// ModelProbe tells whether the model server is up and which models it has; *api.Client satisfies it.
+type ModelProbe interface {
+	List(ctx context.Context) (*api.ListResponse, error)
+}
+
+// Options configure the API.
+type Options struct {
+	Model           string
+	ModelHost       string
+	BodyLimit       int           // bytes; default 1 MiB
+	MaxQueryBytes   int           // default 16 KiB
+	MaxHistory      int           // default 20
+	RequestTimeout  time.Duration // whole /v1/route; default 120 s
+	ReadTimeout     time.Duration
+	WriteTimeout    time.Duration
+	ProbeTimeout    time.Duration // /readyz model probe; default 2 s
+	Logger          *slog.Logger
+	DisableRecovery bool // tests of the recover middleware keep it on; nothing else sets this
+}
+
+// Deps are the parts the handlers use.
+type Deps struct {
+	Router    Router
+	Inventory Inventory
+	Model     ModelProbe
+}
+
+// New returns the fiber app serving the API.
+func New(d Deps, o Options) *fiber.App {
+	if o.BodyLimit <= 0 {
+		o.BodyLimit = 1 << 20
+	}
+	if o.MaxQueryBytes <= 0 {
+		o.MaxQueryBytes = 16 << 10
+	}
+	if o.MaxHistory <= 0 {
+		o.MaxHistory = 20
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = 120 * time.Second
+	}
+	if o.ProbeTimeout <= 0 {
+		o.ProbeTimeout = 2 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	h := &handlers{d: d, o: o}
+	app := fiber.New(fiber.Config{
+		AppName:               "toolrouter",
+		BodyLimit:             o.BodyLimit,
+		ReadTimeout:           o.ReadTimeout,
+		WriteTimeout:          o.WriteTimeout,
+		DisableStartupMessage: true,
+		ErrorHandler:          h.errorHandler,
+	})
+	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
+		o.Logger.Error("panic in handler", "path", c.Path(), "panic", e)
+	}}))
+	app.Post("/v1/route", h.route)
+	app.Get("/v1/inventory", h.inventory)
+	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
+	app.Get("/readyz", h.readyz)
+	app.Use(func(c *fiber.Ctx) error {
+		return &apiError{status: fiber.StatusNotFound, code: "not_found", msg: "no route " + c.Method() + " " + c.Path()}
+	})
+	return app
+}
+
+type handlers struct {
+	d Deps
+	o Options
+}
+
+func (h *handlers) inventory(c *fiber.Ctx) error {
+	return c.JSON(h.d.Inventory.Snapshot().Export())
+}
+
+type readiness struct {
+	Ready   bool          `json:"ready"`
+	Model   modelState    `json:"model"`
+	Servers []serverState `json:"servers"`
+}
+
+type modelState struct {
+	Host      string `json:"host"`
+	Name      string `json:"name"`
+	Reachable bool   `json:"reachable"`
+	Pulled    bool   `json:"pulled"`
+	Error     string `json:"error,omitempty"`
+}
+
+type serverState struct {
+	Name   string          `json:"name"`
+	Status inventory.State `json:"status"`
+	Error  string          `json:"error,omitempty"`
+	Tools  int             `json:"tools"`
+}
+
+// readyz reports 200 when the model server is reachable and has the model, 503 otherwise; the
+// servers' states are listed either way (a down server degrades its own tools, not readiness).
+func (h *handlers) readyz(c *fiber.Ctx) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), h.o.ProbeTimeout)
+	defer cancel()
+	r := readiness{Model: modelState{Host: h.o.ModelHost, Name: h.o.Model}}
+	list, err := h.d.Model.List(ctx)
+	if err != nil {
+		r.Model.Error = err.Error()
+	} else {
+		r.Model.Reachable = true
+		r.Model.Pulled = hasModel(list, h.o.Model)
+		if !r.Model.Pulled {
+			r.Model.Error = "model " + h.o.Model + " is not pulled: run `ollama pull " + h.o.Model + "`"
+		}
+	}
+	for _, s := range h.d.Inventory.Snapshot().Servers {
+		r.Servers = append(r.Servers, serverState{Name: s.Name, Status: s.Status, Error: s.Error, Tools: len(s.Tools)})
+	}
+	r.Ready = r.Model.Reachable && r.Model.Pulled
+	status := fiber.StatusOK
+	if !r.Ready {
+		status = fiber.StatusServiceUnavailable
+	}
+	return c.Status(status).JSON(r)
+}
+
+// hasModel matches "name" against listed models, treating a missing tag as ":latest".
+func hasModel(list *api.ListResponse, name string) bool {
+	want := withTag(name)
+	for _, m := range list.Models {
+		if withTag(m.Name) == want || withTag(m.Model) == want {
+			return true
+		}
+	}
+	return false
+}
+
+func withTag(name string) string {
+	for i := len(name) - 1; i >= 0 && name[i] != '/'; i-- {
+		if name[i] == ':' {
+			return name
+		}
+	}
+	return name + ":latest"
+}
+
+// apiError is an error with its HTTP status and code; errorHandler renders every error as
+// {"error":{"code","message"}}.
+type apiError struct {
+	status int
+	code   string
+	msg    string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func badRequest(code, msg string) *apiError {
+	return &apiError{status: fiber.StatusBadRequest, code: code, msg: msg}
+}
+
+// errorHandler is the one place errors become HTTP statuses.
+func (h *handlers) errorHandler(c *fiber.Ctx, err error) error {
+	var (
+		ae *apiError
+		fe *fiber.Error
+	)
+	switch {
+	case errors.As(err, &ae):
+	case errors.Is(err, router.ErrModel):
+		ae = &apiError{status: fiber.StatusBadGateway, code: "model_unavailable", msg: err.Error()}
+	case errors.Is(err, context.DeadlineExceeded):
+		ae = &apiError{status: fiber.StatusGatewayTimeout, code: "timeout", msg: err.Error()}
+	case errors.As(err, &fe):
+		ae = &apiError{status: fe.Code, code: fiberCode(fe.Code), msg: fe.Message}
+	default:
+		h.o.Logger.Error("internal error", "path", c.Path(), "err", err)
+		ae = &apiError{status: fiber.StatusInternalServerError, code: "internal", msg: "internal error"}
+	}
+	return c.Status(ae.status).JSON(fiber.Map{"error": fiber.Map{"code": ae.code, "message": ae.msg}})
+}
+
+func fiberCode(status int) string {
+	switch status {
+	case fiber.StatusRequestEntityTooLarge:
+		return "body_too_large"
+	case fiber.StatusMethodNotAllowed:
+		return "method_not_allowed"
+	case fiber.StatusNotFound:
+		return "not_found"
+	case fiber.StatusRequestTimeout:
+		return "timeout"
+	}
+	if status >= 500 {
+		return "internal"
+	}
+	return "bad_request"
+}

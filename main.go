@@ -34,7 +34,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:])
+	err := run(ctx, os.Args[1:], nil)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "toolrouter:", err)
@@ -42,7 +42,8 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, args []string) error {
+// run runs one command; ready, if not nil, is told the address once the API is listening.
+func run(ctx context.Context, args []string, ready func(addr string)) error {
 	if len(args) > 0 && args[0] == "mcp-builtin" {
 		return serveBuiltin(ctx, args[1:])
 	}
@@ -90,9 +91,16 @@ func run(ctx context.Context, args []string) error {
 		RequestTimeout: cfg.HTTP.RequestTimeout.D(), ReadTimeout: cfg.HTTP.ReadTimeout.D(),
 		WriteTimeout: cfg.HTTP.WriteTimeout.D(), Logger: logger,
 	})
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", cfg.Listen, err)
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- app.Listen(cfg.Listen) }()
-	logger.Info("serving", "listen", cfg.Listen, "model", cfg.Ollama.Model, "ollama", cfg.Ollama.Host)
+	go func() { errc <- app.Listener(ln) }()
+	logger.Info("serving", "listen", ln.Addr().String(), "model", cfg.Ollama.Model, "ollama", cfg.Ollama.Host)
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serving on %s: %w", cfg.Listen, err)

@@ -101,6 +101,7 @@ func (s *session) withStderr(err error) error {
 	if s.stderr == nil {
 		return err
 	}
+	s.stderr.awaitOutput()
 	if tail := s.stderr.String(); tail != "" {
 		return fmt.Errorf("%w (stderr: %s)", err, tail)
 	}
@@ -184,16 +185,34 @@ func (s *session) listTools(ctx context.Context) ([]rawTool, error) {
 
 // tailBuffer keeps the last n bytes written to it; a stdio server's stderr goes here.
 type tailBuffer struct {
-	mu  sync.Mutex // guards buf
-	n   int
-	buf []byte
+	wrote chan struct{} // closed at the first write
+	mu    sync.Mutex    // guards buf
+	n     int
+	buf   []byte
 }
 
-func newTailBuffer(n int) *tailBuffer { return &tailBuffer{n: n} }
+func newTailBuffer(n int) *tailBuffer { return &tailBuffer{n: n, wrote: make(chan struct{})} }
+
+// stderrGrace bounds how long an error waits for a dying server's stderr, which the transport
+// copies asynchronously and which usually says why it died.
+const stderrGrace = 250 * time.Millisecond
+
+// awaitOutput waits until something was written or the grace period passed.
+func (b *tailBuffer) awaitOutput() {
+	t := time.NewTimer(stderrGrace)
+	defer t.Stop()
+	select {
+	case <-b.wrote:
+	case <-t.C:
+	}
+}
 
 func (b *tailBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if len(p) > 0 && b.buf == nil {
+		close(b.wrote)
+	}
 	b.buf = append(b.buf, p...)
 	if len(b.buf) > b.n {
 		b.buf = append([]byte(nil), b.buf[len(b.buf)-b.n:]...)

@@ -290,6 +290,8 @@ func (m *Manager) watch(life context.Context, name string, sc config.Server, ses
 			tools, err := m.tools(ctx, name, sc, sess)
 			cancel()
 			switch {
+			case life.Err() != nil:
+				return life.Err()
 			case err == nil:
 				m.setUp(name, sess, tools)
 				m.opts.Logger.Info("tools refreshed", "server", name, "tools", len(tools))

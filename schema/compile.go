@@ -65,19 +65,24 @@ func refuseLoad(u string) (io.ReadCloser, error) {
 func Compile(raw json.RawMessage) (s *Schema, err error) {
 	own := bytes.Clone(raw)
 	src := own
-	switch trimmed := bytes.TrimSpace(own); {
-	case len(trimmed) == 0:
+	if len(bytes.TrimSpace(own)) == 0 {
 		own = json.RawMessage(`{}`)
 		src = json.RawMessage(emptySchema)
-	case isEmptyObject(trimmed):
-		src = json.RawMessage(emptySchema)
+	} else {
+		doc, err := decodeOne(own)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrCompile, err)
+		}
+		if m, ok := doc.(map[string]any); ok && len(m) == 0 {
+			src = json.RawMessage(emptySchema)
+		}
 	}
 
 	c := jsonschema.NewCompiler()
 	c.Draft = jsonschema.Draft2020
 	c.LoadURL = refuseLoad
 	if err := c.AddResource(schemaURL, bytes.NewReader(src)); err != nil {
-		return nil, fmt.Errorf("%w: invalid JSON: %w", ErrCompile, err)
+		return nil, fmt.Errorf("%w: %w", ErrCompile, err)
 	}
 	// The library panics (regexp.MustCompile) in a few corner cases it does not pre-validate;
 	// a tool server must not be able to crash the router.
@@ -93,12 +98,18 @@ func Compile(raw json.RawMessage) (s *Schema, err error) {
 	return &Schema{compiled: compiled, raw: own}, nil
 }
 
-// isEmptyObject reports whether b is a JSON object without members ("{}", "{ }").
-func isEmptyObject(b []byte) bool {
-	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
-		return false
+// decodeOne decodes exactly one JSON value (numbers as json.Number); trailing data is an error.
+func decodeOne(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", err)
 	}
-	return len(bytes.TrimSpace(b[1:len(b)-1])) == 0
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("invalid JSON: unexpected data after the first value")
+	}
+	return v, nil
 }
 
 // Cache compiles each schema once; safe for concurrent use. Entries are keyed by Key and the

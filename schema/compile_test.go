@@ -341,3 +341,18 @@ func TestCacheConcurrent(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkCacheCompileHit(b *testing.B) {
+	c := NewCache()
+	k := Key{Server: "fs", Tool: "read"}
+	raw := []byte(typicalSchema)
+	if _, err := c.Compile(k, raw); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Compile(k, raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

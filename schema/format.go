@@ -3,9 +3,7 @@ package schema
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/url"
 	"slices"
@@ -52,6 +50,10 @@ import (
 //     path (recursive schemas are cut to {} beyond that) and maxRefExpansions in total (an
 //     exponential blow-up guard). Unresolvable refs (remote, $anchor, relative) become unconstrained.
 //     $defs/definitions are not emitted: nothing refers to them any more.
+//     Ollama writes the grammar into a fixed buffer (see ollamaGrammarBuffer) and truncates
+//     silently, and llama.cpp names rules after the full property path, so deep inlining grows
+//     the grammar much faster than the schema: when the estimated grammar would not fit, the
+//     inlining depth is lowered step by step (recursion is cut to {} earlier).
 //   - allOf whose members are plain object schemas (type object/absent, properties, required,
 //     annotations) is merged: union of properties and required. Any other allOf is dropped.
 //   - keywords next to anyOf/oneOf are distributed into every alternative ({A, anyOf:[B,C]} ->
@@ -109,31 +111,40 @@ func OllamaFormat(raw json.RawMessage) (json.RawMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: ollama format: %w", ErrCompile, err)
 	}
-	f := &formatter{root: root}
+	var rootID string
 	if m, ok := root.(map[string]any); ok {
 		if id, ok := m["$id"].(string); ok {
-			f.rootID = strings.TrimSuffix(id, "#")
+			rootID = strings.TrimSuffix(id, "#")
 		}
 	}
-	n, ok := f.node(root, 0)
-	if !ok {
-		return nil, fmt.Errorf("%w: ollama format: the schema accepts no value", ErrCompile)
+	// Inline with the full depth first; if the grammar would not fit Ollama's buffer, cut
+	// recursion earlier until it does (or there is nothing left to cut).
+	for depth := maxRefDepth; ; depth-- {
+		f := &formatter{root: root, rootID: rootID, maxDepth: depth}
+		n, ok := f.node(root, 0)
+		if !ok {
+			return nil, fmt.Errorf("%w: ollama format: the schema accepts no value", ErrCompile)
+		}
+		top := topLevel(n)
+		out, err := marshalCompact(top)
+		if err != nil || f.expansions == 0 || depth == 0 ||
+			estimateGrammar(top, "") <= ollamaGrammarBuffer(len(out))*3/4 {
+			return out, err
+		}
 	}
-	return marshalCompact(topLevel(n))
 }
+
+// ollamaGrammarBuffer mirrors llama.SchemaToGrammar in Ollama (llama/llama.go): the grammar is
+// written into a buffer of this size and silently truncated beyond it, which breaks the request.
+func ollamaGrammarBuffer(schemaLen int) int { return max(32768, min(1<<20, 4*schemaLen)) }
 
 func decodeSchemaDoc(raw json.RawMessage) (any, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return map[string]any{}, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("invalid JSON: %w", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("invalid JSON: unexpected data after the schema")
+	v, err := decodeOne(raw)
+	if err != nil {
+		return nil, err
 	}
 	switch v.(type) {
 	case map[string]any, bool:
@@ -155,6 +166,7 @@ func marshalCompact(v any) (json.RawMessage, error) {
 type formatter struct {
 	root       any
 	rootID     string
+	maxDepth   int // nested $ref expansions allowed along one path (<= maxRefDepth)
 	expansions int
 }
 
@@ -175,7 +187,7 @@ func (f *formatter) node(v any, depth int) (map[string]any, bool) {
 	}
 
 	if ref, ok := m["$ref"].(string); ok {
-		if depth >= maxRefDepth || f.expansions >= maxRefExpansions {
+		if depth >= f.maxDepth || f.expansions >= maxRefExpansions {
 			return map[string]any{}, true
 		}
 		f.expansions++
@@ -289,7 +301,7 @@ func (f *formatter) mergeAllOf(rest map[string]any, members any, depth int) (map
 			if !ok {
 				break
 			}
-			if d >= maxRefDepth || f.expansions >= maxRefExpansions {
+			if d >= f.maxDepth || f.expansions >= maxRefExpansions {
 				return nil, depth, false
 			}
 			f.expansions++
@@ -733,4 +745,69 @@ func hasRefKey(v any) bool {
 		}
 	}
 	return false
+}
+
+// estimateGrammar approximates the size in bytes of the GBNF grammar llama.cpp's
+// json-schema-to-grammar produces for the derived schema n. Rule names there are the
+// "-"-joined property path, so the size grows with nesting depth as well as node count.
+func estimateGrammar(n map[string]any, name string) int {
+	const fixed = 1200 // shared primitive rules (string, number, char, space, ...)
+	return fixed + estimateNode(n, name)
+}
+
+func childName(name, k string) string {
+	if name == "" {
+		return k
+	}
+	return name + "-" + k
+}
+
+func estimateNode(n map[string]any, name string) int {
+	size := len(name) + 16 // the node's own rule header and a reference to it
+	if alts, ok := n["anyOf"].([]any); ok {
+		for i, a := range alts {
+			if am, ok := a.(map[string]any); ok {
+				size += estimateNode(am, childName(name, "alternative-"+strconv.Itoa(i)))
+			}
+		}
+		return size
+	}
+	if t, ok := n["type"].([]any); ok {
+		size += len(t) * (2*len(name) + 20)
+	}
+	for _, v := range []any{n["enum"], n["const"]} {
+		if v != nil {
+			b, _ := marshalCompact(v)
+			size += 2 * len(b)
+		}
+	}
+	if props, ok := n["properties"].(map[string]any); ok {
+		for k, p := range props {
+			child := childName(name, k)
+			size += 6*len(child) + 2*len(k) + 80
+			if pm, ok := p.(map[string]any); ok {
+				size += estimateNode(pm, child)
+			}
+		}
+	}
+	if ap, ok := n["additionalProperties"].(map[string]any); ok {
+		size += 6*len(name) + 100 + estimateNode(ap, childName(name, "additional-value"))
+	}
+	if it, ok := n["items"].(map[string]any); ok {
+		size += 2*len(name) + 40 + estimateNode(it, childName(name, "item"))
+	}
+	if pi, ok := n["prefixItems"].([]any); ok {
+		for i, it := range pi {
+			if im, ok := it.(map[string]any); ok {
+				size += len(name) + 10 + estimateNode(im, childName(name, "tuple-"+strconv.Itoa(i)))
+			}
+		}
+	}
+	if _, ok := n["minimum"]; ok {
+		size += 300
+	}
+	if _, ok := n["maximum"]; ok {
+		size += 300
+	}
+	return size
 }

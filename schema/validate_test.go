@@ -230,3 +230,23 @@ func TestNormalise(t *testing.T) {
 		t.Errorf("got length %d, want %d", len(got), maxMessageLen+3)
 	}
 }
+
+func BenchmarkValidateCached(b *testing.B) {
+	c := NewCache()
+	k := Key{Server: "fs", Tool: "read"}
+	raw := []byte(typicalSchema)
+	if _, err := c.Compile(k, raw); err != nil {
+		b.Fatal(err)
+	}
+	args := []byte(`{"path":"/var/log/syslog","limit":100,"recursive":false,"mode":"read"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		s, err := c.Compile(k, raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Validate(args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

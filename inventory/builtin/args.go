@@ -36,8 +36,12 @@ func readArgs(req mcp.CallToolRequest, accepted []string) (args, error) {
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
-		return nil, fmt.Errorf("unknown parameter %s (accepted: %s)",
-			strings.Join(unknown, ", "), strings.Join(accepted, ", "))
+		noun := "parameter"
+		if len(unknown) > 1 {
+			noun = "parameters"
+		}
+		return nil, fmt.Errorf("unknown %s %s (accepted: %s)",
+			noun, strings.Join(unknown, ", "), strings.Join(accepted, ", "))
 	}
 	return a, nil
 }
@@ -128,14 +132,18 @@ func jsonType(v any) string {
 	}
 }
 
-// formatNumber renders v compactly: integers without a fraction or exponent
-// up to 1e21, plain decimals from 1e-7 on, and exponent notation beyond that
-// (the rules JSON encoders and JavaScript use), e.g. "14", "0.1", "1e+21".
+// formatNumber renders v compactly: integers in full up to 1e21 (the exact
+// value of the float64, so 2^60 prints as 1152921504606846976), other numbers
+// with the fewest digits that read back as v, in plain decimals from 1e-7 on
+// and in exponent notation beyond that: "14", "0.1", "1e+21", "1.5e-08".
 func formatNumber(v float64) string {
-	if v == 0 {
+	abs := math.Abs(v)
+	switch {
+	case v == 0:
 		return "0" // also for -0
-	}
-	if abs := math.Abs(v); abs >= 1e-7 && abs < 1e21 {
+	case abs < 1e21 && v == math.Trunc(v):
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case abs >= 1e-7 && abs < 1e21:
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64)

@@ -3,6 +3,8 @@ package builtin
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"time"
 	_ "time/tzdata" // zones work on machines without a zoneinfo database
 
@@ -70,7 +72,7 @@ var conversionOutput = func() mcp.ToolOutputSchema {
 	for k, v := range readingProps {
 		props[k] = v
 	}
-	return objectSchema(append(readingOrder[:len(readingOrder):len(readingOrder)], "source"), props)
+	return objectSchema(slices.Concat(readingOrder, []string{"source"}), props)
 }()
 
 var differenceOutput = objectSchema([]string{"days", "weeks", "hours", "years_months_days"}, map[string]any{
@@ -147,13 +149,12 @@ type clock struct {
 }
 
 func (c clock) currentTime(a args) (*mcp.CallToolResult, error) {
-	name, err := a.str("timezone", false, "UTC")
+	name, loc, err := a.zone("timezone", false)
 	if err != nil {
 		return nil, err
 	}
-	loc, err := loadZone("timezone", name)
-	if err != nil {
-		return nil, err
+	if name == "" {
+		name = "UTC"
 	}
 	r := newReading(c.now().In(loc).Truncate(time.Second), name)
 	return mcp.NewToolResultStructured(r, r.String()), nil
@@ -164,21 +165,11 @@ func (c clock) convertTime(a args) (*mcp.CallToolResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	fromName, err := a.str("from_timezone", false, "")
+	fromName, from, err := a.zone("from_timezone", false)
 	if err != nil {
 		return nil, err
 	}
-	toName, err := a.str("to_timezone", true, "")
-	if err != nil {
-		return nil, err
-	}
-	from := time.UTC
-	if fromName != "" {
-		if from, err = loadZone("from_timezone", fromName); err != nil {
-			return nil, err
-		}
-	}
-	to, err := loadZone("to_timezone", toName)
+	toName, to, err := a.zone("to_timezone", true)
 	if err != nil {
 		return nil, err
 	}
@@ -190,8 +181,8 @@ func (c clock) convertTime(a args) (*mcp.CallToolResult, error) {
 	switch {
 	case fromName != "":
 		source = newReading(t.In(from), fromName)
-	case hasOffset:
-		source = newReading(t, t.Format("Z07:00"))
+	case hasOffset && t.Format("Z07:00") != "Z":
+		source = newReading(t, t.Format("-07:00"))
 	default:
 		source = newReading(t, "UTC")
 	}
@@ -199,16 +190,25 @@ func (c clock) convertTime(a args) (*mcp.CallToolResult, error) {
 	return mcp.NewToolResultStructured(res, source.String()+" is "+res.reading.String()), nil
 }
 
-// loadZone loads the IANA zone name, given as parameter param.
-func loadZone(param, name string) (*time.Location, error) {
-	if name == "Local" {
-		return nil, fmt.Errorf("parameter %q: %q is not a time zone name; use %s", param, name, zoneHint)
+// zone reads the time zone parameter param and loads it. An absent optional
+// zone has the name "" and is UTC.
+func (a args) zone(param string, required bool) (string, *time.Location, error) {
+	name, err := a.str(param, required, "")
+	if err != nil {
+		return "", nil, err
+	}
+	name = strings.TrimSpace(name)
+	switch name {
+	case "":
+		return "", time.UTC, nil
+	case "Local": // the host's zone, which the caller cannot know
+		return "", nil, fmt.Errorf("parameter %q: %q is not a time zone name; use %s", param, name, zoneHint)
 	}
 	loc, err := time.LoadLocation(name)
 	if err != nil {
-		return nil, fmt.Errorf("parameter %q: unknown time zone %q; use %s", param, name, zoneHint)
+		return "", nil, fmt.Errorf("parameter %q: unknown time zone %q; use %s", param, name, zoneHint)
 	}
-	return loc, nil
+	return name, loc, nil
 }
 
 // Wall-clock layouts convert_time accepts besides RFC 3339.
@@ -220,6 +220,7 @@ var (
 // parseTime parses text as RFC 3339 (hasOffset true) or as a wall-clock time
 // in loc; a bare time of day means today in loc.
 func parseTime(text string, loc *time.Location, now func() time.Time) (t time.Time, hasOffset bool, err error) {
+	text = strings.TrimSpace(text)
 	if t, err := time.Parse(time.RFC3339, text); err == nil {
 		return t, true, nil
 	}
@@ -294,6 +295,7 @@ func dateDifference(a args) (*mcp.CallToolResult, error) {
 
 // parseDate parses a "YYYY-MM-DD" date (midnight UTC) or an RFC 3339 time.
 func parseDate(param, text string) (time.Time, error) {
+	text = strings.TrimSpace(text)
 	if t, err := time.Parse(time.DateOnly, text); err == nil {
 		return t, nil
 	}

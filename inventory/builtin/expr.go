@@ -380,7 +380,7 @@ func (p *parser) parseCall(name token) (node, error) {
 		return nil, &exprError{kind: errUnknownFunction, pos: name.pos, msg: fmt.Sprintf("unknown function %q (functions: %s)", name.text, functionNames)}
 	}
 	open := p.next()
-	if err := p.nest(open); err != nil {
+	if err := p.nest(name); err != nil {
 		return nil, err
 	}
 	defer p.leave()

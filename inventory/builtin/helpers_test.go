@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -67,11 +68,15 @@ func outcomeOf(t *testing.T, res *mcp.CallToolResult) outcome {
 	}
 	out := outcome{text: text.Text, isError: res.IsError}
 	if res.StructuredContent != nil {
-		m, ok := res.StructuredContent.(map[string]any)
-		if !ok {
-			t.Fatalf("got structured content %T, want an object", res.StructuredContent)
+		// A handler called directly returns Go values; normalise them to
+		// what a client decodes.
+		raw, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			t.Fatal(err)
 		}
-		out.structured = m
+		if err := json.Unmarshal(raw, &out.structured); err != nil {
+			t.Fatalf("got structured content %s, want an object: %v", raw, err)
+		}
 	}
 	return out
 }

@@ -1,0 +1,48 @@
+// Package npmservers installs the MCP reference servers from the npm registry (pinned in
+// examples/npm/package-lock.json) for tests, once per machine, and says where their entry points are.
+package npmservers
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"testing"
+)
+
+// Dir returns examples/npm, installing its node_modules with `npm ci` if they are missing. Test
+// packages running in parallel serialise on a file lock. It fails the test when node or npm is
+// missing: CI must install them.
+func Dir(t testing.TB) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(file), "..", "..", "examples", "npm")
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatalf("node is needed to run the npm reference servers: %v", err)
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, ".install.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatalf("opening install lock: %v", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatalf("locking %s: %v", lock.Name(), err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	if _, err := os.Stat(Entry(dir, "everything")); err == nil {
+		return dir
+	}
+	cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
+	}
+	return dir
+}
+
+// Entry is the script node runs for the named reference server ("everything", "filesystem", "memory").
+func Entry(dir, name string) string {
+	return filepath.Join(dir, "node_modules", "@modelcontextprotocol", fmt.Sprintf("server-%s", name), "dist", "index.js")
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"toolrouter/internal/fakeollama"
+	"toolrouter/internal/npmservers"
+)
+
+// serve runs the real command line in the background and returns the API's base URL; the
+// command is stopped (and must return nil) when the test ends.
+func serve(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	addr := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, append(args, "-log-level", "error", "-listen", "127.0.0.1:0"), func(a string) { addr <- a }) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("run returned %v after shutdown, want nil", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("run did not return within 30s of shutdown")
+		}
+	})
+	select {
+	case a := <-addr:
+		return "http://" + a
+	case err := <-done:
+		t.Fatalf("run: %v", err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("API did not start listening within 60s")
+	}
+	return ""
+}
+
+func post(t *testing.T, url, body string) map[string]any {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST %s: status %d: %s", url, resp.StatusCode, b)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("decoding %s: %v", b, err)
+	}
+	return out
+}
+
+func get(t *testing.T, url string) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatalf("decoding %s: %v", url, err)
+	}
+	return resp.StatusCode, out
+}
+
+func reply(v any) fakeollama.Reply {
+	b, _ := json.Marshal(v)
+	return fakeollama.Reply{Content: string(b), PromptTokens: 300, CompletionTokens: 20}
+}
+
+// TestEverythingServerEndToEnd routes queries to the npm reference server-everything over stdio,
+// through the real command line, HTTP API, router and a fake model.
+func TestEverythingServerEndToEnd(t *testing.T) {
+	dir := npmservers.Dir(t)
+	cfg := map[string]any{"servers": map[string]any{"everything": map[string]any{
+		"purpose": "MCP reference test server", "transport": "stdio", "command": "node",
+		"args": []string{npmservers.Entry(dir, "everything"), "stdio"}, "connect_timeout": "60s",
+	}}}
+	path := filepath.Join(t.TempDir(), "config.json")
+	b, _ := json.Marshal(cfg)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	model := fakeollama.New(t,
+		reply(map[string]any{"reasoning": "a sum", "use_tool": true, "tool": "everything.get-sum", "direct": true}),
+		reply(map[string]any{"a": 19, "b": 23}),
+		reply(map[string]any{"reasoning": "echo it", "use_tool": true, "tool": "everything.echo", "direct": true}),
+		reply(map[string]any{"message": "hello council"}),
+	)
+	base := serve(t, "-config", path, "-ollama", model.URL, "-model", "fake")
+
+	_, inv := get(t, base+"/v1/inventory")
+	if !strings.Contains(fmt.Sprint(inv), "everything.get-sum") {
+		t.Fatalf("inventory lacks everything.get-sum: %v", inv)
+	}
+	tests := []struct {
+		query, tool, want string
+	}{
+		{"What is 19 plus 23?", "get-sum", "42"},
+		{"Echo 'hello council' back to me", "echo", "hello council"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.tool, func(t *testing.T) {
+			body, _ := json.Marshal(map[string]string{"query": tc.query})
+			out := post(t, base+"/v1/route", string(body))
+			if out["use_tool"] != true || out["server"] != "everything" || out["tool"] != tc.tool {
+				t.Fatalf("got %v, want everything.%s", out, tc.tool)
+			}
+			res, _ := out["result"].(map[string]any)
+			if text, _ := res["text"].(string); !strings.Contains(text, tc.want) || res["is_error"] != false {
+				t.Errorf("got result %v, want text containing %q", res, tc.want)
+			}
+		})
+	}
+	// What the model was sent: the npm server's tools in the inventory and the format enum.
+	first := model.Requests()[0]
+	if !strings.Contains(first.Messages[0].Content, "everything.get-sum") || !strings.Contains(string(first.Format), `"everything.echo"`) {
+		t.Errorf("selection request lacks the npm server's tools")
+	}
+}
+
+// TestDefaultsWithoutModel runs the committed config.json with no model server: the built-ins come
+// up, /readyz says why it is not ready, and /v1/route degrades to "no tool" instead of hanging.
+func TestDefaultsWithoutModel(t *testing.T) {
+	model := fakeollama.New(t)
+	model.Close() // a model URL where nothing listens
+	base := serve(t, "-config", "config.json", "-ollama", model.URL)
+
+	status, ready := get(t, base+"/readyz")
+	if status != http.StatusServiceUnavailable || ready["ready"] != false {
+		t.Errorf("got /readyz %d %v, want 503 not ready", status, ready)
+	}
+	servers, _ := ready["servers"].([]any)
+	if len(servers) != 2 {
+		t.Errorf("got servers %v, want calculator and clock", servers)
+	}
+	for _, s := range servers {
+		if m, _ := s.(map[string]any); m["status"] != "up" {
+			t.Errorf("server %v is not up", m)
+		}
+	}
+	out := post(t, base+"/v1/route", `{"query":"what is 2+2?"}`)
+	if out["use_tool"] != false || !strings.Contains(fmt.Sprint(out["degraded"]), "connection refused") {
+		t.Errorf("got %v, want a degraded no-tool answer naming the refused connection", out)
+	}
+	if status, _ := get(t, base+"/healthz"); status != http.StatusOK {
+		t.Errorf("got /healthz %d, want 200", status)
+	}
+}

@@ -23,7 +23,9 @@ func serve(t *testing.T, args ...string) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, append(args, "-log-level", "error", "-listen", "127.0.0.1:0"), func(a string) { addr <- a }) }()
+	go func() {
+		done <- run(ctx, append(args, "-log-level", "error", "-listen", "127.0.0.1:0"), func(a string) { addr <- a })
+	}()
 	t.Cleanup(func() {
 		cancel()
 		select {

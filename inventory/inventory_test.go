@@ -251,7 +251,9 @@ func TestPaginationAndFilters(t *testing.T) {
 
 func TestBadSchemaMakesOneToolUnavailable(t *testing.T) {
 	srv := server.NewMCPServer("mixed", "1", server.WithToolCapabilities(true))
-	ok := func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return mcp.NewToolResultText("ok"), nil }
+	ok := func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("ok"), nil
+	}
 	srv.AddTool(mcp.NewToolWithRawSchema("remote", "refs a remote schema",
 		json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"http://example.invalid/a.json"}}}`)), ok)
 	srv.AddTool(mcp.NewTool("fine", mcp.WithDescription("fine")), ok)

@@ -26,12 +26,17 @@ const maxCallerBytes = 128
 
 // decodeRoute parses and checks a /v1/route body; every problem is a 400 naming it.
 func (h *handlers) decodeRoute(body []byte) (router.Request, error) {
-	var req routeRequest
+	// Decoding into a pointer tells a JSON null (p stays nil) from an object.
+	var p *routeRequest
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
+	if err := dec.Decode(&p); err != nil {
 		return router.Request{}, jsonError(err)
 	}
+	if p == nil {
+		return router.Request{}, badRequest("wrong_type", "body must be a JSON object, got null")
+	}
+	req := *p
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return router.Request{}, badRequest("malformed_json", "body must hold exactly one JSON object")
 	}

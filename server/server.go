@@ -195,10 +195,12 @@ func (h *handlers) errorHandler(c *fiber.Ctx, err error) error {
 	)
 	switch {
 	case errors.As(err, &ae):
-	case errors.Is(err, router.ErrModel):
-		ae = &apiError{status: fiber.StatusBadGateway, code: "model_unavailable", msg: err.Error()}
+	// A deadline is checked before ErrModel: in Fail mode the router wraps a model call cut short by
+	// the request (or call) timeout in ErrModel, and that is a timeout, not an unavailable model.
 	case errors.Is(err, context.DeadlineExceeded):
 		ae = &apiError{status: fiber.StatusGatewayTimeout, code: "timeout", msg: err.Error()}
+	case errors.Is(err, router.ErrModel):
+		ae = &apiError{status: fiber.StatusBadGateway, code: "model_unavailable", msg: err.Error()}
 	case errors.As(err, &fe):
 		ae = &apiError{status: fe.Code, code: fiberCode(fe.Code), msg: fe.Message}
 	default:

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -199,7 +200,7 @@ func TestRouteRejectsBadBodies(t *testing.T) {
 
 func TestErrorsAreJSON(t *testing.T) {
 	model := fakeollama.New(t)
-	e := newEnv(t, model, router.Settings{}, server.Options{BodyLimit: 256})
+	e := newEnv(t, model, router.Settings{}, server.Options{})
 	tests := []struct {
 		name       string
 		method     string
@@ -209,8 +210,6 @@ func TestErrorsAreJSON(t *testing.T) {
 		wantCode   string
 		wantMsg    string
 	}{
-		{"body over limit", http.MethodPost, "/v1/route", []byte(`{"query":"` + strings.Repeat("x", 1000) + `"}`),
-			http.StatusRequestEntityTooLarge, "body_too_large", "Too Large"},
 		{"unknown path", http.MethodGet, "/v1/nope", nil, http.StatusNotFound, "not_found", "no route GET /v1/nope"},
 		{"root", http.MethodGet, "/", nil, http.StatusNotFound, "not_found", "no route GET /"},
 		// The catch-all middleware answers before fiber's own 405 detection, so a wrong method is a 404.
@@ -231,6 +230,81 @@ func TestErrorsAreJSON(t *testing.T) {
 		})
 	}
 	if n := len(e.model.Requests()); n != 0 {
+		t.Errorf("got %d model requests, want 0", n)
+	}
+}
+
+// listen serves app on a real loopback listener until the test ends and returns its base URL.
+func listen(tb testing.TB, app *fiber.App) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- app.Listener(ln) }()
+	tb.Cleanup(func() {
+		if err := app.ShutdownWithTimeout(5 * time.Second); err != nil {
+			tb.Errorf("shutdown: %v", err)
+		}
+		if err := <-served; err != nil {
+			tb.Errorf("serving: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// TestBodyTooLarge goes through a real listener: fasthttp rejects an oversized body while reading
+// the request, before any handler, and app.Test reports that as its own error.
+func TestBodyTooLarge(t *testing.T) {
+	model := fakeollama.New(t)
+	e := newEnv(t, model, router.Settings{}, server.Options{BodyLimit: 256})
+	base := listen(t, e.app)
+	body := `{"query":"` + strings.Repeat("x", 1000) + `"}`
+	tests := []struct {
+		name string
+		body io.Reader
+		size int64 // -1 sends the body chunked
+	}{
+		{"content-length", strings.NewReader(body), int64(len(body))},
+		{"chunked", io.MultiReader(strings.NewReader(body)), -1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodPost, base+"/v1/route", tc.body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.ContentLength = tc.size
+			req.Header.Set("Content-Type", "application/json")
+			client := &http.Client{Timeout: 5 * time.Second}
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			raw, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != http.StatusRequestEntityTooLarge {
+				t.Errorf("got status %d, want 413 (body %s)", resp.StatusCode, raw)
+			}
+			if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+				t.Errorf("got Content-Type %q, want application/json", ct)
+			}
+			if code, msg := errorBody(t, raw); code != "body_too_large" {
+				t.Errorf("got code %q message %q, want body_too_large", code, msg)
+			}
+		})
+	}
+	// A body within the limit on the same server is decoded as usual.
+	resp, err := http.Post(base+"/v1/route", "application/json", strings.NewReader(`{"query":""}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if raw, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusBadRequest || !bytes.Contains(raw, []byte("empty_query")) {
+		t.Errorf("got %d %s, want 400 empty_query", resp.StatusCode, raw)
+	}
+	if n := len(model.Requests()); n != 0 {
 		t.Errorf("got %d model requests, want 0", n)
 	}
 }

@@ -1,0 +1,88 @@
+package prompts
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func sampleServers(n int) []Server {
+	servers := []Server{{Name: "calculator", Purpose: "Arithmetic:\n add, subtract"}, {Name: "clock", Purpose: "Time"}}
+	for i := range n {
+		s := &servers[i%2]
+		s.Tools = append(s.Tools, Tool{
+			Qualified:   fmt.Sprintf("%s.tool_%d", s.Name, i),
+			Description: fmt.Sprintf("Does thing %d with the inputs.", i),
+			Parameters: []Param{
+				{Name: "a", Type: "number", Description: "First number", Required: true},
+				{Name: "unit", Type: "string", Enum: []any{"days", "weeks"}},
+			},
+		})
+	}
+	return servers
+}
+
+var addTool = Tool{
+	Qualified:   "calculator.add",
+	Description: "Add two numbers.",
+	Parameters: []Param{
+		{Name: "a", Type: "number", Description: "First number", Required: true},
+		{Name: "b", Type: "number", Description: "Second number", Required: true},
+		{Name: "round", Type: "string", Description: "Rounding", Enum: []any{"up", "down"}},
+	},
+	Schema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`),
+}
+
+func TestGolden(t *testing.T) {
+	tests := []struct {
+		name   string
+		render func() (string, error)
+	}{
+		{"select", func() (string, error) { return Select(sampleServers(4)) }},
+		{"arguments", func() (string, error) { return Arguments(addTool, "what is 2 plus 3?") }},
+		{"arguments_no_params", func() (string, error) {
+			return Arguments(Tool{Qualified: "clock.now", Description: "Now.", Schema: json.RawMessage(`{}`)}, "time?")
+		}},
+		{"repair", func() (string, error) { return Repair("calculator.add", "at /a: expected number, but got string") }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.render()
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", tc.name+".golden")
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./prompts -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("%s changed; got:\n%s\nwant:\n%s", tc.name, got, want)
+			}
+		})
+	}
+}
+
+func BenchmarkSelect(b *testing.B) {
+	for _, n := range []int{10, 500} {
+		servers := sampleServers(n)
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Select(servers); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -61,11 +61,13 @@ func dial(ctx, life context.Context, name string, sc config.Server, opts Options
 	case config.TransportStdio:
 		s.stderr = newTailBuffer(4096)
 		s.tr = transport.NewStdioWithOptions(sc.Command, envList(sc.Env), sc.Args,
-			transport.WithCommandStderrWriter(s.stderr),
 			transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
 				cmd := exec.CommandContext(ctx, command, args...)
 				cmd.Env = append(os.Environ(), env...)
 				cmd.Dir = sc.Cwd
+				// exec copies stderr into the tail and Wait (in Close) waits for the copy; WaitDelay
+				// bounds that wait when a grandchild keeps the pipe open.
+				cmd.Stderr = s.stderr
 				cmd.WaitDelay = 2 * time.Second
 				return cmd, nil
 			}))
@@ -97,11 +99,12 @@ func dial(ctx, life context.Context, name string, sc config.Server, opts Options
 }
 
 // withStderr appends what a stdio server last wrote to stderr, which usually says why it failed.
+// After close it holds everything the server wrote: the process has been waited for, and
+// exec's copy of its stderr with it.
 func (s *session) withStderr(err error) error {
 	if s.stderr == nil {
 		return err
 	}
-	s.stderr.awaitOutput()
 	if tail := s.stderr.String(); tail != "" {
 		return fmt.Errorf("%w (stderr: %s)", err, tail)
 	}
@@ -185,34 +188,16 @@ func (s *session) listTools(ctx context.Context) ([]rawTool, error) {
 
 // tailBuffer keeps the last n bytes written to it; a stdio server's stderr goes here.
 type tailBuffer struct {
-	wrote chan struct{} // closed at the first write
-	mu    sync.Mutex    // guards buf
-	n     int
-	buf   []byte
+	mu  sync.Mutex // guards buf
+	n   int
+	buf []byte
 }
 
-func newTailBuffer(n int) *tailBuffer { return &tailBuffer{n: n, wrote: make(chan struct{})} }
-
-// stderrGrace bounds how long an error waits for a dying server's stderr, which the transport
-// copies asynchronously and which usually says why it died.
-const stderrGrace = 250 * time.Millisecond
-
-// awaitOutput waits until something was written or the grace period passed.
-func (b *tailBuffer) awaitOutput() {
-	t := time.NewTimer(stderrGrace)
-	defer t.Stop()
-	select {
-	case <-b.wrote:
-	case <-t.C:
-	}
-}
+func newTailBuffer(n int) *tailBuffer { return &tailBuffer{n: n} }
 
 func (b *tailBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(p) > 0 && b.buf == nil {
-		close(b.wrote)
-	}
 	b.buf = append(b.buf, p...)
 	if len(b.buf) > b.n {
 		b.buf = append([]byte(nil), b.buf[len(b.buf)-b.n:]...)

@@ -195,7 +195,6 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[st
 			case m.signals[server].broken <- err:
 			default:
 			}
-			err = sess.withStderr(err)
 		}
 		return nil, fmt.Errorf("calling %s: %w", Qualify(server, tool), err)
 	}
@@ -239,6 +238,7 @@ func (m *Manager) supervise(life context.Context, name string, sc config.Server,
 		if life.Err() != nil {
 			return
 		}
+		reason = sess.withStderr(reason)
 		log.Warn("server connection lost, restarting", "err", reason)
 		m.setDown(name, reason, true)
 	}
@@ -283,7 +283,7 @@ func (m *Manager) watch(life context.Context, name string, sc config.Server, ses
 			err := sess.client.Ping(ctx)
 			cancel()
 			if err != nil && life.Err() == nil {
-				return sess.withStderr(fmt.Errorf("health ping: %w", err))
+				return fmt.Errorf("health ping: %w", err)
 			}
 		case <-sig.refresh:
 			ctx, cancel := context.WithTimeout(life, sc.ConnectTimeout.D())
@@ -296,7 +296,7 @@ func (m *Manager) watch(life context.Context, name string, sc config.Server, ses
 				m.setUp(name, sess, tools)
 				m.opts.Logger.Info("tools refreshed", "server", name, "tools", len(tools))
 			case isTransportError(err):
-				return sess.withStderr(err)
+				return err
 			default:
 				m.opts.Logger.Warn("refreshing tools failed; keeping the previous list", "server", name, "err", err)
 			}

@@ -1,0 +1,190 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/ollama/ollama/api"
+
+	"toolrouter/internal/fakeollama"
+	"toolrouter/inventory"
+	"toolrouter/router"
+	"toolrouter/server"
+)
+
+// The benchmarks measure what toolrouter adds to the work it cannot avoid. BenchmarkRoute is one
+// POST /v1/route end to end over a real loopback listener: two chat calls to a zero-latency fake
+// model and one in-process calculator call. BenchmarkFloor makes the same two chat calls and the
+// same tool call directly, so overhead ≈ Route − Floor at the same concurrency.
+//
+//	go test -run x -bench . -benchtime 2000x ./server/
+
+var concurrencies = []int{1, 32}
+
+// benchEnv is a fake model that answers selection with calculator.add and arguments with {a:2, b:3},
+// a started inventory, and a keep-alive client for the model like main's.
+type benchEnv struct {
+	model  *fakeollama.Server
+	inv    *inventory.Manager
+	ollama *api.Client
+}
+
+func newBenchEnv(b *testing.B) *benchEnv {
+	b.Helper()
+	model := fakeollama.NewFunc(b, func(req api.ChatRequest) fakeollama.Reply {
+		if bytes.Contains(req.Format, []byte(`"use_tool"`)) {
+			return fakeollama.Reply{Content: `{"reasoning":"r","use_tool":true,"tool":"calculator.add","direct":true}`}
+		}
+		return fakeollama.Reply{Content: `{"a":2,"b":3}`}
+	})
+	u, err := url.Parse(model.URL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr := &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second}
+	b.Cleanup(tr.CloseIdleConnections)
+	return &benchEnv{model: model, inv: newInventory(b), ollama: api.NewClient(u, &http.Client{Transport: tr})}
+}
+
+func (e *benchEnv) app() *fiber.App {
+	rt := router.New(e.ollama, e.inv, e.inv, router.Settings{Model: "fake", CallTimeout: 10 * time.Second, OnModelFailure: router.Fail}, quiet)
+	return server.New(server.Deps{Router: rt, Inventory: e.inv, Model: e.ollama}, server.Options{Model: "fake", Logger: quiet})
+}
+
+func BenchmarkRoute(b *testing.B) {
+	e := newBenchEnv(b)
+	base := listen(b, e.app())
+	tr := &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second}
+	b.Cleanup(tr.CloseIdleConnections)
+	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	body := []byte(`{"query":"what is 2 plus 3?"}`)
+	route := func() error {
+		resp, err := client.Post(base+"/v1/route", "application/json", bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		raw, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK || !bytes.Contains(raw, []byte(`"text":"5"`)) {
+			return fmt.Errorf("got %d %s, want 200 with result 5", resp.StatusCode, raw)
+		}
+		return nil
+	}
+	for _, n := range concurrencies {
+		b.Run(fmt.Sprintf("conc=%d", n), func(b *testing.B) { runConcurrent(b, n, route) })
+	}
+}
+
+func BenchmarkFloor(b *testing.B) {
+	e := newBenchEnv(b)
+	// Replay exactly the two chat requests the router sends for the query.
+	rt := router.New(e.ollama, e.inv, e.inv, router.Settings{Model: "fake", OnModelFailure: router.Fail}, quiet)
+	if _, err := rt.Route(context.Background(), router.Request{Query: "what is 2 plus 3?"}); err != nil {
+		b.Fatal(err)
+	}
+	reqs := e.model.Requests()
+	if len(reqs) != 2 {
+		b.Fatalf("got %d chat requests from one route, want 2", len(reqs))
+	}
+	chat := func(req *api.ChatRequest) error {
+		done := false
+		err := e.ollama.Chat(context.Background(), req, func(r api.ChatResponse) error {
+			done = done || r.Done
+			return nil
+		})
+		if err == nil && !done {
+			err = fmt.Errorf("chat ended before done")
+		}
+		return err
+	}
+	args := map[string]any{"a": 2, "b": 3}
+	floor := func() error {
+		for i := range reqs {
+			if err := chat(&reqs[i]); err != nil {
+				return err
+			}
+		}
+		res, err := e.inv.CallTool(context.Background(), "calculator", "add", args)
+		if err != nil {
+			return err
+		}
+		if len(res.Content) == 0 || !strings.Contains(text(res.Content[0]), "5") {
+			return fmt.Errorf("got result %+v, want 5", res.Content)
+		}
+		return nil
+	}
+	for _, n := range concurrencies {
+		b.Run(fmt.Sprintf("conc=%d", n), func(b *testing.B) { runConcurrent(b, n, floor) })
+	}
+}
+
+func text(c mcp.Content) string {
+	switch v := c.(type) {
+	case mcp.TextContent:
+		return v.Text
+	case *mcp.TextContent:
+		return v.Text
+	}
+	return ""
+}
+
+// runConcurrent runs op b.N times on a fixed pool of n goroutines and reports, besides ns/op (wall
+// time over b.N, so the inverse of throughput), the median and 99th-percentile latency of one op.
+func runConcurrent(b *testing.B, n int, op func() error) {
+	lat := make([][]time.Duration, n)
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+		errs = make(chan error, n) // each worker sends at most one
+	)
+	b.ResetTimer()
+	start := time.Now()
+	for w := range n {
+		wg.Go(func() {
+			for next.Add(1) <= int64(b.N) {
+				t0 := time.Now()
+				if err := op(); err != nil {
+					errs <- err
+					return
+				}
+				lat[w] = append(lat[w], time.Since(t0))
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	close(errs)
+	if err := <-errs; err != nil {
+		b.Fatal(err)
+	}
+	all := slices.Concat(lat...)
+	slices.Sort(all)
+	b.ReportMetric(micros(percentile(all, 0.50)), "p50-µs")
+	b.ReportMetric(micros(percentile(all, 0.99)), "p99-µs")
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
+}
+
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[min(len(sorted)-1, int(p*float64(len(sorted))))]
+}
+
+func micros(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"toolrouter/config"
+	"toolrouter/inventory/builtin"
 	"toolrouter/schema"
 )
 
@@ -98,6 +99,9 @@ func New(servers map[string]config.Server, opts Options) *Manager {
 	for name, sc := range servers {
 		if !sc.IsEnabled() {
 			continue
+		}
+		if sc.Purpose == "" && sc.Transport == config.TransportBuiltin {
+			sc.Purpose = builtin.Purpose(sc.BuiltinName(name))
 		}
 		m.servers[name] = sc
 		m.signals[name] = &signals{refresh: make(chan struct{}, 1), broken: make(chan error, 1)}

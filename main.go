@@ -14,6 +14,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -34,7 +35,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], nil)
+	err := run(ctx, os.Args[1:], os.Stdout, nil)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "toolrouter:", err)
@@ -42,8 +43,9 @@ func main() {
 	}
 }
 
-// run runs one command; ready, if not nil, is told the address once the API is listening.
-func run(ctx context.Context, args []string, ready func(addr string)) error {
+// run runs one command, printing command output to stdout; ready, if not nil, is told the
+// address once the API is listening.
+func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr string)) error {
 	if len(args) > 0 && args[0] == "mcp-builtin" {
 		return serveBuiltin(ctx, args[1:])
 	}
@@ -74,7 +76,7 @@ func run(ctx context.Context, args []string, ready func(addr string)) error {
 
 	switch cmd {
 	case "inventory":
-		return printJSON(inv.Snapshot().Export())
+		return printJSON(stdout, inv.Snapshot().Export())
 	case "route":
 		if len(rest) != 1 {
 			return errors.New(`usage: toolrouter [flags] route "QUERY"`)
@@ -83,7 +85,7 @@ func run(ctx context.Context, args []string, ready func(addr string)) error {
 		if err != nil {
 			return err
 		}
-		return printJSON(out)
+		return printJSON(stdout, out)
 	}
 	app := server.New(server.Deps{Router: rt, Inventory: inv, Model: ollama}, server.Options{
 		Model: cfg.Ollama.Model, ModelHost: cfg.Ollama.Host,
@@ -193,8 +195,8 @@ func mustURL(s string) *url.URL {
 	return u
 }
 
-func printJSON(v any) error {
-	enc := json.NewEncoder(os.Stdout)
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }

@@ -24,7 +24,7 @@ func serve(t *testing.T, args ...string) string {
 	addr := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, append(args, "-log-level", "error", "-listen", "127.0.0.1:0"), func(a string) { addr <- a })
+		done <- run(ctx, append(args, "-log-level", "error", "-listen", "127.0.0.1:0"), io.Discard, func(a string) { addr <- a })
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -162,5 +162,45 @@ func TestDefaultsWithoutModel(t *testing.T) {
 	}
 	if status, _ := get(t, base+"/healthz"); status != http.StatusOK {
 		t.Errorf("got /healthz %d, want 200", status)
+	}
+}
+
+// TestCommands runs the route and inventory subcommands and a bad configuration.
+func TestCommands(t *testing.T) {
+	model := fakeollama.New(t,
+		reply(map[string]any{"reasoning": "math", "use_tool": true, "tool": "calculator.multiply", "direct": true}),
+		reply(map[string]any{"a": 6, "b": 7}),
+	)
+	tests := []struct {
+		name    string
+		args    []string
+		want    string // in stdout
+		wantErr string
+	}{
+		{"route", []string{"-ollama", model.URL, "-model", "fake", "route", "six times seven"}, `"text": "42"`, ""},
+		{"inventory", []string{"inventory"}, `"name": "clock.current_time"`, ""},
+		{"flags after command", []string{"inventory", "-log-level", "error"}, `"name": "calculator.add"`, ""},
+		{"route needs a query", []string{"route"}, "", "usage"},
+		{"unknown command", []string{"frobnicate"}, "", `unknown command "frobnicate"`},
+		{"invalid config value", []string{"-ollama", "ftp://x", "inventory"}, "", "ollama.host"},
+		{"missing config file", []string{"-config", "nope.json", "inventory"}, "", "nope.json"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out strings.Builder
+			err := run(context.Background(), append([]string{"-log-level", "error"}, tc.args...), &out, nil)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got err %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out.String(), tc.want) {
+				t.Errorf("stdout lacks %s:\n%s", tc.want, out.String())
+			}
+		})
 	}
 }

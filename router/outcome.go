@@ -1,6 +1,8 @@
 package router
 
-// Outcome is the answer to one routing request, as POST /v1/route returns it.
+// Outcome is the answer to one routing request, as POST /v1/route returns it. The top-level
+// server, tool, arguments, result and error describe the first call (the single-tool contract);
+// Calls lists every call in order.
 type Outcome struct {
 	UseTool   bool           `json:"use_tool"`
 	Server    string         `json:"server,omitempty"`
@@ -16,8 +18,25 @@ type Outcome struct {
 	Error *Error `json:"error,omitempty"`
 	// Attempts lists each argument attempt's validation findings (empty when the first was valid).
 	Attempts []Attempt `json:"argument_attempts,omitempty"`
-	Timings  Timings   `json:"timings_ms"`
-	Usage    Usage     `json:"usage"`
+	// Calls lists every tool call of the request, in order.
+	Calls   []Call  `json:"calls"`
+	Timings Timings `json:"timings_ms"`
+	Usage   Usage   `json:"usage"`
+}
+
+// Call is one tool call: what was called with which arguments, and what came back.
+type Call struct {
+	// Step numbers calls from 1 in the order they were selected.
+	Step      int            `json:"step"`
+	Server    string         `json:"server"`
+	Tool      string         `json:"tool"`
+	Arguments map[string]any `json:"arguments,omitempty"`
+	Result    *Result        `json:"result,omitempty"`
+	Error     *Error         `json:"error,omitempty"`
+	Attempts  []Attempt      `json:"argument_attempts,omitempty"`
+	// ArgumentsMS and ExecuteMS are the call's phase-2 and execution wall times.
+	ArgumentsMS float64 `json:"arguments_ms"`
+	ExecuteMS   float64 `json:"execute_ms"`
 }
 
 // Result is what the tool returned.

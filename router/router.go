@@ -112,8 +112,16 @@ var ErrModel = errors.New("model failed")
 // tool errors, invalid arguments and degraded answers are reported in the Outcome.
 func (r *Router) Route(ctx context.Context, req Request) (*Outcome, error) {
 	start := time.Now()
-	out := &Outcome{}
-	defer func() { out.Timings.Total = ms(time.Since(start)) }()
+	out := &Outcome{Calls: []Call{}}
+	defer func() {
+		out.Timings.Total = ms(time.Since(start))
+		if out.Server != "" {
+			out.Calls = append(out.Calls, Call{
+				Step: 1, Server: out.Server, Tool: out.Tool, Arguments: out.Arguments, Result: out.Result,
+				Error: out.Error, Attempts: out.Attempts, ArgumentsMS: out.Timings.Arguments, ExecuteMS: out.Timings.Execute,
+			})
+		}
+	}()
 
 	snap := r.inv.Snapshot()
 	tools := snap.Available()

@@ -24,11 +24,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ollama/ollama/api"
-
 	"toolrouter/config"
 	"toolrouter/inventory"
 	"toolrouter/inventory/builtin"
+	"toolrouter/provider"
 	"toolrouter/router"
 	"toolrouter/server"
 )
@@ -57,7 +56,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	inv.Start(ctx)
 	defer inv.Close()
 
-	ollama := api.NewClient(mustURL(cfg.Ollama.Host), &http.Client{Transport: &http.Transport{
+	ollama := provider.NewOllama(mustURL(cfg.Ollama.Host), &http.Client{Transport: &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: 64,
 		IdleConnTimeout:     90 * time.Second,

@@ -52,12 +52,29 @@ func Select(servers []Server) (string, error) {
 	return render("select.tmpl", struct{ Servers []Server }{servers})
 }
 
-// Arguments renders the phase-2 prompt for one tool and the query.
+// Arguments renders the phase-2 prompt for one tool and the query: ArgumentsTool followed by
+// ArgumentsQuery.
 func Arguments(tool Tool, query string) (string, error) {
-	return render("arguments.tmpl", struct {
-		Tool  Tool
-		Query string
-	}{tool, query})
+	head, err := ArgumentsTool(tool)
+	if err != nil {
+		return "", err
+	}
+	tail, err := ArgumentsQuery(query)
+	if err != nil {
+		return "", err
+	}
+	return head + tail, nil
+}
+
+// ArgumentsTool renders the static, per-tool part of the phase-2 prompt (instructions, the tool's
+// description, parameters and schema); callers cache it per inventory version.
+func ArgumentsTool(tool Tool) (string, error) {
+	return render("arguments.tmpl", struct{ Tool Tool }{tool})
+}
+
+// ArgumentsQuery renders the per-request part of the phase-2 prompt.
+func ArgumentsQuery(query string) (string, error) {
+	return render("arguments_query.tmpl", struct{ Query string }{query})
 }
 
 // Repair renders the message that sends the validator's findings back to the model.

@@ -27,17 +27,21 @@ func (e *invalidArgsError) Error() string {
 // they are validated against the full original schema and, when invalid, the validator's findings
 // go back to the model, up to RepairAttempts times. Model failures are returned as errors; arguments
 // that stay invalid as *invalidArgsError. Each failed attempt is recorded in out.Attempts.
-func (r *Router) arguments(ctx context.Context, tool *inventory.Tool, req Request, usage *Usage, out *Outcome) (map[string]any, error) {
+func (r *Router) arguments(ctx context.Context, ps *promptSet, tool *inventory.Tool, req Request, usage *Usage, out *Outcome) (map[string]any, error) {
 	if r.set.ArgumentsTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, r.set.ArgumentsTimeout)
 		defer cancel()
 	}
-	p, err := prompts.Arguments(promptTool(tool), req.Query)
+	head, err := ps.argumentsHead(tool)
 	if err != nil {
 		return nil, err
 	}
-	msgs := []api.Message{{Role: "user", Content: p}}
+	tail, err := prompts.ArgumentsQuery(req.Query)
+	if err != nil {
+		return nil, err
+	}
+	msgs := []api.Message{{Role: "user", Content: head + tail}}
 	var feedback string
 	for attempt := 0; attempt <= r.set.RepairAttempts; attempt++ {
 		text, err := r.complete(ctx, msgs, tool.Format, usage)

@@ -14,6 +14,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"toolrouter/inventory"
+	"toolrouter/prompts"
 )
 
 // Chatter is the one model call the router makes; *api.Client satisfies it.
@@ -68,16 +69,35 @@ type Router struct {
 	set   Settings
 	log   *slog.Logger
 
-	promptMu sync.Mutex // guards prompt
-	prompt   cachedPrompt
+	promptMu sync.Mutex // guards prompts
+	prompts  *promptSet
 }
 
-// cachedPrompt is the rendered phase-1 system prompt of one inventory version.
-type cachedPrompt struct {
+// promptSet holds what is rendered once per inventory version: the phase-1 system prompt, its
+// format schema and the static part of each tool's phase-2 prompt.
+type promptSet struct {
 	version uint64
 	text    string
 	format  []byte
 	names   map[string]bool
+
+	mu   sync.Mutex // guards args
+	args map[string]string
+}
+
+// argumentsHead returns the static phase-2 prompt of a tool, rendering it on first use.
+func (p *promptSet) argumentsHead(t *inventory.Tool) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s, ok := p.args[t.Qualified]; ok {
+		return s, nil
+	}
+	s, err := prompts.ArgumentsTool(promptTool(t))
+	if err != nil {
+		return "", err
+	}
+	p.args[t.Qualified] = s
+	return s, nil
 }
 
 // New returns a Router.
@@ -130,9 +150,14 @@ func (r *Router) Route(ctx context.Context, req Request) (*Outcome, error) {
 		return out, nil
 	}
 
+	ps, err := r.promptSet(snap, tools)
+	if err != nil {
+		return nil, err
+	}
+
 	// Phase 1: selection.
 	t0 := time.Now()
-	sel, err := r.selectTool(ctx, snap, tools, req, &out.Usage)
+	sel, err := r.selectTool(ctx, ps, req, &out.Usage)
 	out.Timings.Select = ms(time.Since(t0))
 	if err != nil {
 		return r.modelFailure(out, "selecting tool", err)
@@ -150,7 +175,7 @@ func (r *Router) Route(ctx context.Context, req Request) (*Outcome, error) {
 
 	// Phase 2: arguments.
 	t1 := time.Now()
-	args, err := r.arguments(ctx, tool, req, &out.Usage, out)
+	args, err := r.arguments(ctx, ps, tool, req, &out.Usage, out)
 	out.Timings.Arguments = ms(time.Since(t1))
 	var invalid *invalidArgsError
 	switch {

@@ -28,15 +28,11 @@ type selection struct {
 
 // selectTool runs phase 1. A model error or an unparseable answer is an error; an answer naming a
 // tool that is not in the inventory is "no tool" with a note.
-func (r *Router) selectTool(ctx context.Context, snap *inventory.Snapshot, tools []*inventory.Tool, req Request, usage *Usage) (selection, error) {
+func (r *Router) selectTool(ctx context.Context, p *promptSet, req Request, usage *Usage) (selection, error) {
 	if r.set.SelectTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, r.set.SelectTimeout)
 		defer cancel()
-	}
-	p, err := r.selectPrompt(snap, tools)
-	if err != nil {
-		return selection{}, err
 	}
 	msgs := make([]api.Message, 0, len(req.History)+2)
 	msgs = append(msgs, api.Message{Role: "system", Content: p.text})
@@ -65,17 +61,17 @@ func (r *Router) selectTool(ctx context.Context, snap *inventory.Snapshot, tools
 	return sel, nil
 }
 
-// selectPrompt returns the phase-1 system prompt and format schema for the snapshot, rendering
-// them once per inventory version.
-func (r *Router) selectPrompt(snap *inventory.Snapshot, tools []*inventory.Tool) (cachedPrompt, error) {
+// promptSet returns the prompts of the snapshot's inventory version, rendering the phase-1
+// prompt and format schema once per version.
+func (r *Router) promptSet(snap *inventory.Snapshot, tools []*inventory.Tool) (*promptSet, error) {
 	r.promptMu.Lock()
 	defer r.promptMu.Unlock()
-	if r.prompt.text != "" && r.prompt.version == snap.Version {
-		return r.prompt, nil
+	if r.prompts != nil && r.prompts.version == snap.Version {
+		return r.prompts, nil
 	}
 	text, err := prompts.Select(promptServers(snap, tools))
 	if err != nil {
-		return cachedPrompt{}, err
+		return nil, err
 	}
 	names := make(map[string]bool, len(tools))
 	enum := make([]string, 0, len(tools)+1)
@@ -84,8 +80,8 @@ func (r *Router) selectPrompt(snap *inventory.Snapshot, tools []*inventory.Tool)
 		enum = append(enum, t.Qualified)
 	}
 	enum = append(enum, noneTool)
-	r.prompt = cachedPrompt{version: snap.Version, text: text, format: selectionFormat(enum), names: names}
-	return r.prompt, nil
+	r.prompts = &promptSet{version: snap.Version, text: text, format: selectionFormat(enum), names: names, args: map[string]string{}}
+	return r.prompts, nil
 }
 
 // selectionFormat is the phase-1 `format` schema. Its keys are written in generation order

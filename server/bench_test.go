@@ -20,6 +20,7 @@ import (
 
 	"toolrouter/internal/fakeollama"
 	"toolrouter/inventory"
+	"toolrouter/provider"
 	"toolrouter/router"
 	"toolrouter/server"
 )
@@ -38,7 +39,7 @@ var concurrencies = []int{1, 32}
 type benchEnv struct {
 	model  *fakeollama.Server
 	inv    *inventory.Manager
-	ollama *api.Client
+	ollama *provider.Ollama
 }
 
 func newBenchEnv(b *testing.B) *benchEnv {
@@ -55,7 +56,7 @@ func newBenchEnv(b *testing.B) *benchEnv {
 	}
 	tr := &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second}
 	b.Cleanup(tr.CloseIdleConnections)
-	return &benchEnv{model: model, inv: newInventory(b), ollama: api.NewClient(u, &http.Client{Transport: tr})}
+	return &benchEnv{model: model, inv: newInventory(b), ollama: provider.NewOllama(u, &http.Client{Transport: tr})}
 }
 
 func (e *benchEnv) app() *fiber.App {

@@ -39,7 +39,8 @@ type Server struct {
 	// Models are the names /api/tags lists.
 	Models []string
 
-	quit chan struct{}
+	quit     chan struct{}
+	quitOnce sync.Once
 
 	mu       sync.Mutex // guards script, requests
 	script   []Reply
@@ -59,6 +60,19 @@ func NewFunc(t testing.TB, fn func(api.ChatRequest) Reply) *Server {
 	return start(t, nil, fn)
 }
 
+// Start starts a fake outside a test (the benchmark harness's plumbing runs and load test) that
+// answers each chat request with fn(req); fn must be safe for concurrent use. The caller must Close it.
+func Start(fn func(api.ChatRequest) Reply) *Server {
+	return start(nil, nil, fn)
+}
+
+// Close releases requests that hang and stops the server; it may be called more than once.
+func (s *Server) Close() {
+	s.quitOnce.Do(func() { close(s.quit) })
+	s.Server.Close()
+}
+
+// start starts a fake; with a test, the test's cleanup closes it.
 func start(t testing.TB, replies []Reply, fn func(api.ChatRequest) Reply) *Server {
 	s := &Server{script: replies, fn: fn, quit: make(chan struct{}), Models: []string{"fake:latest"}}
 	mux := http.NewServeMux()
@@ -75,10 +89,9 @@ func start(t testing.TB, replies []Reply, fn func(api.ChatRequest) Reply) *Serve
 	})
 	mux.HandleFunc("/{$}", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "Ollama is running") })
 	s.Server = httptest.NewServer(mux)
-	t.Cleanup(func() {
-		close(s.quit)
-		s.Server.Close()
-	})
+	if t != nil {
+		t.Cleanup(s.Close)
+	}
 	return s
 }
 

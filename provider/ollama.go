@@ -1,0 +1,165 @@
+// Package provider holds the model clients toolrouter talks to. Ollama is a lean client for
+// Ollama's /api/chat and /api/tags that uses the ollama/api request and response types and
+// reproduces api.Client's wire behaviour, without its 8 MiB line buffer allocated per call.
+package provider
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sync"
+
+	"github.com/ollama/ollama/api"
+)
+
+// maxLine bounds one NDJSON line from the server (api.Client allows 8 MiB too, but allocates it
+// up front on every call; here a line grows only as long as it is).
+const maxLine = 8 << 20
+
+// ErrLineTooLong means the server sent a line longer than maxLine.
+var ErrLineTooLong = errors.New("response line too long")
+
+// Ollama is a client for one Ollama server. It is safe for concurrent use.
+type Ollama struct {
+	base *url.URL
+	http *http.Client
+	bufs sync.Pool // *bytes.Buffer for request bodies
+}
+
+// NewOllama returns a client for the server at base using hc (nil: http.DefaultClient).
+func NewOllama(base *url.URL, hc *http.Client) *Ollama {
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	return &Ollama{base: base, http: hc, bufs: sync.Pool{New: func() any { return new(bytes.Buffer) }}}
+}
+
+// Chat sends req to /api/chat and calls fn for each response object (one when req.Stream is
+// false, several when streaming), exactly as api.Client.Chat does: an HTTP error status becomes
+// an api.StatusError carrying the server's message, and an "error" field in a line ends the call
+// with that error.
+func (o *Ollama) Chat(ctx context.Context, req *api.ChatRequest, fn api.ChatResponseFunc) error {
+	buf := o.bufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer o.bufs.Put(buf)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(req); err != nil {
+		return fmt.Errorf("encoding chat request: %w", err)
+	}
+	resp, err := o.do(ctx, http.MethodPost, "/api/chat", bytes.NewReader(buf.Bytes()), "application/x-ndjson")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReaderSize(resp.Body, 16<<10)
+	for {
+		line, err := readLine(r)
+		if len(bytes.TrimSpace(line)) > 0 {
+			if lerr := o.line(resp, line, fn); lerr != nil {
+				return lerr
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading chat response: %w", err)
+		}
+	}
+}
+
+// chatLine is one NDJSON line: a response, or an error.
+type chatLine struct {
+	Error string `json:"error,omitempty"`
+	api.ChatResponse
+}
+
+func (o *Ollama) line(resp *http.Response, line []byte, fn api.ChatResponseFunc) error {
+	var l chatLine
+	if err := json.Unmarshal(line, &l); err != nil {
+		if resp.StatusCode >= http.StatusBadRequest {
+			return api.StatusError{StatusCode: resp.StatusCode, Status: resp.Status, ErrorMessage: string(line)}
+		}
+		return fmt.Errorf("decoding chat response %q: %w", clip(line), err)
+	}
+	switch {
+	case resp.StatusCode >= http.StatusBadRequest:
+		return api.StatusError{StatusCode: resp.StatusCode, Status: resp.Status, ErrorMessage: l.Error}
+	case l.Error != "":
+		return errors.New(l.Error)
+	}
+	return fn(l.ChatResponse)
+}
+
+// List returns the models the server has (GET /api/tags).
+func (o *Ollama) List(ctx context.Context) (*api.ListResponse, error) {
+	resp, err := o.do(ctx, http.MethodGet, "/api/tags", nil, "application/json")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxLine))
+	if err != nil {
+		return nil, fmt.Errorf("reading model list: %w", err)
+	}
+	if resp.StatusCode >= http.StatusBadRequest {
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(body, &e) != nil || e.Error == "" {
+			e.Error = string(body)
+		}
+		return nil, api.StatusError{StatusCode: resp.StatusCode, Status: resp.Status, ErrorMessage: e.Error}
+	}
+	var list api.ListResponse
+	if err := json.Unmarshal(body, &list); err != nil {
+		return nil, fmt.Errorf("decoding model list: %w", err)
+	}
+	return &list, nil
+}
+
+func (o *Ollama) do(ctx context.Context, method, path string, body io.Reader, accept string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, o.base.JoinPath(path).String(), body)
+	if err != nil {
+		return nil, fmt.Errorf("building %s request: %w", path, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", accept)
+	req.Header.Set("User-Agent", "toolrouter")
+	resp, err := o.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// readLine reads one line of any length up to maxLine, without the newline.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	line, err := r.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return bytes.TrimRight(line, "\r\n"), err
+	}
+	long := append([]byte(nil), line...)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		if len(long) > maxLine {
+			return nil, ErrLineTooLong
+		}
+		line, err = r.ReadSlice('\n')
+		long = append(long, line...)
+	}
+	return bytes.TrimRight(long, "\r\n"), err
+}
+
+func clip(b []byte) string {
+	if len(b) > 200 {
+		return string(b[:200]) + "…"
+	}
+	return string(b)
+}

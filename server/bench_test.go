@@ -189,3 +189,63 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 }
 
 func micros(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
+
+// timedChatter and timedCaller add up the time spent waiting on the model and the tool.
+type timedChatter struct {
+	router.Chatter
+	spent *atomic.Int64
+}
+
+func (c timedChatter) Chat(ctx context.Context, req *api.ChatRequest, fn api.ChatResponseFunc) error {
+	t0 := time.Now()
+	defer func() { c.spent.Add(int64(time.Since(t0))) }()
+	return c.Chatter.Chat(ctx, req, fn)
+}
+
+type timedCaller struct {
+	router.ToolCaller
+	spent *atomic.Int64
+}
+
+func (c timedCaller) CallTool(ctx context.Context, server, tool string, args map[string]any) (*mcp.CallToolResult, error) {
+	t0 := time.Now()
+	defer func() { c.spent.Add(int64(time.Since(t0))) }()
+	return c.ToolCaller.CallTool(ctx, server, tool, args)
+}
+
+// BenchmarkOverhead measures the sidecar's own time per /v1/route, one request at a time: the
+// client-side latency of the request minus the time the router spent waiting on the model and the
+// tool. It includes the HTTP hop into the sidecar, decoding, prompt assembly, validation and
+// encoding the response.
+//
+//	go test -run x -bench Overhead -benchtime 3000x ./server/
+func BenchmarkOverhead(b *testing.B) {
+	e := newBenchEnv(b)
+	var waited atomic.Int64
+	rt := router.New(timedChatter{e.ollama, &waited}, e.inv, timedCaller{e.inv, &waited},
+		router.Settings{Model: "fake", CallTimeout: 10 * time.Second, OnModelFailure: router.Fail}, quiet)
+	base := listen(b, server.New(server.Deps{Router: rt, Inventory: e.inv, Model: e.ollama}, server.Options{Model: "fake", Logger: quiet}))
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}, Timeout: 10 * time.Second}
+	body := []byte(`{"query":"what is 2 plus 3?"}`)
+	over := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		waited.Store(0)
+		t0 := time.Now()
+		resp, err := client.Post(base+"/v1/route", "application/json", bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		total := time.Since(t0)
+		if !bytes.Contains(raw, []byte(`"text":"5"`)) {
+			b.Fatalf("got %s, want result 5", raw)
+		}
+		over = append(over, total-time.Duration(waited.Load()))
+	}
+	b.StopTimer()
+	slices.Sort(over)
+	b.ReportMetric(micros(percentile(over, 0.50)), "overhead-p50-µs")
+	b.ReportMetric(micros(percentile(over, 0.99)), "overhead-p99-µs")
+}

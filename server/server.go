@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -91,9 +92,26 @@ func New(d Deps, o Options) *fiber.App {
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	app.Get("/readyz", h.readyz)
 	app.Use(func(c *fiber.Ctx) error {
+		for _, r := range app.GetRoutes(true) {
+			if r.Path == c.Path() && r.Method != c.Method() {
+				c.Set(fiber.HeaderAllow, allowed(app, r.Path))
+				return &apiError{status: fiber.StatusMethodNotAllowed, code: "method_not_allowed", msg: c.Method() + " is not allowed on " + r.Path + "; use " + allowed(app, r.Path)}
+			}
+		}
 		return &apiError{status: fiber.StatusNotFound, code: "not_found", msg: "no route " + c.Method() + " " + c.Path()}
 	})
 	return app
+}
+
+// allowed lists the methods registered for path.
+func allowed(app *fiber.App, path string) string {
+	var methods []string
+	for _, r := range app.GetRoutes(true) {
+		if r.Path == path && r.Method != fiber.MethodHead {
+			methods = append(methods, r.Method)
+		}
+	}
+	return strings.Join(methods, ", ")
 }
 
 type handlers struct {

@@ -225,10 +225,9 @@ func TestErrorsAreJSON(t *testing.T) {
 	}{
 		{"unknown path", http.MethodGet, "/v1/nope", nil, http.StatusNotFound, "not_found", "no route GET /v1/nope"},
 		{"root", http.MethodGet, "/", nil, http.StatusNotFound, "not_found", "no route GET /"},
-		// The catch-all middleware answers before fiber's own 405 detection, so a wrong method is a 404.
-		{"GET route", http.MethodGet, "/v1/route", nil, http.StatusNotFound, "not_found", "no route GET /v1/route"},
-		{"POST inventory", http.MethodPost, "/v1/inventory", []byte(`{}`), http.StatusNotFound, "not_found", "no route POST /v1/inventory"},
-		{"DELETE healthz", http.MethodDelete, "/healthz", nil, http.StatusNotFound, "not_found", "no route DELETE /healthz"},
+		{"GET route", http.MethodGet, "/v1/route", nil, http.StatusMethodNotAllowed, "method_not_allowed", "GET is not allowed on /v1/route; use POST"},
+		{"POST inventory", http.MethodPost, "/v1/inventory", []byte(`{}`), http.StatusMethodNotAllowed, "method_not_allowed", "use GET"},
+		{"DELETE healthz", http.MethodDelete, "/healthz", nil, http.StatusMethodNotAllowed, "method_not_allowed", "use GET"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -48,11 +48,13 @@ var KnownBuiltins = []string{"calculator", "clock"}
 
 // Config is toolrouter's whole configuration.
 type Config struct {
-	Listen  string            `koanf:"listen" json:"listen"`
-	Ollama  Ollama            `koanf:"ollama" json:"ollama"`
-	Router  Router            `koanf:"router" json:"router"`
-	HTTP    HTTP              `koanf:"http" json:"http"`
-	Servers map[string]Server `koanf:"servers" json:"servers"`
+	Listen string `koanf:"listen" json:"listen"`
+	Ollama Ollama `koanf:"ollama" json:"ollama"`
+	Router Router `koanf:"router" json:"router"`
+	HTTP   HTTP   `koanf:"http" json:"http"`
+	// Trajectory is the optional log of routing steps for fine-tuning.
+	Trajectory Trajectory        `koanf:"trajectory" json:"trajectory"`
+	Servers    map[string]Server `koanf:"servers" json:"servers"`
 }
 
 // Ollama configures the model server and the model used for routing.
@@ -90,6 +92,41 @@ type Router struct {
 	MaxQueryBytes int `koanf:"max_query_bytes" json:"max_query_bytes"`
 	// MaxHistory is the largest number of history messages used.
 	MaxHistory int `koanf:"max_history" json:"max_history"`
+	// Mode is "two_phase" (selection then arguments, constrained JSON) or
+	// "native" (Ollama's tools field and tool_calls loop).
+	Mode Mode `koanf:"mode" json:"mode"`
+	// MaxToolCalls is the ceiling on tool calls per request (1..32); a
+	// request may lower it, never raise it.
+	MaxToolCalls int `koanf:"max_tool_calls" json:"max_tool_calls"`
+	// ParallelCalls bounds how many calls of one round run at once (1..32).
+	ParallelCalls int `koanf:"parallel_calls" json:"parallel_calls"`
+	// Deadline bounds a whole routing request, all rounds included; a
+	// request may lower it.
+	Deadline Duration `koanf:"deadline" json:"deadline"`
+	// ContextReserve is the number of tokens of num_ctx kept free for the
+	// model's answer when earlier results are trimmed to fit.
+	ContextReserve int `koanf:"context_reserve" json:"context_reserve"`
+}
+
+// Mode is the routing mode (router.mode).
+type Mode string
+
+// Values of Mode.
+const (
+	ModeTwoPhase Mode = "two_phase"
+	ModeNative   Mode = "native"
+)
+
+// Trajectory configures the optional JSON Lines log of routing steps.
+type Trajectory struct {
+	// Path is the file to write; empty disables the log.
+	Path string `koanf:"path" json:"path"`
+	// MaxBytes rotates the file when it would grow past this size.
+	MaxBytes int64 `koanf:"max_bytes" json:"max_bytes"`
+	// MaxFiles is how many rotated files are kept.
+	MaxFiles int `koanf:"max_files" json:"max_files"`
+	// QueueSize is how many records wait for the writer before new ones are dropped.
+	QueueSize int `koanf:"queue_size" json:"queue_size"`
 }
 
 // HTTP configures toolrouter's HTTP server.
@@ -243,7 +280,13 @@ func Default() Config {
 			OnModelFailure:   FailNoTool,
 			MaxQueryBytes:    16384,
 			MaxHistory:       20,
+			Mode:             ModeTwoPhase,
+			MaxToolCalls:     4,
+			ParallelCalls:    4,
+			Deadline:         Duration(60 * time.Second),
+			ContextReserve:   1024,
 		},
+		Trajectory: Trajectory{MaxBytes: 64 << 20, MaxFiles: 5, QueueSize: 1024},
 		HTTP: HTTP{
 			BodyLimit:       1 << 20,
 			ReadTimeout:     Duration(10 * time.Second),

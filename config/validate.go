@@ -53,6 +53,31 @@ func (c Config) Validate() error {
 		v.add("router.max_history", "must be >= 0, got %d", n)
 	}
 
+	if m := c.Router.Mode; m != ModeTwoPhase && m != ModeNative {
+		v.add("router.mode", "must be %q or %q, got %q", ModeTwoPhase, ModeNative, m)
+	}
+	if n := c.Router.MaxToolCalls; n < 1 || n > 32 {
+		v.add("router.max_tool_calls", "must be between 1 and 32, got %d", n)
+	}
+	if n := c.Router.ParallelCalls; n < 1 || n > 32 {
+		v.add("router.parallel_calls", "must be between 1 and 32, got %d", n)
+	}
+	v.positive("router.deadline", c.Router.Deadline)
+	if n := c.Router.ContextReserve; n < 0 {
+		v.add("router.context_reserve", "must be >= 0, got %d", n)
+	}
+	if c.Trajectory.Path != "" {
+		if c.Trajectory.MaxBytes <= 0 {
+			v.add("trajectory.max_bytes", "must be > 0, got %d", c.Trajectory.MaxBytes)
+		}
+		if c.Trajectory.MaxFiles < 0 {
+			v.add("trajectory.max_files", "must be >= 0, got %d", c.Trajectory.MaxFiles)
+		}
+		if c.Trajectory.QueueSize <= 0 {
+			v.add("trajectory.queue_size", "must be > 0, got %d", c.Trajectory.QueueSize)
+		}
+	}
+
 	if n := c.HTTP.BodyLimit; n <= 0 {
 		v.add("http.body_limit", "must be > 0, got %d", n)
 	}

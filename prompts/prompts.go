@@ -59,7 +59,7 @@ func Arguments(tool Tool, query string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	tail, err := ArgumentsQuery(query)
+	tail, err := ArgumentsQuery(query, "", nil)
 	if err != nil {
 		return "", err
 	}
@@ -72,9 +72,31 @@ func ArgumentsTool(tool Tool) (string, error) {
 	return render("arguments.tmpl", struct{ Tool Tool }{tool})
 }
 
-// ArgumentsQuery renders the per-request part of the phase-2 prompt.
-func ArgumentsQuery(query string) (string, error) {
-	return render("arguments_query.tmpl", struct{ Query string }{query})
+// Prior is the result of an earlier step, as later prompts show it.
+type Prior struct {
+	Step      int
+	Tool      string
+	Arguments string // compact JSON
+	Text      string // the result, or why the step failed; possibly trimmed
+	Failed    bool
+}
+
+// ArgumentsQuery renders the per-request part of the phase-2 prompt: earlier steps' results (for
+// $result_of_step_N references), the call's task and the query.
+func ArgumentsQuery(query, task string, prior []Prior) (string, error) {
+	return render("arguments_query.tmpl", struct {
+		Query, Task string
+		Prior       []Prior
+	}{query, task, prior})
+}
+
+// SelectFollowup renders the message that shows the model what its calls returned and asks whether
+// another call is needed (remaining > 0) or only reports them (remaining == 0).
+func SelectFollowup(results []Prior, remaining int) (string, error) {
+	return render("select_followup.tmpl", struct {
+		Results   []Prior
+		Remaining int
+	}{results, remaining})
 }
 
 // Repair renders the message that sends the validator's findings back to the model.

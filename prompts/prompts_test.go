@@ -38,6 +38,11 @@ var addTool = Tool{
 	Schema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`),
 }
 
+var priors = []Prior{
+	{Step: 1, Tool: "calculator.multiply", Arguments: `{"a":6,"b":7}`, Text: "42"},
+	{Step: 2, Tool: "clock.current_time", Arguments: `{"timezone":"Mars/Olympus"}`, Text: "unknown time zone", Failed: true},
+}
+
 func TestGolden(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -49,6 +54,16 @@ func TestGolden(t *testing.T) {
 			return Arguments(Tool{Qualified: "clock.now", Description: "Now.", Schema: json.RawMessage(`{}`)}, "time?")
 		}},
 		{"repair", func() (string, error) { return Repair("calculator.add", "at /a: expected number, but got string") }},
+		{"arguments_later_round", func() (string, error) {
+			head, err := ArgumentsTool(addTool)
+			if err != nil {
+				return "", err
+			}
+			tail, err := ArgumentsQuery("add the two results", "add step 1 and step 2", priors)
+			return head + tail, err
+		}},
+		{"select_followup", func() (string, error) { return SelectFollowup(priors, 2) }},
+		{"select_followup_final", func() (string, error) { return SelectFollowup(priors, 0) }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

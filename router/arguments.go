@@ -2,69 +2,138 @@ package router
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
+	"time"
 
 	"github.com/ollama/ollama/api"
 
 	"toolrouter/inventory"
 	"toolrouter/prompts"
 	"toolrouter/schema"
+	"toolrouter/trajectory"
 )
 
-// invalidArgsError means every attempt produced arguments the schema rejects.
-type invalidArgsError struct {
-	attempts int
-	feedback string
-}
-
-func (e *invalidArgsError) Error() string {
-	return fmt.Sprintf("arguments still invalid after %d attempts: %s", e.attempts, e.feedback)
-}
-
-// arguments runs phase 2: the model writes the arguments under the tool's derived format schema;
-// they are validated against the full original schema and, when invalid, the validator's findings
-// go back to the model, up to RepairAttempts times. Model failures are returned as errors; arguments
-// that stay invalid as *invalidArgsError. Each failed attempt is recorded in out.Attempts.
-func (r *Router) arguments(ctx context.Context, ps *promptSet, tool *inventory.Tool, req Request, usage *Usage, out *Outcome) (map[string]any, error) {
-	if r.set.ArgumentsTimeout > 0 {
+// arguments runs phase 2 for one call: the model writes the arguments under the tool's derived
+// format schema; "$result_of_step_N" references are replaced by earlier results; the arguments are
+// validated against the full original schema and, when invalid, the findings go back to the model,
+// up to RepairAttempts times. The outcome is recorded in c (Arguments, or Error with Attempts). It
+// returns the model's error when the model itself failed, so the loop can apply the failure mode.
+func (x *run) arguments(reqCtx context.Context, ps *promptSet, tool *inventory.Tool, c *Call, priors []prompts.Prior) error {
+	t0 := time.Now()
+	defer func() { c.ArgumentsMS = ms(time.Since(t0)) }()
+	ctx := reqCtx
+	if x.r.set.ArgumentsTimeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, r.set.ArgumentsTimeout)
+		ctx, cancel = context.WithTimeout(ctx, x.r.set.ArgumentsTimeout)
 		defer cancel()
 	}
 	head, err := ps.argumentsHead(tool)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	tail, err := prompts.ArgumentsQuery(req.Query)
+	format := []byte(tool.Format)
+	if len(priors) > 0 {
+		if format, err = schema.AllowReferences(tool.Format); err != nil {
+			return err
+		}
+	}
+	priors = append([]prompts.Prior(nil), priors...) // calls of a round trim their own copies
+	msgs, err := x.fit(c.Round, priors, func() ([]api.Message, error) {
+		tail, err := prompts.ArgumentsQuery(x.req.Query, c.Task, priors)
+		return []api.Message{{Role: "user", Content: head + tail}}, err
+	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	msgs := []api.Message{{Role: "user", Content: head + tail}}
 	var feedback string
-	for attempt := 0; attempt <= r.set.RepairAttempts; attempt++ {
-		text, err := r.complete(ctx, msgs, tool.Format, usage)
+	for attempt := 0; attempt <= x.r.set.RepairAttempts; attempt++ {
+		ts := time.Now()
+		rep, err := x.r.complete(ctx, msgs, format, nil)
+		step := x.modelStep(StepArguments, c.Round, ts, rep)
+		step.Call, step.Tool = c.Step, tool.Qualified
+		x.addUsage(rep, new(float64), 0)
 		if err != nil {
-			return nil, err
+			step.Error = err.Error()
+			x.addStep(step)
+			x.record("arguments", step, msgs, format, rep.Text, nil, nil, trajectory.Outcome{Error: err.Error()})
+			if expired(reqCtx) {
+				c.Error = &Error{Code: CodeDeadline, Message: err.Error()}
+				return nil
+			}
+			c.Error = &Error{Code: CodeModelFailed, Message: err.Error()}
+			return err
 		}
-		args, err := tool.Schema.Validate([]byte(strings.TrimSpace(text)))
-		if err == nil {
-			return args, nil
-		}
-		var verr *schema.ValidationError
-		if !errors.As(err, &verr) {
-			return nil, fmt.Errorf("validating arguments: %w", err)
+		args, verr := x.validArguments(tool, rep.Text)
+		if verr == nil {
+			c.Arguments = args
+			x.addStep(step)
+			x.record("arguments", step, msgs, format, rep.Text, args, nil, trajectory.Outcome{SchemaValid: boolPtr(true)})
+			return nil
 		}
 		feedback = verr.Error()
-		out.Attempts = append(out.Attempts, Attempt{Output: text, Feedback: feedback})
+		step.Detail = feedback
+		x.addStep(step)
+		x.record("arguments", step, msgs, format, rep.Text, nil, feedback, trajectory.Outcome{SchemaValid: boolPtr(false)})
+		c.Attempts = append(c.Attempts, Attempt{Output: rep.Text, Feedback: feedback})
 		repair, err := prompts.Repair(tool.Qualified, feedback)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		msgs = append(msgs,
-			api.Message{Role: "assistant", Content: text},
-			api.Message{Role: "user", Content: repair})
+		msgs = append(msgs, api.Message{Role: "assistant", Content: rep.Text}, api.Message{Role: "user", Content: repair})
 	}
-	return nil, &invalidArgsError{attempts: r.set.RepairAttempts + 1, feedback: feedback}
+	c.Error = &Error{Code: CodeInvalidArguments,
+		Message: fmt.Sprintf("arguments still invalid after %d attempts: %s", x.r.set.RepairAttempts+1, feedback)}
+	return nil
+}
+
+// validArguments decodes the model's answer, substitutes references and validates the result.
+// Every problem is a *schema.ValidationError whose message goes back to the model.
+func (x *run) validArguments(tool *inventory.Tool, text string) (map[string]any, error) {
+	var args map[string]any
+	if err := decodeObject(text, &args); err != nil || args == nil {
+		return nil, &schema.ValidationError{Issues: []schema.Issue{{Path: "/", Message: "the answer must be one JSON object of arguments"}}}
+	}
+	if issues := x.substitute(args); len(issues) > 0 {
+		return nil, &schema.ValidationError{Issues: issues}
+	}
+	if err := tool.Schema.ValidateValue(args); err != nil {
+		var verr *schema.ValidationError
+		if errors.As(err, &verr) {
+			return nil, verr
+		}
+		return nil, &schema.ValidationError{Issues: []schema.Issue{{Path: "/", Message: err.Error()}}}
+	}
+	return args, nil
+}
+
+// canonicalCall is the dedup key of a call: the tool and its arguments in canonical JSON (sorted
+// keys, numbers normalised).
+func canonicalCall(server, tool string, args map[string]any) string {
+	b, _ := json.Marshal(normalize(args))
+	return server + "." + tool + " " + string(b)
+}
+
+// normalize makes equal values marshal equally: json.Number and float64 of the same number alike.
+func normalize(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(t))
+		for k, e := range t {
+			m[k] = normalize(e)
+		}
+		return m
+	case []any:
+		s := make([]any, len(t))
+		for i, e := range t {
+			s[i] = normalize(e)
+		}
+		return s
+	case json.Number:
+		if f, err := t.Float64(); err == nil {
+			return f
+		}
+	}
+	return v
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ollama/ollama/api"
 )
@@ -12,9 +13,18 @@ import (
 // errNoDone means the model's stream ended without its final message.
 var errNoDone = errors.New("model response ended before it was done")
 
-// complete sends one non-streaming, format-constrained chat request and returns the message text.
-// Each call is bounded by CallTimeout and counted in usage.
-func (r *Router) complete(ctx context.Context, msgs []api.Message, format []byte, usage *Usage) (string, error) {
+// reply is one model answer.
+type reply struct {
+	Text             string
+	ToolCalls        []api.ToolCall
+	PromptTokens     int
+	CompletionTokens int
+	Duration         time.Duration
+}
+
+// complete sends one non-streaming chat request (format-constrained, or with tools in native mode)
+// and returns the answer. Each call is bounded by CallTimeout.
+func (r *Router) complete(ctx context.Context, msgs []api.Message, format []byte, tools api.Tools) (reply, error) {
 	if r.set.CallTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, r.set.CallTimeout)
@@ -26,33 +36,37 @@ func (r *Router) complete(ctx context.Context, msgs []api.Message, format []byte
 		Messages: msgs,
 		Stream:   &stream,
 		Format:   format,
+		Tools:    tools,
 		Options:  r.set.Options,
 	}
 	if r.set.KeepAlive != 0 {
 		req.KeepAlive = &api.Duration{Duration: r.set.KeepAlive}
 	}
 	var (
+		out  reply
 		text strings.Builder
 		done bool
 	)
-	usage.LLMCalls++
+	start := time.Now()
 	err := r.chat.Chat(ctx, req, func(resp api.ChatResponse) error {
 		text.WriteString(resp.Message.Content)
+		out.ToolCalls = append(out.ToolCalls, resp.Message.ToolCalls...)
 		if resp.Done {
 			done = true
-			usage.PromptTokens += resp.PromptEvalCount
-			usage.CompletionTokens += resp.EvalCount
+			out.PromptTokens += resp.PromptEvalCount
+			out.CompletionTokens += resp.EvalCount
 		}
 		return nil
 	})
-	if err != nil {
-		if ctx.Err() != nil {
-			return "", fmt.Errorf("model %s: %w", r.set.Model, ctx.Err())
-		}
-		return "", fmt.Errorf("model %s: %w", r.set.Model, err)
+	out.Duration = time.Since(start)
+	out.Text = text.String()
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return out, fmt.Errorf("model %s: %w", r.set.Model, ctx.Err())
+	case err != nil:
+		return out, fmt.Errorf("model %s: %w", r.set.Model, err)
+	case !done:
+		return out, fmt.Errorf("model %s: %w", r.set.Model, errNoDone)
 	}
-	if !done {
-		return "", fmt.Errorf("model %s: %w", r.set.Model, errNoDone)
-	}
-	return text.String(), nil
+	return out, nil
 }

@@ -5,37 +5,53 @@ import (
 	"encoding/base64"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"toolrouter/inventory"
+	"toolrouter/trajectory"
 )
 
-// execute runs the call and records its result or error in out. A result with isError is a tool
-// error reported as a result; a transport failure or timeout is reported in out.Error.
-func (r *Router) execute(ctx context.Context, tool *inventory.Tool, args map[string]any, out *Outcome) {
-	if r.set.ExecuteTimeout > 0 {
+// execute runs one call and records its result or error in c. A result with isError is a tool
+// error reported as a result; a transport failure or timeout is an Error.
+func (x *run) execute(reqCtx context.Context, tool *inventory.Tool, c *Call) {
+	ctx := reqCtx
+	if x.r.set.ExecuteTimeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, r.set.ExecuteTimeout)
+		ctx, cancel = context.WithTimeout(ctx, x.r.set.ExecuteTimeout)
 		defer cancel()
 	}
-	res, err := r.tools.CallTool(ctx, tool.Server, tool.Name, args)
+	t0 := time.Now()
+	res, err := x.r.tools.CallTool(ctx, tool.Server, tool.Name, c.Arguments)
+	d := time.Since(t0)
+	c.ExecuteMS = ms(d)
 	switch {
 	case err == nil:
-		out.Result = convertResult(res)
-		if out.Result.IsError {
-			out.Direct = false
-		}
+		c.Result = convertResult(res)
+	case reqCtx.Err() != nil:
+		c.Error = &Error{Code: CodeDeadline, Message: err.Error()}
 	case errors.Is(err, context.DeadlineExceeded):
-		out.Error = &Error{Code: CodeToolTimeout, Message: err.Error()}
+		c.Error = &Error{Code: CodeToolTimeout, Message: err.Error()}
 	case errors.Is(err, inventory.ErrServerDown), errors.Is(err, inventory.ErrUnknownServer):
-		out.Error = &Error{Code: CodeToolUnavailable, Message: err.Error()}
+		c.Error = &Error{Code: CodeToolUnavailable, Message: err.Error()}
 	default:
-		out.Error = &Error{Code: CodeToolFailed, Message: err.Error()}
+		c.Error = &Error{Code: CodeToolFailed, Message: err.Error()}
 	}
-	if out.Error != nil {
-		out.Direct = false
+	step := Step{Kind: StepExecute, Round: c.Round, Call: c.Step, Tool: tool.Qualified, StartMS: x.since(t0), DurationMS: ms(d)}
+	out := trajectory.Outcome{ToolSucceeded: boolPtr(c.ok())}
+	var obs any = c.Result
+	if c.Error != nil {
+		step.Error, out.Error, obs = c.Error.Message, c.Error.Message, c.Error
+	} else if c.Result.IsError {
+		step.Error = "tool answered isError"
 	}
+	x.mu.Lock()
+	x.out.Timings.Execute += ms(d)
+	x.mu.Unlock()
+	x.addStep(step)
+	x.record("execute", step, nil, nil, "", c.Arguments, obs, out)
+	x.emit(Event{Type: EventToolResult, Round: c.Round, Call: copyCall(c)})
 }
 
 // convertResult joins text content, keeps structured content and summarises everything else.

@@ -4,40 +4,68 @@ package router
 // server, tool, arguments, result and error describe the first call (the single-tool contract);
 // Calls lists every call in order.
 type Outcome struct {
+	RequestID string         `json:"request_id"`
 	UseTool   bool           `json:"use_tool"`
 	Server    string         `json:"server,omitempty"`
 	Tool      string         `json:"tool,omitempty"`
 	Reasoning string         `json:"reasoning"`
 	Arguments map[string]any `json:"arguments,omitempty"`
 	Result    *Result        `json:"result,omitempty"`
-	// Direct says the tool's output answers the query by itself.
+	// Direct says the tools' output answers the query by itself.
 	Direct bool `json:"direct"`
-	// Degraded explains why the answer is "no tool" because something failed.
+	// Degraded explains why the answer has fewer tool results than asked for because something
+	// failed on the model side (unreachable, timed out, garbage, unknown tool).
 	Degraded string `json:"degraded,omitempty"`
-	// Error reports a failure of the tool path: invalid arguments, a failed call.
+	// Error reports a failure of the first call: invalid arguments, a failed call.
 	Error *Error `json:"error,omitempty"`
-	// Attempts lists each argument attempt's validation findings (empty when the first was valid).
+	// Attempts lists the first call's argument attempts that failed validation.
 	Attempts []Attempt `json:"argument_attempts,omitempty"`
 	// Calls lists every tool call of the request, in order.
-	Calls   []Call  `json:"calls"`
+	Calls []Call `json:"calls"`
+	// Rounds counts selection rounds; Stopped says why the loop ended.
+	Rounds  int        `json:"rounds"`
+	Stopped StopReason `json:"stopped"`
+	// Trimmed says earlier results were shortened to fit the model's context window.
+	Trimmed bool    `json:"trimmed,omitempty"`
+	Trace   []Step  `json:"trace"`
 	Timings Timings `json:"timings_ms"`
 	Usage   Usage   `json:"usage"`
 }
 
+// StopReason says why the loop ended.
+type StopReason string
+
+// Stop reasons.
+const (
+	StopNoTool       StopReason = "no_tool"        // the first selection chose no tool
+	StopDone         StopReason = "done"           // the model had what it needed
+	StopMaxToolCalls StopReason = "max_tool_calls" // the call budget was spent
+	StopDeadline     StopReason = "deadline"       // the request deadline fired
+	StopModelFailure StopReason = "model_failure"  // the model failed
+)
+
 // Call is one tool call: what was called with which arguments, and what came back.
 type Call struct {
-	// Step numbers calls from 1 in the order they were selected.
-	Step      int            `json:"step"`
+	// Step numbers calls from 1 in the order they were selected; Round is their selection round.
+	Step  int    `json:"step"`
+	Round int    `json:"round"`
+	Task  string `json:"task,omitempty"`
+	// Server and Tool are empty when the model named an unknown tool (see Error).
 	Server    string         `json:"server"`
 	Tool      string         `json:"tool"`
 	Arguments map[string]any `json:"arguments,omitempty"`
 	Result    *Result        `json:"result,omitempty"`
 	Error     *Error         `json:"error,omitempty"`
 	Attempts  []Attempt      `json:"argument_attempts,omitempty"`
+	// ReusedFrom is the step whose identical call answered this one (no second execution).
+	ReusedFrom int `json:"reused_from,omitempty"`
 	// ArgumentsMS and ExecuteMS are the call's phase-2 and execution wall times.
 	ArgumentsMS float64 `json:"arguments_ms"`
 	ExecuteMS   float64 `json:"execute_ms"`
 }
+
+// ok reports whether the call produced a usable result.
+func (c *Call) ok() bool { return c.Error == nil && c.Result != nil && !c.Result.IsError }
 
 // Result is what the tool returned.
 type Result struct {
@@ -56,12 +84,15 @@ type Content struct {
 	Name     string `json:"name,omitempty"`
 }
 
-// Error codes reported in Outcome.Error.
+// Error codes reported in Call.Error and Outcome.Error.
 const (
 	CodeInvalidArguments = "invalid_arguments"
 	CodeToolTimeout      = "tool_timeout"
 	CodeToolUnavailable  = "tool_unavailable"
 	CodeToolFailed       = "tool_failed"
+	CodeUnknownTool      = "unknown_tool"
+	CodeModelFailed      = "model_failed"
+	CodeDeadline         = "deadline"
 )
 
 // Error is a failure on the tool path.
@@ -76,7 +107,8 @@ type Attempt struct {
 	Feedback string `json:"feedback"`
 }
 
-// Timings are per-phase wall times in milliseconds.
+// Timings are wall times in milliseconds: select, arguments and execute add up each phase over
+// all rounds and calls (parallel calls overlap, so they can exceed total).
 type Timings struct {
 	Select    float64 `json:"select"`
 	Arguments float64 `json:"arguments"`
@@ -89,4 +121,10 @@ type Usage struct {
 	LLMCalls         int `json:"llm_calls"`
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
+}
+
+func (u *Usage) add(r reply) {
+	u.LLMCalls++
+	u.PromptTokens += r.PromptTokens
+	u.CompletionTokens += r.CompletionTokens
 }

@@ -1,10 +1,16 @@
-// Package router decides, for one query, whether a tool is needed and which one (phase 1), writes
-// and validates its arguments (phase 2), and runs the call. It talks to the model through a Chatter
-// and to tools through a ToolCaller; it does not own MCP sessions, HTTP or configuration loading.
+// Package router decides, for one query, whether tools are needed, which ones and with what
+// arguments, runs the calls and loops until the model has what it needs. In two-phase mode each
+// round is a selection (phase 1) and, per selected call, arguments written under the tool's schema
+// and validated (phase 2); in native mode it is Ollama's own tool-calling loop. Both share the
+// guardrails: a call budget, dedup, a request deadline, failure feedback and context trimming.
+// It talks to the model through a Chatter and to tools through a ToolCaller; it owns no MCP
+// sessions, HTTP or configuration loading.
 package router
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"log/slog"
 	"sync"
@@ -17,7 +23,7 @@ import (
 	"toolrouter/prompts"
 )
 
-// Chatter is the one model call the router makes; *api.Client satisfies it.
+// Chatter is the one model call the router makes; *api.Client and *provider.Ollama satisfy it.
 type Chatter interface {
 	Chat(ctx context.Context, req *api.ChatRequest, fn api.ChatResponseFunc) error
 }
@@ -43,25 +49,50 @@ const (
 	Fail FailureMode = "fail"
 )
 
-// Settings tune a Router; zero durations mean "no extra bound" only where noted.
+// Mode is how the model is asked for tool calls.
+type Mode string
+
+// Modes.
+const (
+	// TwoPhase selects under a format schema, then writes each call's arguments under the tool's.
+	TwoPhase Mode = "two_phase"
+	// Native uses Ollama's tools field and the model's tool_calls.
+	Native Mode = "native"
+)
+
+// Settings tune a Router; the zero value of each field has the documented default.
 type Settings struct {
 	Model     string
 	KeepAlive time.Duration
-	// Options are Ollama's model options (temperature, num_ctx, seed, …).
+	// Options are Ollama's model options (temperature, num_ctx, seed, …); num_ctx sizes the
+	// context budget (default 2048, Ollama's own).
 	Options map[string]any
+	// Mode is TwoPhase (default) or Native.
+	Mode Mode
 	// CallTimeout bounds each model call.
 	CallTimeout time.Duration
-	// SelectTimeout and ArgumentsTimeout bound phases 1 and 2 (all repair attempts included).
+	// SelectTimeout and ArgumentsTimeout bound one phase-1 call and one call's phase 2 (all repair
+	// attempts included).
 	SelectTimeout    time.Duration
 	ArgumentsTimeout time.Duration
-	// ExecuteTimeout bounds the tool call.
+	// ExecuteTimeout bounds each tool call.
 	ExecuteTimeout time.Duration
 	// RepairAttempts is how many times invalid arguments are sent back to the model.
 	RepairAttempts int
 	OnModelFailure FailureMode
+	// MaxToolCalls is the ceiling of calls per request (default 4).
+	MaxToolCalls int
+	// ParallelCalls bounds the calls of one round running at once (default 4).
+	ParallelCalls int
+	// Deadline bounds a whole request (default 60 s).
+	Deadline time.Duration
+	// ContextReserve is the part of num_ctx kept for the model's answer (default 1024 tokens).
+	ContextReserve int
+	// Recorder, if set, receives a trajectory record of every step.
+	Recorder Recorder
 }
 
-// Router runs the two phases and the call. It is safe for concurrent use.
+// Router runs the rounds. It is safe for concurrent use.
 type Router struct {
 	chat  Chatter
 	inv   Inventory
@@ -73,12 +104,120 @@ type Router struct {
 	prompts  *promptSet
 }
 
-// promptSet holds what is rendered once per inventory version: the phase-1 system prompt, its
-// format schema and the static part of each tool's phase-2 prompt.
+// New returns a Router.
+func New(chat Chatter, inv Inventory, tools ToolCaller, set Settings, log *slog.Logger) *Router {
+	if log == nil {
+		log = slog.Default()
+	}
+	if set.OnModelFailure == "" {
+		set.OnModelFailure = NoTool
+	}
+	if set.Mode == "" {
+		set.Mode = TwoPhase
+	}
+	if set.MaxToolCalls <= 0 {
+		set.MaxToolCalls = 4
+	}
+	if set.ParallelCalls <= 0 {
+		set.ParallelCalls = 4
+	}
+	if set.Deadline <= 0 {
+		set.Deadline = 60 * time.Second
+	}
+	if set.ContextReserve <= 0 {
+		set.ContextReserve = 1024
+	}
+	return &Router{chat: chat, inv: inv, tools: tools, set: set, log: log}
+}
+
+// Message is one earlier turn of the conversation.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Request is one routing request.
+type Request struct {
+	Query   string
+	History []Message
+	Caller  string
+	// MaxToolCalls lowers the configured ceiling for this request (0: the ceiling).
+	MaxToolCalls int
+	// Deadline lowers the configured request deadline (0: the configured one).
+	Deadline time.Duration
+	// OnEvent, if set, is called as the request progresses (never concurrently).
+	OnEvent func(Event)
+}
+
+// ErrModel wraps model failures returned when OnModelFailure is Fail.
+var ErrModel = errors.New("model failed")
+
+// PhaseError names the phase in which the model failed.
+type PhaseError struct {
+	Phase string
+	Err   error
+}
+
+func (e *PhaseError) Error() string { return e.Phase + ": " + e.Err.Error() }
+func (e *PhaseError) Unwrap() error { return e.Err }
+
+// Route answers one request. It returns an error only when the model fails and the failure mode
+// is Fail (wrapping ErrModel); tool errors, invalid arguments, deadlines and degraded answers are
+// reported in the Outcome, with every call made so far.
+func (r *Router) Route(ctx context.Context, req Request) (*Outcome, error) {
+	x := r.newRun(req)
+	deadline := r.set.Deadline
+	if req.Deadline > 0 && req.Deadline < deadline {
+		deadline = req.Deadline
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < deadline {
+		deadline = time.Until(dl) // the caller's own deadline is sooner
+	}
+	ctx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
+	x.deadline = deadline.Round(time.Millisecond)
+
+	snap := r.inv.Snapshot()
+	tools := snap.Available()
+	var err error
+	switch {
+	case len(tools) == 0:
+		x.out.Reasoning = "no tools are available"
+		x.out.Stopped = StopNoTool
+	case r.set.Mode == Native:
+		err = x.native(ctx, snap, tools)
+	default:
+		var ps *promptSet
+		if ps, err = r.promptSet(snap, tools); err == nil {
+			err = x.twoPhase(ctx, snap, ps)
+		}
+	}
+	return x.finish(err)
+}
+
+func (r *Router) newRun(req Request) *run {
+	budget := r.set.MaxToolCalls
+	if req.MaxToolCalls > 0 && req.MaxToolCalls < budget {
+		budget = req.MaxToolCalls
+	}
+	return &run{
+		r: r, req: req, start: time.Now(), budget: budget, id: newID(),
+		out: &Outcome{Calls: []Call{}, Trace: []Step{}},
+	}
+}
+
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// promptSet holds what is rendered once per inventory version: the phase-1 system prompt, the
+// selection enum and the static part of each tool's phase-2 prompt.
 type promptSet struct {
 	version uint64
 	text    string
-	format  []byte
+	enum    []byte // JSON array of qualified names and "none"
 	names   map[string]bool
 
 	mu   sync.Mutex // guards args
@@ -99,122 +238,5 @@ func (p *promptSet) argumentsHead(t *inventory.Tool) (string, error) {
 	p.args[t.Qualified] = s
 	return s, nil
 }
-
-// New returns a Router.
-func New(chat Chatter, inv Inventory, tools ToolCaller, set Settings, log *slog.Logger) *Router {
-	if log == nil {
-		log = slog.Default()
-	}
-	if set.OnModelFailure == "" {
-		set.OnModelFailure = NoTool
-	}
-	return &Router{chat: chat, inv: inv, tools: tools, set: set, log: log}
-}
-
-// Message is one earlier turn of the conversation.
-type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
-// Request is one routing request.
-type Request struct {
-	Query   string
-	History []Message
-	Caller  string
-}
-
-// ErrModel wraps model failures returned when OnModelFailure is Fail.
-var ErrModel = errors.New("model failed")
-
-// Route runs phase 1, phase 2 and the call for one query. It returns an error only when the model
-// fails and the failure mode is Fail (wrapping ErrModel) or when ctx ends before an outcome exists;
-// tool errors, invalid arguments and degraded answers are reported in the Outcome.
-func (r *Router) Route(ctx context.Context, req Request) (*Outcome, error) {
-	start := time.Now()
-	out := &Outcome{Calls: []Call{}}
-	defer func() {
-		out.Timings.Total = ms(time.Since(start))
-		if out.Server != "" {
-			out.Calls = append(out.Calls, Call{
-				Step: 1, Server: out.Server, Tool: out.Tool, Arguments: out.Arguments, Result: out.Result,
-				Error: out.Error, Attempts: out.Attempts, ArgumentsMS: out.Timings.Arguments, ExecuteMS: out.Timings.Execute,
-			})
-		}
-	}()
-
-	snap := r.inv.Snapshot()
-	tools := snap.Available()
-	if len(tools) == 0 {
-		out.Reasoning = "no tools are available"
-		return out, nil
-	}
-
-	ps, err := r.promptSet(snap, tools)
-	if err != nil {
-		return nil, err
-	}
-
-	// Phase 1: selection.
-	t0 := time.Now()
-	sel, err := r.selectTool(ctx, ps, req, &out.Usage)
-	out.Timings.Select = ms(time.Since(t0))
-	if err != nil {
-		return r.modelFailure(out, "selecting tool", err)
-	}
-	out.Reasoning, out.Direct = sel.Reasoning, sel.Direct
-	if !sel.UseTool {
-		out.Direct = false
-		if sel.Note != "" {
-			out.Degraded = sel.Note
-		}
-		return out, nil
-	}
-	tool, _ := snap.Tool(sel.Tool)
-	out.UseTool, out.Server, out.Tool = true, tool.Server, tool.Name
-
-	// Phase 2: arguments.
-	t1 := time.Now()
-	args, err := r.arguments(ctx, ps, tool, req, &out.Usage, out)
-	out.Timings.Arguments = ms(time.Since(t1))
-	var invalid *invalidArgsError
-	switch {
-	case errors.As(err, &invalid):
-		out.Direct = false
-		out.Error = &Error{Code: CodeInvalidArguments, Message: invalid.Error()}
-		return out, nil
-	case err != nil:
-		out.UseTool = false
-		return r.modelFailure(out, "writing arguments", err)
-	}
-	out.Arguments = args
-
-	// Execution.
-	t2 := time.Now()
-	r.execute(ctx, tool, args, out)
-	out.Timings.Execute = ms(time.Since(t2))
-	return out, nil
-}
-
-// modelFailure applies the failure mode to a model error.
-func (r *Router) modelFailure(out *Outcome, phase string, err error) (*Outcome, error) {
-	r.log.Warn("model failure", "phase", phase, "err", err)
-	if r.set.OnModelFailure == Fail {
-		return out, errors.Join(ErrModel, &PhaseError{Phase: phase, Err: err})
-	}
-	out.UseTool = false
-	out.Direct = false
-	out.Degraded = phase + ": " + err.Error()
-	return out, nil
-}
-
-// PhaseError names the phase in which the model failed.
-type PhaseError struct {
-	Phase string
-	Err   error
-}
-
-func (e *PhaseError) Error() string { return e.Phase + ": " + e.Err.Error() }
-func (e *PhaseError) Unwrap() error { return e.Err }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

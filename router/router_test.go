@@ -59,9 +59,22 @@ func newEnvWith(t *testing.T, set router.Settings, model *fakeollama.Server) *en
 
 var quiet = slog.New(slog.DiscardHandler)
 
+// sel is a phase-1 answer choosing tool (or "none") with nothing more needed after it.
 func sel(tool string, direct bool) fakeollama.Reply {
-	use := tool != "none"
-	b, _ := json.Marshal(map[string]any{"reasoning": "because", "use_tool": use, "tool": tool, "direct": direct})
+	if tool == "none" {
+		return choose(false, direct)
+	}
+	return choose(false, direct, tool)
+}
+
+// choose is a phase-1 answer choosing tools to run in parallel; needsMore asks for another round.
+func choose(needsMore, direct bool, tools ...string) fakeollama.Reply {
+	calls := []map[string]string{}
+	for _, t := range tools {
+		calls = append(calls, map[string]string{"tool": t, "task": "use " + t})
+	}
+	b, _ := json.Marshal(map[string]any{"reasoning": "because", "use_tool": len(tools) > 0, "calls": calls,
+		"needs_more": needsMore, "direct": direct})
 	return fakeollama.Reply{Content: string(b), PromptTokens: 100, CompletionTokens: 10}
 }
 
@@ -132,15 +145,21 @@ func formatEnum(t *testing.T, format json.RawMessage) []string {
 	t.Helper()
 	var f struct {
 		Properties struct {
-			Tool struct {
-				Enum []string `json:"enum"`
-			} `json:"tool"`
+			Calls struct {
+				Items struct {
+					Properties struct {
+						Tool struct {
+							Enum []string `json:"enum"`
+						} `json:"tool"`
+					} `json:"properties"`
+				} `json:"items"`
+			} `json:"calls"`
 		} `json:"properties"`
 	}
 	if err := json.Unmarshal(format, &f); err != nil {
 		t.Fatalf("format %s: %v", format, err)
 	}
-	return f.Properties.Tool.Enum
+	return f.Properties.Calls.Items.Properties.Tool.Enum
 }
 
 func contains(list []string, s string) bool {
@@ -259,7 +278,7 @@ func TestRouteRepairsArguments(t *testing.T) {
 
 func TestRouteArgumentsInvalidOnEveryAttempt(t *testing.T) {
 	e := newEnv(t, router.Settings{RepairAttempts: 2},
-		sel("faults.count", true), args(`{}`), args(`{"n": "x"}`), args(`not json`))
+		sel("faults.count", true), args(`{}`), args(`{"n": "x"}`), args(`not json`), sel("none", false))
 	out, err := e.router.Route(context.Background(), router.Request{Query: "count"})
 	if err != nil {
 		t.Fatal(err)
@@ -273,8 +292,13 @@ func TestRouteArgumentsInvalidOnEveryAttempt(t *testing.T) {
 	if n := len(e.faults.Calls()); n != 0 {
 		t.Errorf("tool was called %d times, want 0", n)
 	}
-	if out.Usage.LLMCalls != 4 || len(out.Attempts) != 3 {
-		t.Errorf("got %d model calls and %d attempts, want 4 and 3", out.Usage.LLMCalls, len(out.Attempts))
+	// 1 selection + 3 argument attempts, then a second selection that sees the failure and stops.
+	if out.Usage.LLMCalls != 5 || len(out.Attempts) != 3 || out.Rounds != 2 || out.Stopped != router.StopDone {
+		t.Errorf("got %d model calls, %d attempts, %d rounds, stopped %q; want 5, 3, 2, done",
+			out.Usage.LLMCalls, len(out.Attempts), out.Rounds, out.Stopped)
+	}
+	if last := e.model.Requests()[4].Messages; !strings.Contains(last[len(last)-1].Content, "Failed: arguments still invalid") {
+		t.Errorf("second selection does not show the failure: %q", last[len(last)-1].Content)
 	}
 }
 

@@ -1,16 +1,18 @@
 package router
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ollama/ollama/api"
 
 	"toolrouter/inventory"
 	"toolrouter/prompts"
+	"toolrouter/trajectory"
 )
 
 // noneTool is the selection enum's "no tool" value.
@@ -18,51 +20,136 @@ const noneTool = "none"
 
 // selection is the parsed phase-1 answer.
 type selection struct {
-	Reasoning string `json:"reasoning"`
-	UseTool   bool   `json:"use_tool"`
+	Reasoning string       `json:"reasoning"`
+	UseTool   bool         `json:"use_tool"`
+	Calls     []selectCall `json:"calls"`
+	// Tool is the single-call form ({"tool": "…"}) a model may answer with despite the schema.
 	Tool      string `json:"tool"`
+	NeedsMore bool   `json:"needs_more"`
 	Direct    bool   `json:"direct"`
-	// Note records why a model's choice was overridden (an unknown tool name).
-	Note string `json:"-"`
+	// Unknown lists tool names the model chose that are not available; those calls are dropped.
+	Unknown []string `json:"-"`
 }
 
-// selectTool runs phase 1. A model error or an unparseable answer is an error; an answer naming a
-// tool that is not in the inventory is "no tool" with a note.
-func (r *Router) selectTool(ctx context.Context, p *promptSet, req Request, usage *Usage) (selection, error) {
-	if r.set.SelectTimeout > 0 {
+type selectCall struct {
+	Tool string `json:"tool"`
+	Task string `json:"task"`
+}
+
+// roundLog is what one round added to the phase-1 transcript.
+type roundLog struct {
+	answer    string         // the model's selection, as it wrote it
+	toolCalls []api.ToolCall // native mode: the model's tool calls
+	steps     []int          // the calls made, by step
+	remaining int            // the budget left after the round, as the follow-up says
+}
+
+// selectRound runs one phase-1 call. A model error or an unparseable answer is an error.
+func (x *run) selectRound(ctx context.Context, ps *promptSet, round, remaining int) (selection, error) {
+	x.emit(Event{Type: EventSelectStart, Round: round})
+	if x.r.set.SelectTimeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, r.set.SelectTimeout)
+		ctx, cancel = context.WithTimeout(ctx, x.r.set.SelectTimeout)
 		defer cancel()
 	}
-	msgs := make([]api.Message, 0, len(req.History)+2)
-	msgs = append(msgs, api.Message{Role: "system", Content: p.text})
-	for _, h := range req.History {
-		msgs = append(msgs, api.Message{Role: h.Role, Content: h.Content})
-	}
-	msgs = append(msgs, api.Message{Role: "user", Content: req.Query})
-
-	text, err := r.complete(ctx, msgs, p.format, usage)
+	msgs, err := x.fit(round, x.priors, x.selectMessages)
 	if err != nil {
 		return selection{}, err
 	}
+	format := selectionFormat(ps.enum, remaining)
+	t0 := time.Now()
+	rep, err := x.r.complete(ctx, msgs, format, nil)
+	step := x.modelStep(StepSelect, round, t0, rep)
+	x.addUsage(rep, &x.out.Timings.Select, rep.Duration)
 	var sel selection
-	if err := decodeObject(text, &sel); err != nil {
-		return selection{}, fmt.Errorf("model answer is not the selection JSON: %w", err)
+	if err == nil {
+		if perr := decodeObject(rep.Text, &sel); perr != nil {
+			err = fmt.Errorf("model answer is not the selection JSON: %w", perr)
+		}
 	}
-	sel.Tool = strings.TrimSpace(sel.Tool)
-	switch {
-	case !sel.UseTool:
-	case sel.Tool == "" || sel.Tool == noneTool:
-		sel.UseTool = false
-	case !p.names[sel.Tool]:
-		sel.Note = fmt.Sprintf("model selected %q, which is not an available tool", sel.Tool)
-		sel.UseTool = false
+	if err != nil {
+		step.Error = err.Error()
+		x.addStep(step)
+		x.record("select", step, msgs, format, rep.Text, nil, nil, trajectory.Outcome{SchemaValid: boolPtr(false), Error: err.Error()})
+		return selection{}, err
 	}
+	sel.check(ps.names)
+	x.rounds = append(x.rounds, roundLog{answer: rep.Text})
+	step.Detail = sel.summary()
+	x.addStep(step)
+	x.record("select", step, msgs, format, rep.Text, sel, nil, trajectory.Outcome{SchemaValid: boolPtr(true)})
+	x.emit(Event{Type: EventSelectComplete, Round: round, Step: &step, Selection: sel.public()})
 	return sel, nil
 }
 
+// check drops calls of unknown tools (recording them) and normalises "no tool" answers.
+func (s *selection) check(names map[string]bool) {
+	if len(s.Calls) == 0 && s.Tool != "" {
+		s.Calls = []selectCall{{Tool: s.Tool}}
+	}
+	calls := s.Calls[:0]
+	for _, c := range s.Calls {
+		c.Tool = strings.TrimSpace(c.Tool)
+		switch {
+		case c.Tool == "" || c.Tool == noneTool:
+		case !names[c.Tool]:
+			s.Unknown = append(s.Unknown, c.Tool)
+		default:
+			calls = append(calls, c)
+		}
+	}
+	s.Calls = calls
+	if !s.UseTool {
+		s.Calls = nil
+	}
+	s.UseTool = len(s.Calls) > 0
+}
+
+func (s selection) summary() string {
+	if !s.UseTool {
+		return "no tool"
+	}
+	names := make([]string, len(s.Calls))
+	for i, c := range s.Calls {
+		names[i] = c.Tool
+	}
+	d := strings.Join(names, ", ")
+	if s.NeedsMore {
+		d += "; needs more"
+	}
+	if len(s.Unknown) > 0 {
+		d += "; unknown: " + strings.Join(s.Unknown, ", ")
+	}
+	return d
+}
+
+func (s selection) public() *Selection {
+	p := &Selection{Reasoning: s.Reasoning, UseTool: s.UseTool, NeedsMore: s.NeedsMore, Direct: s.Direct, Tools: []string{}}
+	for _, c := range s.Calls {
+		p.Tools = append(p.Tools, c.Tool)
+	}
+	return p
+}
+
+// selectMessages is the phase-1 transcript: the static inventory, the history, the query, then for
+// each earlier round the model's selection and what its calls returned.
+func (x *run) selectMessages() ([]api.Message, error) {
+	msgs := append([]api.Message(nil), x.base...)
+	for _, rl := range x.rounds {
+		if rl.steps == nil {
+			continue // the current round's selection is not yet answered
+		}
+		follow, err := prompts.SelectFollowup(x.priorsOf(rl.steps), rl.remaining)
+		if err != nil {
+			return nil, err
+		}
+		msgs = append(msgs, api.Message{Role: "assistant", Content: rl.answer}, api.Message{Role: "user", Content: follow})
+	}
+	return msgs, nil
+}
+
 // promptSet returns the prompts of the snapshot's inventory version, rendering the phase-1
-// prompt and format schema once per version.
+// prompt and the selection enum once per version.
 func (r *Router) promptSet(snap *inventory.Snapshot, tools []*inventory.Tool) (*promptSet, error) {
 	r.promptMu.Lock()
 	defer r.promptMu.Unlock()
@@ -80,24 +167,27 @@ func (r *Router) promptSet(snap *inventory.Snapshot, tools []*inventory.Tool) (*
 		enum = append(enum, t.Qualified)
 	}
 	enum = append(enum, noneTool)
-	r.prompts = &promptSet{version: snap.Version, text: text, format: selectionFormat(enum), names: names, args: map[string]string{}}
+	b, _ := json.Marshal(enum)
+	r.prompts = &promptSet{version: snap.Version, text: text, enum: b, names: names, args: map[string]string{}}
 	return r.prompts, nil
 }
 
-// selectionFormat is the phase-1 `format` schema. Its keys are written in generation order
-// (reasoning first, so the decision follows it): Ollama's grammar keeps the order of the schema text,
-// which encoding/json would sort.
-func selectionFormat(enum []string) []byte {
-	names, _ := json.Marshal(enum)
-	var b bytes.Buffer
+// selectionFormat is the phase-1 `format` schema: at most `remaining` calls, each an enum of the
+// qualified tool names. Its keys are written in generation order (reasoning first, so the decision
+// follows it): Ollama's grammar keeps the order of the schema text, which encoding/json would sort.
+func selectionFormat(enum []byte, remaining int) []byte {
+	var b strings.Builder
 	b.WriteString(`{"type":"object","properties":{`)
 	b.WriteString(`"reasoning":{"type":"string"},`)
 	b.WriteString(`"use_tool":{"type":"boolean"},`)
-	b.WriteString(`"tool":{"type":"string","enum":`)
-	b.Write(names)
-	b.WriteString(`},"direct":{"type":"boolean"}},`)
-	b.WriteString(`"required":["reasoning","use_tool","tool","direct"]}`)
-	return b.Bytes()
+	b.WriteString(`"calls":{"type":"array","maxItems":`)
+	b.WriteString(strconv.Itoa(remaining))
+	b.WriteString(`,"items":{"type":"object","properties":{"tool":{"type":"string","enum":`)
+	b.Write(enum)
+	b.WriteString(`},"task":{"type":"string"}},"required":["tool","task"]}},`)
+	b.WriteString(`"needs_more":{"type":"boolean"},"direct":{"type":"boolean"}},`)
+	b.WriteString(`"required":["reasoning","use_tool","calls","needs_more","direct"]}`)
+	return []byte(b.String())
 }
 
 // promptServers groups the available tools by server for the prompt.

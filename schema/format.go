@@ -811,3 +811,22 @@ func estimateNode(n map[string]any, name string) int {
 	}
 	return size
 }
+
+// AllowReferences returns a copy of a derived format schema in which every top-level property that
+// is not already a plain string may also be a string, so that under constrained decoding the model
+// can write a "$result_of_step_N" reference where a number or an object is expected. The router
+// substitutes references before validating against the full original schema.
+func AllowReferences(format json.RawMessage) (json.RawMessage, error) {
+	var m map[string]any
+	if err := json.Unmarshal(format, &m); err != nil {
+		return nil, fmt.Errorf("allowing references: %w", err)
+	}
+	props, _ := m["properties"].(map[string]any)
+	for name, p := range props {
+		if pm, ok := p.(map[string]any); ok && pm["type"] == "string" && len(pm) <= 2 {
+			continue
+		}
+		props[name] = map[string]any{"anyOf": []any{p, map[string]any{"type": "string"}}}
+	}
+	return marshalCompact(m)
+}

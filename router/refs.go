@@ -1,0 +1,141 @@
+package router
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"toolrouter/schema"
+)
+
+// refPattern matches a reference to an earlier step's result: $result_of_step_N, optionally
+// followed by a JSON Pointer into its structured content (#/items/0/id).
+var refPattern = regexp.MustCompile(`\$result_of_step_([0-9]+)(#(/[^\s"]*)?)?`)
+
+// substitute replaces references in args, in place, with earlier steps' results: a string that is
+// exactly one reference becomes the referenced value (structured content, or the text parsed as
+// JSON when it is JSON, else the text); a reference inside a longer string is replaced by the
+// value's text. A reference to a missing or failed step, or a pointer that resolves to nothing, is
+// an issue for the model to fix.
+func (x *run) substitute(args map[string]any) []schema.Issue {
+	var issues []schema.Issue
+	for k, v := range args {
+		args[k] = x.subst(v, "/"+escapePointer(k), &issues)
+	}
+	return issues
+}
+
+func (x *run) subst(v any, path string, issues *[]schema.Issue) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			t[k] = x.subst(e, path+"/"+escapePointer(k), issues)
+		}
+		return t
+	case []any:
+		for i, e := range t {
+			t[i] = x.subst(e, path+"/"+strconv.Itoa(i), issues)
+		}
+		return t
+	case string:
+		if !strings.Contains(t, "$result_of_step_") {
+			return t
+		}
+		if m := refPattern.FindStringSubmatchIndex(t); m != nil && m[0] == 0 && m[1] == len(t) {
+			val, err := x.resolve(t)
+			if err != nil {
+				*issues = append(*issues, schema.Issue{Path: path, Message: err.Error()})
+				return t
+			}
+			return val
+		}
+		return refPattern.ReplaceAllStringFunc(t, func(ref string) string {
+			val, err := x.resolve(ref)
+			if err != nil {
+				*issues = append(*issues, schema.Issue{Path: path, Message: err.Error()})
+				return ref
+			}
+			if s, ok := val.(string); ok {
+				return s
+			}
+			return string(marshal(val))
+		})
+	}
+	return v
+}
+
+// resolve returns the value a reference names.
+func (x *run) resolve(ref string) (any, error) {
+	m := refPattern.FindStringSubmatch(ref)
+	n, _ := strconv.Atoi(m[1])
+	if n < 1 || n > len(x.out.Calls) {
+		return nil, fmt.Errorf("%s refers to step %d, but the finished steps are %s", ref, n, x.stepList())
+	}
+	c := &x.out.Calls[n-1]
+	if !c.ok() {
+		return nil, fmt.Errorf("%s refers to step %d (%s), which failed: use another value", ref, n, qualified(c))
+	}
+	value := c.Result.Structured
+	if value == nil {
+		var parsed any
+		dec := json.NewDecoder(strings.NewReader(c.Result.Text))
+		dec.UseNumber()
+		if dec.Decode(&parsed) == nil && !dec.More() {
+			value = parsed
+		} else {
+			value = c.Result.Text
+		}
+	}
+	if m[2] == "" || m[2] == "#" {
+		return value, nil
+	}
+	got, err := pointer(value, m[3])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", ref, err)
+	}
+	return got, nil
+}
+
+func (x *run) stepList() string {
+	if len(x.out.Calls) == 0 {
+		return "none yet"
+	}
+	parts := make([]string, len(x.out.Calls))
+	for i := range x.out.Calls {
+		parts[i] = strconv.Itoa(i + 1)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// pointer resolves a JSON Pointer (RFC 6901) in a decoded JSON value.
+func pointer(v any, ptr string) (any, error) {
+	if ptr == "" {
+		return v, nil
+	}
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch t := v.(type) {
+		case map[string]any:
+			e, ok := t[tok]
+			if !ok {
+				return nil, fmt.Errorf("no field %q in the step's result", tok)
+			}
+			v = e
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(t) {
+				return nil, fmt.Errorf("no element %q in a list of %d", tok, len(t))
+			}
+			v = t[i]
+		default:
+			return nil, fmt.Errorf("cannot take %q of a %T", tok, v)
+		}
+	}
+	return v, nil
+}
+
+func escapePointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}

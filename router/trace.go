@@ -1,0 +1,113 @@
+package router
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"toolrouter/trajectory"
+)
+
+// StepKind names a trace step.
+type StepKind string
+
+// Trace step kinds.
+const (
+	StepSelect    StepKind = "select"    // a phase-1 model call
+	StepArguments StepKind = "arguments" // a phase-2 model call (one per attempt)
+	StepExecute   StepKind = "execute"   // a tool call
+	StepDedup     StepKind = "dedup"     // a call answered from an earlier identical call
+	StepTrim      StepKind = "trim"      // earlier results shortened to fit the context window
+	StepDeadline  StepKind = "deadline"  // the request deadline fired
+	StepCapped    StepKind = "capped"    // calls beyond max_tool_calls were not made
+	StepNative    StepKind = "native"    // a native-mode model call
+)
+
+// Step is one entry of an outcome's trace.
+type Step struct {
+	Index            int      `json:"index"`
+	Kind             StepKind `json:"kind"`
+	Round            int      `json:"round"`
+	Call             int      `json:"call,omitempty"` // the call's step number
+	Tool             string   `json:"tool,omitempty"`
+	Model            string   `json:"model,omitempty"`
+	StartMS          float64  `json:"start_ms"` // since the request started
+	DurationMS       float64  `json:"duration_ms"`
+	PromptTokens     int      `json:"prompt_tokens,omitempty"`
+	CompletionTokens int      `json:"completion_tokens,omitempty"`
+	Detail           string   `json:"detail,omitempty"`
+	Error            string   `json:"error,omitempty"`
+}
+
+// EventType names a streamed event.
+type EventType string
+
+// Events, in the order a request produces them; the HTTP layer adds complete and error.
+const (
+	EventSelectStart      EventType = "select_start"
+	EventSelectComplete   EventType = "select_complete"
+	EventToolCallStart    EventType = "tool_call_start"
+	EventToolCallComplete EventType = "tool_call_complete"
+	EventToolResult       EventType = "tool_result"
+	EventTrace            EventType = "trace"
+	EventComplete         EventType = "complete"
+	EventError            EventType = "error"
+)
+
+// Event is one progress report of a request, for streaming.
+type Event struct {
+	Type  EventType `json:"type"`
+	Round int       `json:"round,omitempty"`
+	// Step is set on select_complete and trace events.
+	Step *Step `json:"step,omitempty"`
+	// Call is set on tool_call_* and tool_result events.
+	Call *Call `json:"call,omitempty"`
+	// Selection is set on select_complete.
+	Selection *Selection `json:"selection,omitempty"`
+}
+
+// Selection is a phase-1 decision as streamed.
+type Selection struct {
+	Reasoning string   `json:"reasoning"`
+	UseTool   bool     `json:"use_tool"`
+	Tools     []string `json:"tools"`
+	NeedsMore bool     `json:"needs_more"`
+	Direct    bool     `json:"direct"`
+}
+
+// Recorder takes trajectory records without blocking; *trajectory.Writer satisfies it.
+type Recorder interface {
+	Record(trajectory.Record) bool
+}
+
+// record builds a trajectory record of one model call.
+func (x *run) record(kind string, step Step, msgs []api.Message, format []byte, raw string, parsed any, obs any, out trajectory.Outcome) {
+	if x.r.set.Recorder == nil {
+		return
+	}
+	state := make([]trajectory.Message, len(msgs))
+	for i, m := range msgs {
+		state[i] = trajectory.Message{Role: m.Role, Content: m.Content}
+	}
+	rec := trajectory.Record{
+		Time: time.Now(), RequestID: x.id, Step: int(x.recSeq.Add(1)), Kind: kind, Model: step.Model,
+		State: state, Format: format, Action: trajectory.Action{Raw: raw, Parsed: marshal(parsed)},
+		Observation: marshal(obs), Outcome: out, DurationMS: step.DurationMS,
+		PromptTokens: step.PromptTokens, CompletionTokens: step.CompletionTokens,
+	}
+	x.r.set.Recorder.Record(rec)
+}
+
+func marshal(v any) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func boolPtr(b bool) *bool { return &b }

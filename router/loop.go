@@ -75,7 +75,8 @@ func (x *run) twoPhase(ctx context.Context, snap *inventory.Snapshot, ps *prompt
 			}
 			break
 		}
-		if len(sel.Calls) > remaining {
+		capped := len(sel.Calls) > remaining
+		if capped {
 			x.addStep(Step{Kind: StepCapped, Round: round, StartMS: x.since(time.Now()),
 				Detail: fmt.Sprintf("%d calls selected, %d left in the budget of %d", len(sel.Calls), remaining, x.budget)})
 			sel.Calls = sel.Calls[:remaining]
@@ -88,6 +89,10 @@ func (x *run) twoPhase(ctx context.Context, snap *inventory.Snapshot, ps *prompt
 		}
 		if modelErr != nil {
 			return x.modelFailure(phase("writing arguments", round), modelErr)
+		}
+		if capped {
+			x.out.Stopped = StopMaxToolCalls
+			break
 		}
 		if !sel.NeedsMore && !failed {
 			x.out.Stopped = StopDone

@@ -44,7 +44,7 @@ func (x *run) subst(v any, path string, issues *[]schema.Issue) any {
 			return t
 		}
 		if m := refPattern.FindStringSubmatchIndex(t); m != nil && m[0] == 0 && m[1] == len(t) {
-			val, err := x.resolve(t)
+			val, _, err := x.resolve(t)
 			if err != nil {
 				*issues = append(*issues, schema.Issue{Path: path, Message: err.Error()})
 				return t
@@ -52,30 +52,28 @@ func (x *run) subst(v any, path string, issues *[]schema.Issue) any {
 			return val
 		}
 		return refPattern.ReplaceAllStringFunc(t, func(ref string) string {
-			val, err := x.resolve(ref)
+			_, text, err := x.resolve(ref)
 			if err != nil {
 				*issues = append(*issues, schema.Issue{Path: path, Message: err.Error()})
 				return ref
 			}
-			if s, ok := val.(string); ok {
-				return s
-			}
-			return string(marshal(val))
+			return text
 		})
 	}
 	return v
 }
 
-// resolve returns the value a reference names.
-func (x *run) resolve(ref string) (any, error) {
+// resolve returns the value a reference names, and its text for use inside a longer string (the
+// step's text result for a whole reference, the value itself or its JSON for a pointer).
+func (x *run) resolve(ref string) (any, string, error) {
 	m := refPattern.FindStringSubmatch(ref)
 	n, _ := strconv.Atoi(m[1])
 	if n < 1 || n > len(x.out.Calls) {
-		return nil, fmt.Errorf("%s refers to step %d, but the finished steps are %s", ref, n, x.stepList())
+		return nil, "", fmt.Errorf("%s refers to step %d, but the finished steps are %s", ref, n, x.stepList())
 	}
 	c := &x.out.Calls[n-1]
 	if !c.ok() {
-		return nil, fmt.Errorf("%s refers to step %d (%s), which failed: use another value", ref, n, qualified(c))
+		return nil, "", fmt.Errorf("%s refers to step %d (%s), which failed: use another value", ref, n, qualified(c))
 	}
 	value := c.Result.Structured
 	if value == nil {
@@ -89,13 +87,16 @@ func (x *run) resolve(ref string) (any, error) {
 		}
 	}
 	if m[2] == "" || m[2] == "#" {
-		return value, nil
+		return value, c.Result.Text, nil
 	}
 	got, err := pointer(value, m[3])
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", ref, err)
+		return nil, "", fmt.Errorf("%s: %v", ref, err)
 	}
-	return got, nil
+	if s, ok := got.(string); ok {
+		return got, s, nil
+	}
+	return got, string(marshal(got)), nil
 }
 
 func (x *run) stepList() string {

@@ -35,17 +35,22 @@ func newEnv(t *testing.T, set router.Settings, replies ...fakeollama.Reply) *env
 	return newEnvWith(t, set, model)
 }
 
-func newEnvWith(t *testing.T, set router.Settings, model *fakeollama.Server) *env {
+func builtinServer(name string) config.Server {
+	return config.Server{Transport: config.TransportBuiltin, Builtin: name, Purpose: name + " tools",
+		ConnectTimeout: config.Duration(60 * time.Second), CallTimeout: config.Duration(10 * time.Second)}
+}
+
+// newEnvWith wires the router to model, the calculator, the fault server and any extra servers.
+func newEnvWith(t *testing.T, set router.Settings, model *fakeollama.Server, extra ...map[string]config.Server) *env {
 	t.Helper()
 	faults := testmcp.NewFaults()
-	builtin := func(name string) config.Server {
-		return config.Server{Transport: config.TransportBuiltin, Builtin: name, Purpose: name + " tools",
-			ConnectTimeout: config.Duration(10 * time.Second), CallTimeout: config.Duration(10 * time.Second)}
+	servers := map[string]config.Server{"calculator": builtinServer("calculator"), "faults": builtinServer("faults")}
+	for _, m := range extra {
+		for k, v := range m {
+			servers[k] = v
+		}
 	}
-	inv := inventory.New(map[string]config.Server{
-		"calculator": builtin("calculator"),
-		"faults":     builtin("faults"),
-	}, inventory.Options{Logger: quiet, InProcess: map[string]*server.MCPServer{"faults": faults.MCPServer}})
+	inv := inventory.New(servers, inventory.Options{Logger: quiet, InProcess: map[string]*server.MCPServer{"faults": faults.MCPServer}})
 	inv.Start(context.Background())
 	t.Cleanup(inv.Close)
 	if set.Model == "" {

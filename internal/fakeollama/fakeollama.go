@@ -20,6 +20,8 @@ import (
 type Reply struct {
 	// Content is the assistant message text.
 	Content string
+	// ToolCalls are native-mode tool calls, sent in the final message.
+	ToolCalls []api.ToolCall
 	// Status, when not 0 or 200, answers with that status and {"error": Error}.
 	Status int
 	Error  string
@@ -31,6 +33,8 @@ type Reply struct {
 	Hang bool
 	// Raw, when set, is written as the body verbatim (status 200).
 	Raw string
+	// Delay answers after this long (for benchmarks of fixed-time models; tests should not need it).
+	Delay time.Duration
 }
 
 // Server is a fake Ollama.
@@ -133,6 +137,17 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reply := s.next(req)
+	if reply.Delay > 0 {
+		t := time.NewTimer(reply.Delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			return
+		case <-s.quit:
+			return
+		}
+	}
 	switch {
 	case reply.Hang:
 		select {
@@ -161,6 +176,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		final.Message.Content = reply.Content
+		final.Message.ToolCalls = reply.ToolCalls
 		writeJSON(w, final)
 		return
 	}
@@ -172,6 +188,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if !reply.NoDone {
+		final.Message.ToolCalls = reply.ToolCalls
 		writeJSON(w, final)
 	}
 }

@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -17,8 +19,18 @@ import (
 type Faults struct {
 	*server.MCPServer
 
-	mu    sync.Mutex // guards calls
-	calls []Call
+	mu        sync.Mutex // guards calls, intervals, arrived, released
+	calls     []Call
+	intervals []Interval
+	arrived   int
+	released  bool
+	release   chan struct{} // closed when a barrier call sees enough parties
+}
+
+// Interval is when one call of a tool ran.
+type Interval struct {
+	Tool       string
+	Start, End time.Time
 }
 
 // Call is one call a Faults tool received.
@@ -40,8 +52,40 @@ const RawSchema = `{"$schema":"https://json-schema.org/draft/2020-12/schema","ty
 //   - echo: {message: string, required} answers the message
 //   - strict: RawSchema; answers the arguments as JSON
 //   - crash: exits the process (only meaningful over stdio)
+//   - barrier: {parties: integer} returns once that many barrier calls are running at the same
+//     time (or its call is cancelled), so a test can prove calls overlap without sleeping
+//   - long: {bytes: integer} answers that many bytes of text
 func NewFaults() *Faults {
-	f := &Faults{MCPServer: server.NewMCPServer("faults", "1.0.0", server.WithToolCapabilities(true))}
+	f := &Faults{MCPServer: server.NewMCPServer("faults", "1.0.0", server.WithToolCapabilities(true)), release: make(chan struct{})}
+	f.AddTool(mcp.NewTool("barrier", mcp.WithDescription("Waits for its peers."),
+		mcp.WithNumber("parties", mcp.Required(), mcp.Description("How many calls must run at once")),
+		mcp.WithString("id", mcp.Description("Tells calls apart"))),
+		f.record(func(ctx context.Context, args map[string]any) (*mcp.CallToolResult, error) {
+			parties, _ := args["parties"].(float64)
+			f.mu.Lock()
+			f.arrived++
+			if !f.released && float64(f.arrived) >= parties {
+				f.released = true
+				close(f.release)
+			}
+			f.mu.Unlock()
+			select {
+			case <-f.release:
+				return mcp.NewToolResultText("released"), nil
+			case <-ctx.Done():
+				return mcp.NewToolResultError("barrier: not enough parties arrived"), nil
+			}
+		}))
+	f.AddTool(mcp.NewTool("long", mcp.WithDescription("Answers a long text."),
+		mcp.WithNumber("bytes", mcp.Required(), mcp.Description("Length of the answer"))),
+		f.record(func(_ context.Context, args map[string]any) (*mcp.CallToolResult, error) {
+			n, _ := args["bytes"].(float64)
+			var b strings.Builder
+			for i := 0; b.Len() < int(n); i++ {
+				fmt.Fprintf(&b, "line %d of a long tool result. ", i)
+			}
+			return mcp.NewToolResultText(b.String()[:int(n)]), nil
+		}))
 	f.AddTool(mcp.NewTool("fail", mcp.WithDescription("Always fails.")), f.record(func(context.Context, map[string]any) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultError("the tool failed on purpose"), nil
 	}))
@@ -73,10 +117,15 @@ func NewFaults() *Faults {
 
 func (f *Faults) record(h func(context.Context, map[string]any) (*mcp.CallToolResult, error)) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		start := time.Now()
 		f.mu.Lock()
 		f.calls = append(f.calls, Call{Tool: req.Params.Name, Args: req.GetArguments()})
 		f.mu.Unlock()
-		return h(ctx, req.GetArguments())
+		res, err := h(ctx, req.GetArguments())
+		f.mu.Lock()
+		f.intervals = append(f.intervals, Interval{Tool: req.Params.Name, Start: start, End: time.Now()})
+		f.mu.Unlock()
+		return res, err
 	}
 }
 
@@ -85,6 +134,13 @@ func (f *Faults) Calls() []Call {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]Call(nil), f.calls...)
+}
+
+// Intervals returns when each finished call ran.
+func (f *Faults) Intervals() []Interval {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Interval(nil), f.intervals...)
 }
 
 // EnvServe is the environment variable that makes a test binary serve Faults over stdio.

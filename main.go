@@ -30,6 +30,7 @@ import (
 	"toolrouter/provider"
 	"toolrouter/router"
 	"toolrouter/server"
+	"toolrouter/trajectory"
 )
 
 func main() {
@@ -61,6 +62,15 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 		MaxIdleConnsPerHost: 64,
 		IdleConnTimeout:     90 * time.Second,
 	}})
+	traj, err := openTrajectory(cfg.Trajectory, logger)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = traj.Close(ctx)
+	}()
 	rt := router.New(ollama, inv, inv, router.Settings{
 		Model:            cfg.Ollama.Model,
 		KeepAlive:        cfg.Ollama.KeepAlive.D(),
@@ -71,6 +81,12 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 		ExecuteTimeout:   cfg.Router.ExecuteTimeout.D(),
 		RepairAttempts:   cfg.Router.RepairAttempts,
 		OnModelFailure:   router.FailureMode(cfg.Router.OnModelFailure),
+		Mode:             router.Mode(cfg.Router.Mode),
+		MaxToolCalls:     cfg.Router.MaxToolCalls,
+		ParallelCalls:    cfg.Router.ParallelCalls,
+		Deadline:         cfg.Router.Deadline.D(),
+		ContextReserve:   cfg.Router.ContextReserve,
+		Recorder:         recorder(traj),
 	}, logger)
 
 	switch cmd {
@@ -184,6 +200,26 @@ func serveBuiltin(ctx context.Context, args []string) error {
 		return err
 	}
 	return nil
+}
+
+// openTrajectory opens the trajectory log when one is configured; a nil writer records nothing.
+func openTrajectory(c config.Trajectory, logger *slog.Logger) (*trajectory.Writer, error) {
+	if c.Path == "" {
+		return nil, nil
+	}
+	w, err := trajectory.Open(trajectory.Options{Path: c.Path, MaxBytes: c.MaxBytes, MaxFiles: c.MaxFiles, QueueSize: c.QueueSize, Logger: logger})
+	if err != nil {
+		return nil, fmt.Errorf("opening trajectory log: %w", err)
+	}
+	return w, nil
+}
+
+// recorder keeps a nil writer from becoming a non-nil interface.
+func recorder(w *trajectory.Writer) router.Recorder {
+	if w == nil {
+		return nil
+	}
+	return w
 }
 
 func mustURL(s string) *url.URL {

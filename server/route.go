@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
@@ -20,6 +21,9 @@ type routeRequest struct {
 	Query   *string          `json:"query"`
 	History []router.Message `json:"history"`
 	Caller  string           `json:"caller"`
+	// MaxToolCalls and DeadlineMS lower the configured ceilings for this request.
+	MaxToolCalls *int `json:"max_tool_calls"`
+	DeadlineMS   *int `json:"deadline_ms"`
 }
 
 const maxCallerBytes = 128
@@ -51,6 +55,10 @@ func (h *handlers) decodeRoute(body []byte) (router.Request, error) {
 		return router.Request{}, badRequest("history_too_long", fmt.Sprintf("history has %d messages; the limit is %d", len(req.History), h.o.MaxHistory))
 	case len(req.Caller) > maxCallerBytes:
 		return router.Request{}, badRequest("caller_too_long", fmt.Sprintf("caller is %d bytes; the limit is %d", len(req.Caller), maxCallerBytes))
+	case req.MaxToolCalls != nil && *req.MaxToolCalls < 1:
+		return router.Request{}, badRequest("bad_max_tool_calls", fmt.Sprintf("max_tool_calls must be at least 1, got %d", *req.MaxToolCalls))
+	case req.DeadlineMS != nil && *req.DeadlineMS < 1:
+		return router.Request{}, badRequest("bad_deadline", fmt.Sprintf("deadline_ms must be at least 1, got %d", *req.DeadlineMS))
 	}
 	total := len(*req.Query)
 	for i, m := range req.History {
@@ -62,7 +70,14 @@ func (h *handlers) decodeRoute(body []byte) (router.Request, error) {
 	if total > 4*h.o.MaxQueryBytes {
 		return router.Request{}, badRequest("history_too_long", fmt.Sprintf("query and history are %d bytes; the limit is %d", total, 4*h.o.MaxQueryBytes))
 	}
-	return router.Request{Query: *req.Query, History: req.History, Caller: req.Caller}, nil
+	out := router.Request{Query: *req.Query, History: req.History, Caller: req.Caller}
+	if req.MaxToolCalls != nil {
+		out.MaxToolCalls = *req.MaxToolCalls // the router never lets it exceed the configured ceiling
+	}
+	if req.DeadlineMS != nil {
+		out.Deadline = time.Duration(*req.DeadlineMS) * time.Millisecond // likewise
+	}
+	return out, nil
 }
 
 // jsonError turns a decoding error into a 400 that says where the problem is.
@@ -85,7 +100,7 @@ func jsonError(err error) error {
 		}
 		return badRequest("wrong_type", fmt.Sprintf("%s must be %s, got %s", field, jsonType(typ.Type.String()), typ.Value))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return badRequest("unknown_field", strings.TrimPrefix(err.Error(), "json: ")+"; allowed: query, history, caller")
+		return badRequest("unknown_field", strings.TrimPrefix(err.Error(), "json: ")+"; allowed: query, history, caller, max_tool_calls, deadline_ms")
 	}
 	return badRequest("malformed_json", "malformed JSON: "+err.Error())
 }

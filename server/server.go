@@ -44,6 +44,7 @@ type Options struct {
 	ReadTimeout     time.Duration
 	WriteTimeout    time.Duration
 	ProbeTimeout    time.Duration // /readyz model probe; default 2 s
+	StreamHeartbeat time.Duration // keep-alive comment interval on streams; default 2 s
 	Logger          *slog.Logger
 	DisableRecovery bool // tests of the recover middleware keep it on; nothing else sets this
 }
@@ -69,6 +70,9 @@ func New(d Deps, o Options) *fiber.App {
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = 120 * time.Second
 	}
+	if o.StreamHeartbeat <= 0 {
+		o.StreamHeartbeat = 2 * time.Second
+	}
 	if o.ProbeTimeout <= 0 {
 		o.ProbeTimeout = 2 * time.Second
 	}
@@ -88,6 +92,7 @@ func New(d Deps, o Options) *fiber.App {
 		o.Logger.Error("panic in handler", "path", c.Path(), "panic", e)
 	}}))
 	app.Post("/v1/route", h.route)
+	app.Post("/v1/route/stream", h.routeStream)
 	app.Get("/v1/inventory", h.inventory)
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	app.Get("/readyz", h.readyz)
@@ -207,25 +212,30 @@ func badRequest(code, msg string) *apiError {
 
 // errorHandler is the one place errors become HTTP statuses.
 func (h *handlers) errorHandler(c *fiber.Ctx, err error) error {
+	status, code, msg := h.classify(err)
+	return c.Status(status).JSON(fiber.Map{"error": fiber.Map{"code": code, "message": msg}})
+}
+
+// classify is the one place an error becomes an HTTP status, a code and a message.
+func (h *handlers) classify(err error) (int, string, string) {
 	var (
 		ae *apiError
 		fe *fiber.Error
 	)
 	switch {
 	case errors.As(err, &ae):
+		return ae.status, ae.code, ae.msg
 	// A deadline is checked before ErrModel: in Fail mode the router wraps a model call cut short by
 	// the request (or call) timeout in ErrModel, and that is a timeout, not an unavailable model.
 	case errors.Is(err, context.DeadlineExceeded):
-		ae = &apiError{status: fiber.StatusGatewayTimeout, code: "timeout", msg: err.Error()}
+		return fiber.StatusGatewayTimeout, "timeout", err.Error()
 	case errors.Is(err, router.ErrModel):
-		ae = &apiError{status: fiber.StatusBadGateway, code: "model_unavailable", msg: err.Error()}
+		return fiber.StatusBadGateway, "model_unavailable", err.Error()
 	case errors.As(err, &fe):
-		ae = &apiError{status: fe.Code, code: fiberCode(fe.Code), msg: fe.Message}
-	default:
-		h.o.Logger.Error("internal error", "path", c.Path(), "err", err)
-		ae = &apiError{status: fiber.StatusInternalServerError, code: "internal", msg: "internal error"}
+		return fe.Code, fiberCode(fe.Code), fe.Message
 	}
-	return c.Status(ae.status).JSON(fiber.Map{"error": fiber.Map{"code": ae.code, "message": ae.msg}})
+	h.o.Logger.Error("internal error", "err", err)
+	return fiber.StatusInternalServerError, "internal", "internal error"
 }
 
 func fiberCode(status int) string {

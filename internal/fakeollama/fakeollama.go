@@ -43,6 +43,7 @@ type Server struct {
 	// Models are the names /api/tags lists.
 	Models []string
 
+	aborted  chan struct{} // one value per hung request whose client gave up
 	quit     chan struct{}
 	quitOnce sync.Once
 
@@ -78,7 +79,7 @@ func (s *Server) Close() {
 
 // start starts a fake; with a test, the test's cleanup closes it.
 func start(t testing.TB, replies []Reply, fn func(api.ChatRequest) Reply) *Server {
-	s := &Server{script: replies, fn: fn, quit: make(chan struct{}), Models: []string{"fake:latest"}}
+	s := &Server{script: replies, fn: fn, quit: make(chan struct{}), aborted: make(chan struct{}, 16), Models: []string{"fake:latest"}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/chat", s.chat)
 	mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, _ *http.Request) {
@@ -104,6 +105,9 @@ func (s *Server) Client() *api.Client {
 	u, _ := url.Parse(s.URL)
 	return api.NewClient(u, s.Server.Client())
 }
+
+// Aborted receives once for each hung request whose client went away (up to 16 pending).
+func (s *Server) Aborted() <-chan struct{} { return s.aborted }
 
 // Requests returns the chat requests received so far, in order.
 func (s *Server) Requests() []api.ChatRequest {
@@ -152,6 +156,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	case reply.Hang:
 		select {
 		case <-r.Context().Done():
+			select {
+			case s.aborted <- struct{}{}:
+			default:
+			}
 		case <-s.quit:
 		}
 		return

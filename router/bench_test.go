@@ -148,4 +148,3 @@ func BenchmarkPromptGrowth(b *testing.B) {
 		})
 	}
 }
-

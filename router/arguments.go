@@ -53,7 +53,7 @@ func (x *run) arguments(reqCtx context.Context, ps *promptSet, tool *inventory.T
 		rep, err := x.r.complete(ctx, msgs, format, nil)
 		step := x.modelStep(StepArguments, c.Round, ts, rep)
 		step.Call, step.Tool = c.Step, tool.Qualified
-		x.addUsage(rep, new(float64), 0)
+		x.addUsage(rep, &x.out.Timings.Arguments, rep.Duration)
 		if err != nil {
 			step.Error = err.Error()
 			x.addStep(step)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -302,18 +301,16 @@ func (x *run) finish(err error) (*Outcome, error) {
 	if !out.UseTool {
 		out.Direct = false
 	}
-	sort.SliceStable(out.Trace, func(i, j int) bool { return out.Trace[i].StartMS < out.Trace[j].StartMS })
-	for i := range out.Trace {
-		out.Trace[i].Index = i + 1
-	}
 	return out, err
 }
 
-// addStep appends a trace step.
-func (x *run) addStep(s Step) {
+// addStep appends a trace step, numbering steps in the order they finish, and returns it.
+func (x *run) addStep(s Step) Step {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	s.Index = len(x.out.Trace) + 1
 	x.out.Trace = append(x.out.Trace, s)
+	return s
 }
 
 // emit reports an event to the request's observer, one at a time.

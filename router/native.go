@@ -62,7 +62,7 @@ func (x *run) native(ctx context.Context, snap *inventory.Snapshot, tools []*inv
 			sel.Tools = append(sel.Tools, tc.Function.Name)
 		}
 		step.Detail = strings.Join(sel.Tools, ", ")
-		x.addStep(step)
+		step = x.addStep(step)
 		x.record("native", step, msgs, nil, rep.Text, rep.ToolCalls, nil, trajectory.Outcome{})
 		x.emit(Event{Type: EventSelectComplete, Round: round, Step: &step, Selection: &sel})
 		if round == 1 {

@@ -106,8 +106,8 @@ func TestRouteHappyPath(t *testing.T) {
 	if out.Usage != want {
 		t.Errorf("got usage %+v, want %+v", out.Usage, want)
 	}
-	if out.Timings.Total <= 0 || out.Timings.Total < out.Timings.Select {
-		t.Errorf("got timings %+v, want total > 0 and ≥ select", out.Timings)
+	if out.Timings.Total <= 0 || out.Timings.Total < out.Timings.Select || out.Timings.Arguments <= 0 {
+		t.Errorf("got timings %+v, want arguments > 0 and total > 0 and ≥ select", out.Timings)
 	}
 
 	reqs := e.model.Requests()

@@ -76,7 +76,7 @@ func (x *run) selectRound(ctx context.Context, ps *promptSet, round, remaining i
 	sel.check(ps.names)
 	x.rounds = append(x.rounds, roundLog{answer: rep.Text})
 	step.Detail = sel.summary()
-	x.addStep(step)
+	step = x.addStep(step)
 	x.record("select", step, msgs, format, rep.Text, sel, nil, trajectory.Outcome{SchemaValid: boolPtr(true)})
 	x.emit(Event{Type: EventSelectComplete, Round: round, Step: &step, Selection: sel.public()})
 	return sel, nil

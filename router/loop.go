@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -288,6 +289,9 @@ func (x *run) finish(err error) (*Outcome, error) {
 	out := x.out
 	out.RequestID = x.id
 	out.Timings.Total = ms(time.Since(x.start))
+	for _, v := range []*float64{&out.Timings.Select, &out.Timings.Arguments, &out.Timings.Execute} {
+		*v = math.Round(*v*1000) / 1000
+	}
 	for i := range out.Calls {
 		c := &out.Calls[i]
 		if c.Arguments != nil || (c.Error != nil && c.Error.Code == CodeInvalidArguments) {

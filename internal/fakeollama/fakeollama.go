@@ -47,6 +47,8 @@ type Server struct {
 	quit     chan struct{}
 	quitOnce sync.Once
 
+	unrecorded bool // set by Start before any request: keep no requests
+
 	mu       sync.Mutex // guards script, requests
 	script   []Reply
 	fn       func(api.ChatRequest) Reply
@@ -66,9 +68,12 @@ func NewFunc(t testing.TB, fn func(api.ChatRequest) Reply) *Server {
 }
 
 // Start starts a fake outside a test (the benchmark harness's plumbing runs and load test) that
-// answers each chat request with fn(req); fn must be safe for concurrent use. The caller must Close it.
+// answers each chat request with fn(req); fn must be safe for concurrent use. It does not record
+// requests (Requests returns none), so a long load test does not grow it. The caller must Close it.
 func Start(fn func(api.ChatRequest) Reply) *Server {
-	return start(nil, nil, fn)
+	s := start(nil, nil, fn)
+	s.unrecorded = true
+	return s
 }
 
 // Close releases requests that hang and stops the server; it may be called more than once.
@@ -118,7 +123,9 @@ func (s *Server) Requests() []api.ChatRequest {
 
 func (s *Server) next(req api.ChatRequest) Reply {
 	s.mu.Lock()
-	s.requests = append(s.requests, req)
+	if !s.unrecorded {
+		s.requests = append(s.requests, req)
+	}
 	fn := s.fn
 	if fn == nil {
 		defer s.mu.Unlock()

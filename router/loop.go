@@ -39,12 +39,7 @@ type run struct {
 // twoPhase runs selection rounds until the model needs no more tools, the budget is spent or the
 // deadline fires.
 func (x *run) twoPhase(ctx context.Context, snap *inventory.Snapshot, ps *promptSet) error {
-	x.base = append(x.base, api.Message{Role: "system", Content: ps.text})
-	for _, h := range x.req.History {
-		x.base = append(x.base, api.Message{Role: h.Role, Content: h.Content})
-	}
-	x.base = append(x.base, api.Message{Role: "user", Content: x.req.Query})
-	x.seen = map[string]int{}
+	x.begin(ps.text)
 
 	direct := false
 	for round := 1; ; round++ {
@@ -101,6 +96,16 @@ func (x *run) twoPhase(ctx context.Context, snap *inventory.Snapshot, ps *prompt
 	}
 	x.out.Direct = direct && (x.out.Stopped == StopDone || x.out.Stopped == StopMaxToolCalls) && x.allOK()
 	return nil
+}
+
+// begin starts the transcript: the system prompt, the history, the query last.
+func (x *run) begin(system string) {
+	x.base = append(x.base, api.Message{Role: "system", Content: system})
+	for _, h := range x.req.History {
+		x.base = append(x.base, api.Message{Role: h.Role, Content: h.Content})
+	}
+	x.base = append(x.base, api.Message{Role: "user", Content: x.req.Query})
+	x.seen = map[string]int{}
 }
 
 func phase(name string, round int) string {

@@ -24,12 +24,7 @@ const nativeSystem = "You can call the tools provided to answer the user's query
 // and the model may call again in the next round.
 func (x *run) native(ctx context.Context, snap *inventory.Snapshot, tools []*inventory.Tool) error {
 	defs, byName := nativeTools(tools)
-	x.base = append(x.base, api.Message{Role: "system", Content: nativeSystem})
-	for _, h := range x.req.History {
-		x.base = append(x.base, api.Message{Role: h.Role, Content: h.Content})
-	}
-	x.base = append(x.base, api.Message{Role: "user", Content: x.req.Query})
-	x.seen = map[string]int{}
+	x.begin(nativeSystem)
 
 	for round := 1; ; round++ {
 		remaining := x.budget - len(x.out.Calls)

@@ -174,7 +174,8 @@ func TestParallelCallsOverlap(t *testing.T) {
 }
 
 func TestDedup(t *testing.T) {
-	e := newEnv(t, router.Settings{},
+	// One call at a time, so the scripted arguments reach the calls in selection order.
+	e := newEnv(t, router.Settings{ParallelCalls: 1},
 		choose(true, false, "faults.count"), callArgs(map[string]any{"n": 3}),
 		choose(false, false, "faults.count", "faults.echo"), callArgs(map[string]any{"n": 3.0}), callArgs(map[string]any{"message": "hi"}))
 	out, err := e.router.Route(context.Background(), router.Request{Query: "q"})

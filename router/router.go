@@ -90,6 +90,15 @@ type Settings struct {
 	ContextReserve int
 	// Recorder, if set, receives a trajectory record of every step.
 	Recorder Recorder
+	// Access, if set, limits the tools each caller is offered and may call.
+	Access Access
+}
+
+// Access decides which tools a request's caller may use (seed 004's access lists).
+type Access interface {
+	// Policy names the caller's policy (callers sharing a policy share cached prompts) and says
+	// whether it permits a qualified tool name.
+	Policy(caller string) (name string, permits func(tool string) bool)
 }
 
 // Router runs the rounds. It is safe for concurrent use.
@@ -100,8 +109,8 @@ type Router struct {
 	set   Settings
 	log   *slog.Logger
 
-	promptMu sync.Mutex // guards prompts
-	prompts  *promptSet
+	promptMu sync.Mutex            // guards prompts
+	prompts  map[string]*promptSet // by access policy, all of one inventory version
 }
 
 // New returns a Router.
@@ -178,7 +187,7 @@ func (r *Router) Route(ctx context.Context, req Request) (*Outcome, error) {
 	x.deadline = deadline.Round(time.Millisecond)
 
 	snap := r.inv.Snapshot()
-	tools := snap.Available()
+	policy, tools := r.allowed(snap, req.Caller)
 	var err error
 	switch {
 	case len(tools) == 0:
@@ -188,11 +197,27 @@ func (r *Router) Route(ctx context.Context, req Request) (*Outcome, error) {
 		err = x.native(ctx, snap, tools)
 	default:
 		var ps *promptSet
-		if ps, err = r.promptSet(snap, tools); err == nil {
+		if ps, err = r.promptSet(snap, policy, tools); err == nil {
 			err = x.twoPhase(ctx, snap, ps)
 		}
 	}
 	return x.finish(err)
+}
+
+// allowed returns the caller's policy name and the available tools it permits.
+func (r *Router) allowed(snap *inventory.Snapshot, caller string) (string, []*inventory.Tool) {
+	tools := snap.Available()
+	if r.set.Access == nil {
+		return "", tools
+	}
+	name, permits := r.set.Access.Policy(caller)
+	kept := tools[:0]
+	for _, t := range tools {
+		if permits(t.Qualified) {
+			kept = append(kept, t)
+		}
+	}
+	return name, kept
 }
 
 func (r *Router) newRun(req Request) *run {

@@ -148,13 +148,18 @@ func (x *run) selectMessages() ([]api.Message, error) {
 	return msgs, nil
 }
 
-// promptSet returns the prompts of the snapshot's inventory version, rendering the phase-1
-// prompt and the selection enum once per version.
-func (r *Router) promptSet(snap *inventory.Snapshot, tools []*inventory.Tool) (*promptSet, error) {
+// promptSet returns the prompts of the snapshot's inventory version for an access policy,
+// rendering the phase-1 prompt and the selection enum once per version and policy.
+func (r *Router) promptSet(snap *inventory.Snapshot, policy string, tools []*inventory.Tool) (*promptSet, error) {
 	r.promptMu.Lock()
 	defer r.promptMu.Unlock()
-	if r.prompts != nil && r.prompts.version == snap.Version {
-		return r.prompts, nil
+	if ps, ok := r.prompts[policy]; ok && ps.version == snap.Version {
+		return ps, nil
+	}
+	for k, ps := range r.prompts {
+		if ps.version != snap.Version {
+			delete(r.prompts, k)
+		}
 	}
 	text, err := prompts.Select(promptServers(snap, tools))
 	if err != nil {
@@ -168,8 +173,12 @@ func (r *Router) promptSet(snap *inventory.Snapshot, tools []*inventory.Tool) (*
 	}
 	enum = append(enum, noneTool)
 	b, _ := json.Marshal(enum)
-	r.prompts = &promptSet{version: snap.Version, text: text, enum: b, names: names, args: map[string]string{}}
-	return r.prompts, nil
+	ps := &promptSet{version: snap.Version, text: text, enum: b, names: names, args: map[string]string{}}
+	if r.prompts == nil {
+		r.prompts = map[string]*promptSet{}
+	}
+	r.prompts[policy] = ps
+	return ps, nil
 }
 
 // selectionFormat is the phase-1 `format` schema: at most `remaining` calls, each an enum of the

@@ -19,7 +19,15 @@
 //
 // Unknown keys in the file, the environment or the flags are rejected so
 // that typos do not go unnoticed; only servers.<name>.env,
-// servers.<name>.headers and ollama.options are free-form.
+// servers.<name>.headers, ollama.options and the options of council members
+// are free-form. A key that would hold a secret (api_key, token, ...) is
+// refused with a pointer to providers.<name>.api_key_env: API keys are read
+// from the environment variable it names, never from configuration.
+//
+// Council members (a list) come from the config file; each gets provider
+// "ollama", timeout 60s and its model as its name unless it sets them. The
+// provider "ollama" always exists and, without a base_url, follows
+// ollama.host.
 package config
 
 import (
@@ -55,6 +63,10 @@ type Config struct {
 	// Trajectory is the optional log of routing steps for fine-tuning.
 	Trajectory Trajectory        `koanf:"trajectory" json:"trajectory"`
 	Servers    map[string]Server `koanf:"servers" json:"servers"`
+	// Providers are the model servers the router and the council use, by name.
+	Providers map[string]Provider `koanf:"providers" json:"providers"`
+	// Council is the council of models that synthesises answers; no members disables it.
+	Council Council `koanf:"council" json:"council"`
 }
 
 // Ollama configures the model server and the model used for routing.
@@ -106,6 +118,9 @@ type Router struct {
 	// ContextReserve is the number of tokens of num_ctx kept free for the
 	// model's answer when earlier results are trimmed to fit.
 	ContextReserve int `koanf:"context_reserve" json:"context_reserve"`
+	// Provider names the provider (a key of providers) serving the
+	// tool-calling model ollama.model; "ollama" by default.
+	Provider string `koanf:"provider" json:"provider"`
 }
 
 // Mode is the routing mode (router.mode).
@@ -164,6 +179,87 @@ const (
 
 // Transports lists the valid transports.
 var Transports = []Transport{TransportBuiltin, TransportStdio, TransportStreamableHTTP, TransportSSE}
+
+// ProviderType is the wire protocol of a model provider.
+type ProviderType string
+
+// Values of ProviderType.
+const (
+	// ProviderOllama is Ollama's /api/chat.
+	ProviderOllama ProviderType = "ollama"
+	// ProviderOpenAI is any OpenAI-compatible /chat/completions endpoint.
+	ProviderOpenAI ProviderType = "openai"
+)
+
+// DefaultProvider is the provider that is always configured: Ollama at
+// ollama.host.
+const DefaultProvider = "ollama"
+
+// Provider configures one model server; its name is its key in
+// Config.Providers.
+type Provider struct {
+	Type ProviderType `koanf:"type" json:"type"`
+	// BaseURL is the server's API base URL: for "openai" the URL that
+	// /chat/completions is appended to ("https://api.openai.com/v1"); for
+	// "ollama" the server's URL, empty meaning ollama.host.
+	BaseURL string `koanf:"base_url" json:"base_url"`
+	// APIKeyEnv names the environment variable holding the API key ("openai"
+	// only). The key itself never goes in configuration.
+	APIKeyEnv string `koanf:"api_key_env" json:"api_key_env,omitempty"`
+}
+
+// Provider returns the named provider with its base URL resolved (an
+// "ollama" provider without one gets ollama.host).
+func (c Config) Provider(name string) (Provider, bool) {
+	p, ok := c.Providers[name]
+	if ok && p.Type == ProviderOllama && p.BaseURL == "" {
+		p.BaseURL = c.Ollama.Host
+	}
+	return p, ok
+}
+
+// Council configures the council of models (see package council).
+type Council struct {
+	// Members answer in parallel; empty disables the council. Lists come
+	// from the config file only.
+	Members []Member `koanf:"members" json:"members"`
+	// Chairman writes the final answer from the members' answers.
+	Chairman Member `koanf:"chairman" json:"chairman"`
+	// PeerReview runs the anonymised ranking stage.
+	PeerReview bool `koanf:"peer_review" json:"peer_review"`
+	// Quorum is how many members must answer for the council to go on.
+	Quorum int `koanf:"quorum" json:"quorum"`
+	// StageTimeout bounds each stage as a whole; 0 leaves only the
+	// members' timeouts and the request's.
+	StageTimeout Duration `koanf:"stage_timeout" json:"stage_timeout"`
+}
+
+// Enabled reports whether the council has members.
+func (c Council) Enabled() bool { return len(c.Members) > 0 }
+
+// Member configures one council member or the chairman.
+type Member struct {
+	// Name identifies the member in results and logs; it defaults to the
+	// model.
+	Name string `koanf:"name" json:"name"`
+	// Provider is a key of providers; "ollama" by default.
+	Provider string `koanf:"provider" json:"provider"`
+	// Model is the model id at the provider.
+	Model string `koanf:"model" json:"model"`
+	// Timeout bounds each call to the member (default 60s).
+	Timeout Duration `koanf:"timeout" json:"timeout"`
+	// Options are model options in Ollama's names (temperature, top_p,
+	// seed, num_predict, stop, ...); free-form.
+	Options map[string]any `koanf:"options" json:"options,omitempty"`
+	// PricePromptPerMTok and PriceCompletionPerMTok, in dollars per million
+	// tokens, give each call a cost.
+	PricePromptPerMTok     float64 `koanf:"price_prompt_per_mtok" json:"price_prompt_per_mtok,omitempty"`
+	PriceCompletionPerMTok float64 `koanf:"price_completion_per_mtok" json:"price_completion_per_mtok,omitempty"`
+}
+
+// DefaultMemberTimeout is the timeout of a council member that does not set
+// its own.
+const DefaultMemberTimeout = 60 * time.Second
 
 // Server configures one MCP server; its name is its key in Config.Servers.
 type Server struct {
@@ -285,6 +381,7 @@ func Default() Config {
 			ParallelCalls:    4,
 			Deadline:         Duration(60 * time.Second),
 			ContextReserve:   1024,
+			Provider:         DefaultProvider,
 		},
 		Trajectory: Trajectory{MaxBytes: 64 << 20, MaxFiles: 5, QueueSize: 1024},
 		HTTP: HTTP{
@@ -293,6 +390,15 @@ func Default() Config {
 			WriteTimeout:    Duration(120 * time.Second),
 			RequestTimeout:  Duration(120 * time.Second),
 			ShutdownTimeout: Duration(10 * time.Second),
+		},
+		Providers: map[string]Provider{
+			DefaultProvider: {Type: ProviderOllama},
+		},
+		Council: Council{
+			Members:    []Member{},
+			Chairman:   Member{Name: "chairman", Provider: DefaultProvider, Timeout: Duration(DefaultMemberTimeout)},
+			PeerReview: true,
+			Quorum:     2,
 		},
 		Servers: map[string]Server{
 			"calculator": {

@@ -40,7 +40,7 @@ func Load(path string, flags map[string]any) (Config, error) {
 		}
 		raw := fk.Raw()
 		for _, k := range unknownKeys(raw) {
-			unknown = append(unknown, fmt.Errorf("config file %s: unknown key %q", path, k))
+			unknown = append(unknown, unknownKey(fmt.Sprintf("config file %s", path), k))
 		}
 		if err := ko.Load(confmap.Provider(raw, ""), nil); err != nil {
 			return Config{}, fmt.Errorf("config: merging config file %s: %w", path, err)
@@ -62,7 +62,7 @@ func Load(path string, flags map[string]any) (Config, error) {
 	for _, k := range unknownKeys(envRaw) {
 		for key, name := range vars {
 			if key == k || strings.HasPrefix(key, k+".") {
-				unknown = append(unknown, fmt.Errorf("environment variable %s: unknown key %q", name, k))
+				unknown = append(unknown, unknownKey("environment variable "+name, k))
 			}
 		}
 	}
@@ -76,7 +76,7 @@ func Load(path string, flags map[string]any) (Config, error) {
 			return Config{}, fmt.Errorf("config: reading flags: %w", err)
 		}
 		for _, k := range unknownKeys(flagRaw) {
-			unknown = append(unknown, fmt.Errorf("flags: unknown key %q", k))
+			unknown = append(unknown, unknownKey("flags", k))
 		}
 		if err := ko.Load(confmap.Provider(flagRaw, ""), nil); err != nil {
 			return Config{}, fmt.Errorf("config: merging flags: %w", err)
@@ -88,6 +88,7 @@ func Load(path string, flags map[string]any) (Config, error) {
 
 	raw := ko.Raw()
 	addServerDefaults(raw)
+	addCouncilDefaults(raw)
 	cfg, err := decode(raw)
 	if err != nil {
 		return Config{}, err
@@ -160,7 +161,62 @@ func decode(raw map[string]any) (Config, error) {
 	for k, v := range cfg.Ollama.Options {
 		cfg.Ollama.Options[k] = normalizeNumber(v)
 	}
+	for i := range cfg.Council.Members {
+		normalizeOptions(cfg.Council.Members[i].Options)
+	}
+	normalizeOptions(cfg.Council.Chairman.Options)
+	if cfg.Council.Members == nil {
+		cfg.Council.Members = []Member{}
+	}
 	return cfg, nil
+}
+
+func normalizeOptions(opts map[string]any) {
+	for k, v := range opts {
+		opts[k] = normalizeNumber(v)
+	}
+}
+
+// secretKeys are key names that would hold a secret; they are refused with
+// a pointer to api_key_env rather than as a mere unknown key.
+var secretKeys = []string{"api_key", "apikey", "key", "token", "api_token", "secret", "password", "authorization"}
+
+// unknownKey is the error for an unknown key k found in source. A key that
+// looks like a secret says where the secret goes instead; the value is never
+// shown.
+func unknownKey(source, k string) error {
+	segs := strings.Split(k, ".")
+	if !slices.Contains(secretKeys, strings.ToLower(segs[len(segs)-1])) {
+		return fmt.Errorf("%s: unknown key %q", source, k)
+	}
+	where := "providers.NAME.api_key_env"
+	if len(segs) == 3 && segs[0] == "providers" {
+		where = "providers." + segs[1] + ".api_key_env"
+	}
+	return fmt.Errorf("%s: key %q is not allowed: API keys never go in configuration; put the key in an environment variable and name that variable in %q", source, k, where)
+}
+
+// addCouncilDefaults gives every council member that does not set them the
+// default provider and timeout, and its model as its name. raw is the merged
+// configuration; the chairman gets its defaults from the defaults layer.
+func addCouncilDefaults(raw map[string]any) {
+	council, _ := raw["council"].(map[string]any)
+	members, _ := council["members"].([]any)
+	for _, v := range members {
+		m, ok := v.(map[string]any)
+		if !ok {
+			continue // decode reports the type error
+		}
+		if _, ok := m["provider"]; !ok {
+			m["provider"] = DefaultProvider
+		}
+		if _, ok := m["timeout"]; !ok {
+			m["timeout"] = Duration(DefaultMemberTimeout).String()
+		}
+		if name, _ := m["name"].(string); name == "" {
+			m["name"] = m["model"]
+		}
+	}
 }
 
 // envKey maps an environment variable to a koanf key and value:
@@ -183,6 +239,9 @@ func envKey(name, value string) (string, any) {
 		segs = append(segs[:3], strings.Join(orig[3:], "__"))
 	case len(segs) >= 3 && segs[0] == "ollama" && segs[1] == "options":
 		segs = append(segs[:2], strings.Join(segs[2:], "__"))
+		val = parseScalar(value)
+	case len(segs) >= 4 && segs[0] == "council" && segs[1] == "chairman" && segs[2] == "options":
+		segs = append(segs[:3], strings.Join(segs[3:], "__"))
 		val = parseScalar(value)
 	}
 	return strings.Join(segs, "."), val
@@ -244,8 +303,18 @@ func walkKeys(m map[string]any, t reflect.Type, prefix string, out *[]string) {
 				*out = append(*out, join(k))
 				continue
 			}
-			if sub, ok := v.(map[string]any); ok {
+			switch sub := v.(type) {
+			case map[string]any:
 				walkKeys(sub, ft, join(k), out)
+			case []any:
+				// Lists of structs (council.members) have fixed fields too.
+				if ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct {
+					for i, item := range sub {
+						if im, ok := item.(map[string]any); ok {
+							walkKeys(im, ft.Elem(), fmt.Sprintf("%s[%d]", join(k), i), out)
+						}
+					}
+				}
 			}
 		}
 	case reflect.Map:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"path"
 	"regexp"
 	"slices"
@@ -89,7 +90,143 @@ func (c Config) Validate() error {
 	for name, s := range c.Servers {
 		v.server(name, s)
 	}
+
+	used := map[string]string{} // provider name -> the key that uses it
+	if _, ok := c.Providers[c.Router.Provider]; !ok {
+		v.add("router.provider", "unknown provider %q, want one of %s", c.Router.Provider, strings.Join(c.providerNames(), ", "))
+	} else {
+		used[c.Router.Provider] = "router.provider"
+	}
+	if c.Council.Enabled() {
+		v.council(c, used)
+	}
+	for name, p := range c.Providers {
+		v.provider(name, p, used[name])
+	}
 	return sortedJoin(v.errs)
+}
+
+func (c Config) providerNames() []string {
+	names := make([]string, 0, len(c.Providers))
+	for n := range c.Providers {
+		names = append(names, strconv.Quote(n))
+	}
+	slices.Sort(names)
+	return names
+}
+
+// envName is the pattern of an environment variable name.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// keyPrefixes start common API keys; a value of api_key_env starting with one
+// is a key, not a variable name.
+var keyPrefixes = []string{"sk-", "sk_", "gsk_", "xai-", "hf_", "aiza", "pplx-", "r8_", "csk-", "bearer", "key-"}
+
+// looksLikeKey reports whether s is more likely a secret than a variable
+// name: a known key prefix, or a long mixed-case string with digits (variable
+// names are conventionally upper case).
+func looksLikeKey(s string) bool {
+	low := strings.ToLower(s)
+	for _, p := range keyPrefixes {
+		if strings.HasPrefix(low, p) {
+			return true
+		}
+	}
+	if len(s) < 24 {
+		return false
+	}
+	var lower, upper, digit bool
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z':
+			lower = true
+		case r >= 'A' && r <= 'Z':
+			upper = true
+		case r >= '0' && r <= '9':
+			digit = true
+		}
+	}
+	return lower && upper && digit
+}
+
+// provider checks one provider; usedBy names a key that uses it, empty when
+// none does. Its API key's value is never part of a message.
+func (v *validator) provider(name string, p Provider, usedBy string) {
+	key := "providers." + name
+	if !serverName.MatchString(name) {
+		v.add(key, "invalid provider name %q: must match %s", name, serverName)
+	}
+	switch p.Type {
+	case ProviderOllama:
+		if p.BaseURL != "" {
+			v.httpURL(key+".base_url", p.BaseURL)
+		}
+		if p.APIKeyEnv != "" {
+			v.add(key+".api_key_env", "not allowed with type %q (Ollama takes no API key)", p.Type)
+			return
+		}
+	case ProviderOpenAI:
+		if p.BaseURL == "" {
+			v.add(key+".base_url", "required for type %q, e.g. \"https://api.openai.com/v1\"", p.Type)
+		} else {
+			v.httpURL(key+".base_url", p.BaseURL)
+		}
+	default:
+		v.add(key+".type", "must be %q or %q, got %q", ProviderOllama, ProviderOpenAI, p.Type)
+	}
+	if p.APIKeyEnv == "" {
+		return
+	}
+	if !envName.MatchString(p.APIKeyEnv) || looksLikeKey(p.APIKeyEnv) {
+		// Never echo the value: it may be the key itself.
+		v.add(key+".api_key_env", "must be the name of an environment variable holding the key (e.g. OPENAI_API_KEY), never the key itself")
+		return
+	}
+	if val, ok := os.LookupEnv(p.APIKeyEnv); usedBy != "" && (!ok || val == "") {
+		v.add(key+".api_key_env", "environment variable %s is not set (provider used by %s)", p.APIKeyEnv, usedBy)
+	}
+}
+
+// memberName is the pattern of a council member's name.
+var memberName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:/@+-]{0,63}$`)
+
+func (v *validator) council(c Config, used map[string]string) {
+	co := c.Council
+	names := map[string]string{} // name -> key of the first member with it
+	check := func(key string, m Member) {
+		if !memberName.MatchString(m.Name) {
+			v.add(key+".name", "invalid name %q: must match %s", m.Name, memberName)
+		} else if first, dup := names[m.Name]; dup {
+			v.add(key+".name", "name %q is already used by %s", m.Name, first)
+		} else {
+			names[m.Name] = key
+		}
+		if _, ok := c.Providers[m.Provider]; !ok {
+			v.add(key+".provider", "unknown provider %q, want one of %s", m.Provider, strings.Join(c.providerNames(), ", "))
+		} else if _, ok := used[m.Provider]; !ok {
+			used[m.Provider] = key
+		}
+		if strings.TrimSpace(m.Model) == "" {
+			v.add(key+".model", "must not be empty")
+		}
+		v.positive(key+".timeout", m.Timeout)
+		if m.PricePromptPerMTok < 0 {
+			v.add(key+".price_prompt_per_mtok", "must be >= 0, got %v", m.PricePromptPerMTok)
+		}
+		if m.PriceCompletionPerMTok < 0 {
+			v.add(key+".price_completion_per_mtok", "must be >= 0, got %v", m.PriceCompletionPerMTok)
+		}
+	}
+	for i, m := range co.Members {
+		check(fmt.Sprintf("council.members[%d]", i), m)
+	}
+	check("council.chairman", co.Chairman)
+	if n := co.Quorum; n < 1 || n > len(co.Members) {
+		v.add("council.quorum", "must be between 1 and the number of members (%d), got %d", len(co.Members), n)
+	}
+	if co.StageTimeout < 0 {
+		v.add("council.stage_timeout", "must be >= 0, got %s", co.StageTimeout)
+	}
 }
 
 type validator struct{ errs []error }

@@ -1,0 +1,79 @@
+package prompts
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var councilEvidence = []CouncilEvidence{
+	{Step: 1, Server: "calculator", Tool: "evaluate", Arguments: `{"expression":"17*23+4^2"}`, Result: "407"},
+	{Step: 2, Server: "clock", Tool: "current_time", Arguments: `{"timezone":"Asia/Tokio"}`, IsError: true,
+		Result: `parameter "timezone": unknown time zone "Asia/Tokio"`},
+	{Step: 3, Server: "weather", Tool: "forecast", Arguments: `{"city":"Paris"}`, Failed: "tool_timeout: no answer within 30s"},
+}
+
+var councilAnswers = []CouncilAnswer{
+	{Label: "Response A", Text: "17*23+4^2 = 407. The time in Tokyo could not be checked."},
+	{Label: "Response B", Text: "It is 407.\nI cannot tell the weather."},
+}
+
+func TestCouncilGolden(t *testing.T) {
+	tests := []struct {
+		name   string
+		render func() (string, error)
+	}{
+		{"council_stage1", func() (string, error) { return CouncilStage1(councilEvidence) }},
+		{"council_stage1_no_tools", func() (string, error) { return CouncilStage1(nil) }},
+		{"council_stage2", func() (string, error) {
+			return CouncilStage2("What is 17*23+4^2, the time in Tokyo and the weather in Paris?", councilEvidence, councilAnswers)
+		}},
+		{"council_stage3", func() (string, error) {
+			return CouncilStage3("What is 17*23+4^2, the time in Tokyo and the weather in Paris?", councilEvidence, councilAnswers,
+				[]CouncilReview{{Reviewer: "Reviewer 1", Text: "A is complete.\n\nFINAL RANKING:\n1. Response A\n2. Response B"}},
+				[]CouncilRank{{Position: 1, Label: "Response A", Average: 1, Votes: 1}, {Position: 2, Label: "Response B", Average: 2, Votes: 1}})
+		}},
+		{"council_stage3_no_review", func() (string, error) {
+			return CouncilStage3("Why is the sky blue?", nil, councilAnswers, nil, nil)
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.render()
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", tc.name+".golden")
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./prompts -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("%s changed; got:\n%s\nwant:\n%s", tc.name, got, want)
+			}
+		})
+	}
+}
+
+// TestCouncilStage1MarksToolErrors: a tool error and a failed call are never shown as results.
+func TestCouncilStage1MarksToolErrors(t *testing.T) {
+	got, err := CouncilStage1(councilEvidence)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"<tool_result>\n407\n</tool_result>",
+		"The tool answered with an error:\n<tool_error>\nparameter \"timezone\"",
+		"The call failed and returned nothing: tool_timeout",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("stage-1 prompt lacks %q:\n%s", want, got)
+		}
+	}
+}

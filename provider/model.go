@@ -1,0 +1,96 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ollama/ollama/api"
+)
+
+// Message is one provider-neutral chat message.
+type Message struct {
+	// Role is "system", "user" or "assistant".
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Completion is one finished model answer and what it cost.
+type Completion struct {
+	Text string
+	// Model is the model that answered, as the server names it.
+	Model                          string
+	PromptTokens, CompletionTokens int
+	// Duration is the wall time of the call, as the caller saw it.
+	Duration time.Duration
+}
+
+// ErrNoDone means the model's answer ended before the server said it was done.
+var ErrNoDone = errors.New("model response ended before it was done")
+
+// Chatter is one chat call in Ollama's types; *Ollama, *OpenAI and *api.Client have it.
+type Chatter interface {
+	Chat(ctx context.Context, req *api.ChatRequest, fn api.ChatResponseFunc) error
+}
+
+// ChatModel is one model of a chat server, answering whole conversations: the council's view of a
+// model. It works with any Chatter, so the same type serves Ollama and OpenAI-compatible servers.
+type ChatModel struct {
+	Client Chatter
+	// Model is the model id the server knows ("qwen2.5:7b", "gpt-4o-mini").
+	Model string
+	// Options are Ollama-style model options (temperature, top_p, seed, num_predict, stop, ...);
+	// the OpenAI client translates the ones the chat-completions API has.
+	Options map[string]any
+	// KeepAlive, when not 0, is sent as Ollama's keep_alive (ignored by OpenAI servers).
+	KeepAlive time.Duration
+	// Stream asks the server to stream the answer; the text is the same, but long answers keep
+	// the connection busy instead of idle behind proxies.
+	Stream bool
+}
+
+// Complete sends msgs and returns the whole answer. An answer that ends before the server's final
+// message is an error (ErrNoDone), never a silently truncated text.
+func (m ChatModel) Complete(ctx context.Context, msgs []Message) (Completion, error) {
+	start := time.Now()
+	stream := m.Stream
+	req := &api.ChatRequest{Model: m.Model, Messages: make([]api.Message, len(msgs)), Stream: &stream, Options: m.Options}
+	for i, msg := range msgs {
+		req.Messages[i] = api.Message{Role: msg.Role, Content: msg.Content}
+	}
+	if m.KeepAlive != 0 {
+		req.KeepAlive = &api.Duration{Duration: m.KeepAlive}
+	}
+	var (
+		text strings.Builder
+		out  = Completion{Model: m.Model}
+		done bool
+	)
+	err := m.Client.Chat(ctx, req, func(r api.ChatResponse) error {
+		text.WriteString(r.Message.Content)
+		if r.Done {
+			done = true
+			out.PromptTokens, out.CompletionTokens = r.PromptEvalCount, r.EvalCount
+			if r.Model != "" {
+				out.Model = r.Model
+			}
+		}
+		return nil
+	})
+	out.Duration = time.Since(start)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return out, fmt.Errorf("model %s: %w", m.Model, context.Cause(ctx))
+	case err != nil:
+		return out, fmt.Errorf("model %s: %w", m.Model, err)
+	case !done:
+		return out, fmt.Errorf("model %s: %w", m.Model, ErrNoDone)
+	}
+	out.Text = text.String()
+	return out, nil
+}
+
+// String names the model for logs.
+func (m ChatModel) String() string { return m.Model }

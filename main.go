@@ -18,7 +18,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
@@ -27,7 +26,6 @@ import (
 	"toolrouter/config"
 	"toolrouter/inventory"
 	"toolrouter/inventory/builtin"
-	"toolrouter/provider"
 	"toolrouter/router"
 	"toolrouter/server"
 	"toolrouter/trajectory"
@@ -57,11 +55,10 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	inv.Start(ctx)
 	defer inv.Close()
 
-	ollama := provider.NewOllama(mustURL(cfg.Ollama.Host), &http.Client{Transport: &http.Transport{
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
-		MaxIdleConnsPerHost: 64,
-		IdleConnTimeout:     90 * time.Second,
-	}})
+	chat, probe, cncl, err := models(cfg, logger)
+	if err != nil {
+		return err
+	}
 	traj, err := openTrajectory(cfg.Trajectory, logger)
 	if err != nil {
 		return err
@@ -71,7 +68,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 		defer cancel()
 		_ = traj.Close(ctx)
 	}()
-	rt := router.New(ollama, inv, inv, router.Settings{
+	rt := router.New(chat, inv, inv, router.Settings{
 		Model:            cfg.Ollama.Model,
 		KeepAlive:        cfg.Ollama.KeepAlive.D(),
 		Options:          cfg.Ollama.Options,
@@ -87,6 +84,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 		Deadline:         cfg.Router.Deadline.D(),
 		ContextReserve:   cfg.Router.ContextReserve,
 		Recorder:         recorder(traj),
+		Access:           access(cfg.Callers),
 	}, logger)
 
 	switch cmd {
@@ -102,7 +100,11 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 		}
 		return printJSON(stdout, out)
 	}
-	app := server.New(server.Deps{Router: rt, Inventory: inv, Model: ollama}, server.Options{
+	deps := server.Deps{Router: rt, Inventory: inv, Model: probe}
+	if cncl != nil {
+		deps.Council = cncl
+	}
+	app := server.New(deps, server.Options{
 		Model: cfg.Ollama.Model, ModelHost: cfg.Ollama.Host,
 		BodyLimit: cfg.HTTP.BodyLimit, MaxQueryBytes: cfg.Router.MaxQueryBytes, MaxHistory: cfg.Router.MaxHistory,
 		RequestTimeout: cfg.HTTP.RequestTimeout.D(), ReadTimeout: cfg.HTTP.ReadTimeout.D(),
@@ -214,20 +216,20 @@ func openTrajectory(c config.Trajectory, logger *slog.Logger) (*trajectory.Write
 	return w, nil
 }
 
+// access turns the configured access lists into the router's policy (nil: every caller, every tool).
+func access(callers map[string]config.ToolFilter) router.Access {
+	if len(callers) == 0 {
+		return nil
+	}
+	return config.CallerAccess(callers)
+}
+
 // recorder keeps a nil writer from becoming a non-nil interface.
 func recorder(w *trajectory.Writer) router.Recorder {
 	if w == nil {
 		return nil
 	}
 	return w
-}
-
-func mustURL(s string) *url.URL {
-	u, err := url.Parse(s)
-	if err != nil {
-		panic(err) // config.Validate has checked it
-	}
-	return u
 }
 
 func printJSON(w io.Writer, v any) error {

@@ -67,6 +67,10 @@ type Config struct {
 	Providers map[string]Provider `koanf:"providers" json:"providers"`
 	// Council is the council of models that synthesises answers; no members disables it.
 	Council Council `koanf:"council" json:"council"`
+	// Callers are access lists: a request's caller may use only the tools its entry permits
+	// (qualified names or path.Match globs such as "calculator.*"). A caller without an entry uses
+	// the "*" entry, or every tool when there is none.
+	Callers map[string]ToolFilter `koanf:"callers" json:"callers,omitempty"`
 }
 
 // Ollama configures the model server and the model used for routing.
@@ -419,4 +423,24 @@ func Default() Config {
 			},
 		},
 	}
+}
+
+// CallerAccess is the access lists of Config.Callers; it satisfies router.Access.
+type CallerAccess map[string]ToolFilter
+
+// DefaultCaller is the Callers entry for callers that have none of their own.
+const DefaultCaller = "*"
+
+// Policy returns the name of the caller's entry ("" when no entry applies: every tool) and whether
+// it permits a qualified tool name.
+func (a CallerAccess) Policy(caller string) (string, func(tool string) bool) {
+	name := caller
+	f, ok := a[caller]
+	if !ok {
+		name = DefaultCaller
+		if f, ok = a[DefaultCaller]; !ok {
+			return "", func(string) bool { return true }
+		}
+	}
+	return name, f.Permits
 }

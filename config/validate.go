@@ -90,6 +90,10 @@ func (c Config) Validate() error {
 	for name, s := range c.Servers {
 		v.server(name, s)
 	}
+	for name, f := range c.Callers {
+		v.patterns("callers."+name+".allow", f.Allow)
+		v.patterns("callers."+name+".deny", f.Deny)
+	}
 
 	used := map[string]string{} // provider name -> the key that uses it
 	if _, ok := c.Providers[c.Router.Provider]; !ok {

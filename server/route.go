@@ -28,22 +28,40 @@ type routeRequest struct {
 
 const maxCallerBytes = 128
 
+// routeFields are the fields a /v1/route body may have.
+const routeFields = "query, history, caller, max_tool_calls, deadline_ms"
+
 // decodeRoute parses and checks a /v1/route body; every problem is a 400 naming it.
 func (h *handlers) decodeRoute(body []byte) (router.Request, error) {
+	var req routeRequest
+	if err := decodeBody(body, &req, routeFields); err != nil {
+		return router.Request{}, err
+	}
+	return h.checkRoute(req)
+}
+
+// decodeBody decodes exactly one JSON object into v (a pointer to a struct), refusing unknown
+// fields (allowed lists the known ones for the message) and trailing data.
+func decodeBody[T any](body []byte, v *T, allowed string) error {
 	// Decoding into a pointer tells a JSON null (p stays nil) from an object.
-	var p *routeRequest
+	var p *T
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
-		return router.Request{}, jsonError(err)
+		return jsonError(err, allowed)
 	}
 	if p == nil {
-		return router.Request{}, badRequest("wrong_type", "body must be a JSON object, got null")
+		return badRequest("wrong_type", "body must be a JSON object, got null")
 	}
-	req := *p
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return router.Request{}, badRequest("malformed_json", "body must hold exactly one JSON object")
+		return badRequest("malformed_json", "body must hold exactly one JSON object")
 	}
+	*v = *p
+	return nil
+}
+
+// checkRoute checks the routing fields of a request body.
+func (h *handlers) checkRoute(req routeRequest) (router.Request, error) {
 	switch {
 	case req.Query == nil:
 		return router.Request{}, badRequest("missing_query", "query is required")
@@ -81,7 +99,7 @@ func (h *handlers) decodeRoute(body []byte) (router.Request, error) {
 }
 
 // jsonError turns a decoding error into a 400 that says where the problem is.
-func jsonError(err error) error {
+func jsonError(err error, allowed string) error {
 	var (
 		syntax *json.SyntaxError
 		typ    *json.UnmarshalTypeError
@@ -100,7 +118,7 @@ func jsonError(err error) error {
 		}
 		return badRequest("wrong_type", fmt.Sprintf("%s must be %s, got %s", field, jsonType(typ.Type.String()), typ.Value))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return badRequest("unknown_field", strings.TrimPrefix(err.Error(), "json: ")+"; allowed: query, history, caller, max_tool_calls, deadline_ms")
+		return badRequest("unknown_field", strings.TrimPrefix(err.Error(), "json: ")+"; allowed: "+allowed)
 	}
 	return badRequest("malformed_json", "malformed JSON: "+err.Error())
 }

@@ -54,6 +54,8 @@ type Deps struct {
 	Router    Router
 	Inventory Inventory
 	Model     ModelProbe
+	// Council, if not nil, answers /v1/answer queries the tools do not answer directly.
+	Council Councillor
 }
 
 // New returns the fiber app serving the API.
@@ -93,6 +95,8 @@ func New(d Deps, o Options) *fiber.App {
 	}}))
 	app.Post("/v1/route", h.route)
 	app.Post("/v1/route/stream", h.routeStream)
+	app.Post("/v1/answer", h.answer)
+	app.Post("/v1/answer/stream", h.answerStream)
 	app.Get("/v1/inventory", h.inventory)
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	app.Get("/readyz", h.readyz)

@@ -19,9 +19,11 @@ type sseEvent struct {
 	data any
 }
 
+// sendFunc sends one event to the client; it never blocks past the request's end.
+type sendFunc func(name string, data any)
+
 // routeStream serves POST /v1/route/stream: the same routing as /v1/route, with each step sent as
-// a Server-Sent Event as it happens and a final complete (the outcome) or error event. When the
-// client goes away the request's context is cancelled, which stops the model and tool calls.
+// a Server-Sent Event as it happens, then complete (the outcome) or error.
 func (h *handlers) routeStream(c *fiber.Ctx) error {
 	body := c.Body()
 	if !utf8.Valid(body) {
@@ -31,25 +33,34 @@ func (h *handlers) routeStream(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	return h.stream(c, func(ctx context.Context, send sendFunc) (any, error) {
+		req.OnEvent = func(ev router.Event) { send(string(ev.Type), ev) }
+		return h.d.Router.Route(ctx, req)
+	})
+}
+
+// stream runs work in the background and sends its events to the client as they come, then
+// complete (work's result) or error ({"error": {code, message, status}}). work's context ends at
+// the request timeout or as soon as the client goes away, which stops the model and tool calls.
+func (h *handlers) stream(c *fiber.Ctx, work func(ctx context.Context, send sendFunc) (any, error)) error {
 	// The stream outlives the handler, so its context cannot derive from the fiber context.
 	ctx, cancel := context.WithTimeout(context.Background(), h.o.RequestTimeout)
 	events := make(chan sseEvent, 32)
-	send := func(ev sseEvent) {
+	send := func(name string, data any) {
 		select {
-		case events <- ev:
+		case events <- sseEvent{name: name, data: data}:
 		case <-ctx.Done():
 		}
 	}
-	req.OnEvent = func(ev router.Event) { send(sseEvent{name: string(ev.Type), data: ev}) }
 	go func() {
 		defer close(events)
-		out, err := h.d.Router.Route(ctx, req)
+		out, err := work(ctx, send)
 		if err != nil {
 			status, code, msg := h.classify(err)
-			send(sseEvent{name: string(router.EventError), data: fiber.Map{"error": fiber.Map{"code": code, "message": msg, "status": status}}})
+			send(string(router.EventError), fiber.Map{"error": fiber.Map{"code": code, "message": msg, "status": status}})
 			return
 		}
-		send(sseEvent{name: string(router.EventComplete), data: out})
+		send(string(router.EventComplete), out)
 	}()
 
 	c.Set(fiber.HeaderContentType, "text/event-stream")
@@ -67,7 +78,7 @@ func (h *handlers) routeStream(c *fiber.Ctx) error {
 					return
 				}
 				if writeEvent(w, ev) != nil {
-					return // the client is gone: cancel stops the router
+					return // the client is gone: cancel stops the work
 				}
 			case <-heartbeat.C:
 				// A comment line: clients ignore it, and a failed write tells us the client left.

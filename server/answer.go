@@ -53,11 +53,11 @@ type answerResponse struct {
 	Usage      answerUsage     `json:"usage"`
 }
 
-// answerUsage adds the routing's and the council's model use up.
+// answerUsage is the routing's model use and the total with the council's (whose own breakdown,
+// per stage and member, is in council.usage).
 type answerUsage struct {
-	Routing router.Usage   `json:"routing"`
-	Council *council.Usage `json:"council,omitempty"`
-	Total   totalUsage     `json:"total"`
+	Routing router.Usage `json:"routing"`
+	Total   totalUsage   `json:"total"`
 }
 
 type totalUsage struct {
@@ -162,9 +162,8 @@ func (h *handlers) runAnswer(ctx context.Context, req router.Request, mode Synth
 			return nil, councilError(err)
 		}
 		resp.Council, resp.Final, resp.AnsweredBy = res, res.Final, string(res.AnsweredBy)
-		resp.Usage.Council = &res.Usage
 	}
-	resp.Usage.Total = total(resp.Usage)
+	resp.Usage.Total = total(resp)
 	return resp, nil
 }
 
@@ -203,13 +202,15 @@ func evidence(out *router.Outcome) []council.Evidence {
 	return ev
 }
 
-func total(u answerUsage) totalUsage {
-	t := totalUsage{LLMCalls: u.Routing.LLMCalls, PromptTokens: u.Routing.PromptTokens, CompletionTokens: u.Routing.CompletionTokens}
-	if u.Council != nil {
-		t.LLMCalls += u.Council.Total.Calls
-		t.PromptTokens += u.Council.Total.PromptTokens
-		t.CompletionTokens += u.Council.Total.CompletionTokens
-		t.CostUSD = u.Council.Total.CostUSD
+func total(r *answerResponse) totalUsage {
+	u := r.Usage.Routing
+	t := totalUsage{LLMCalls: u.LLMCalls, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
+	if r.Council != nil {
+		c := r.Council.Usage.Total
+		t.LLMCalls += c.Calls
+		t.PromptTokens += c.PromptTokens
+		t.CompletionTokens += c.CompletionTokens
+		t.CostUSD = c.CostUSD
 	}
 	return t
 }

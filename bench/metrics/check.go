@@ -188,7 +188,11 @@ func (c Checker) checkValue(param string, v any, ps ParamSpec, allowed []any) er
 	inner := kindOfType(ps.Items)
 	ak, hasAnswer := answerKind(allowed)
 	isVariable := hasAnswer && family(ak) != family(outer)
-	if !hasKind(v, outer) || (outer == kindList && inner != "" && !itemsMatch(v.([]any), inner, allowed)) {
+	if hasKind(v, outer) && outer == kindList && inner != "" && !itemsMatch(v.([]any), inner, allowed) {
+		// BFCL marks the result invalid here and its "variable" escape keeps it invalid.
+		return mismatch("type_error", "parameter %q: elements of %v are not all %s", param, v, ps.Items)
+	}
+	if !hasKind(v, outer) {
 		if !hasAnswer || kindOf(v) != ak {
 			return mismatch("type_error", "parameter %q: got %s %v, want %s", param, kindOf(v), v, ps.Type)
 		}

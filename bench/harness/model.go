@@ -1,0 +1,83 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"toolrouter/config"
+	"toolrouter/router"
+)
+
+// NativeReady says whether the router's native mode (Ollama's own tool calling) is benchmarked;
+// set it to false to list the native rows as not available (before the router had the mode, it
+// was the one line to flip).
+const NativeReady = true
+
+// nativeSettings returns the settings of the native router, and whether it exists yet.
+func nativeSettings(s router.Settings) (router.Settings, bool) {
+	s.Mode = router.Native
+	return s, NativeReady
+}
+
+// Settings returns the router settings the benchmark uses for a model: the sidecar's built-in
+// defaults (config.Default), so the rows measure the router as shipped.
+func Settings(model string) router.Settings {
+	d := config.Default()
+	return router.Settings{
+		Model:            model,
+		KeepAlive:        d.Ollama.KeepAlive.D(),
+		Options:          d.Ollama.Options,
+		CallTimeout:      d.Ollama.Timeout.D(),
+		SelectTimeout:    d.Router.SelectTimeout.D(),
+		ArgumentsTimeout: d.Router.ArgumentsTimeout.D(),
+		ExecuteTimeout:   d.Router.ExecuteTimeout.D(),
+		RepairAttempts:   d.Router.RepairAttempts,
+		OnModelFailure:   router.FailureMode(d.Router.OnModelFailure),
+	}
+}
+
+// Client returns an Ollama client for base with a keep-alive transport like the sidecar's.
+func Client(base string) (*api.Client, error) {
+	u, err := url.Parse(base)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, fmt.Errorf("model server URL %q: want http://host:port", base)
+	}
+	return api.NewClient(u, &http.Client{Transport: &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     90 * time.Second,
+	}}), nil
+}
+
+// Lister is the model-server probe; *api.Client satisfies it.
+type Lister interface {
+	List(ctx context.Context) (*api.ListResponse, error)
+}
+
+// Probe asks the model server for its models within timeout. It returns "" when the server
+// answers and has the model, else the reason the model rows are skipped.
+func Probe(ctx context.Context, l Lister, base, model string, timeout time.Duration) string {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	list, err := l.List(ctx)
+	if err != nil {
+		return "no model server at " + base
+	}
+	for _, m := range list.Models {
+		if m.Name == model || m.Model == model || m.Name == model+":latest" {
+			return ""
+		}
+	}
+	return fmt.Sprintf("model %s is not pulled at %s (ollama pull %s)", model, base, model)
+}
+
+// PlumbingNote describes the fake model's rows wherever they are shown.
+const PlumbingNote = "The fake model answers a request's first selection (or native tool-call turn) with the first " +
+	"tool it is offered and any later one with no tool, and writes the smallest arguments the schema allows; it reads " +
+	"no label. These rows check that queries, tools, MCP calls and handlers are wired; they measure no model."

@@ -1,0 +1,139 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"toolrouter/bench/baseline"
+	"toolrouter/bench/dataset"
+	"toolrouter/bench/metrics"
+	"toolrouter/router"
+)
+
+// Router names, in report order.
+const (
+	CouncilKeywords = "council-keywords"
+	KeywordOverlap  = "keyword-overlap"
+	BM25            = "bm25"
+	TwoPhase        = "two-phase"
+	Native          = "native"
+	Hybrid          = "hybrid"
+)
+
+// Routers lists every router the harness knows, in report order.
+var Routers = []string{CouncilKeywords, KeywordOverlap, BM25, TwoPhase, Native, Hybrid}
+
+// needsModel reports whether a router calls the model.
+func needsModel(name string) bool {
+	return name == TwoPhase || name == Native || name == Hybrid
+}
+
+// thresholded reports whether a router's "no tool" decision is a score threshold tuned on the
+// other fold.
+func thresholded(name string) bool { return name == KeywordOverlap || name == BM25 }
+
+// prediction is what one router did with one case.
+type prediction struct {
+	used  bool
+	calls []metrics.Call // the tools called (model-free routers: the chosen tool, no arguments)
+	// best and score are a thresholded router's top tool and score, decided after tuning.
+	best    string
+	score   float64
+	latency time.Duration
+	// Model routers only.
+	modelCalls, promptTokens int
+	degraded                 bool
+	executed                 int // calls that reached the tool
+	recorded                 int // calls the benchmark's handlers saw
+	mismatches               int // recorded arguments that differ from the outcome's
+}
+
+// predict runs one router on one case.
+func predict(ctx context.Context, name string, e *env, c dataset.Case) (prediction, error) {
+	switch name {
+	case CouncilKeywords:
+		t0 := time.Now()
+		m, ok := e.cncl.Route(c.Query)
+		p := prediction{latency: time.Since(t0), used: ok, score: m.Score}
+		if ok {
+			p.calls = []metrics.Call{{Name: m.Tool}}
+		}
+		return p, nil
+	case KeywordOverlap, BM25:
+		t0 := time.Now()
+		var m baseline.Match
+		if name == BM25 {
+			m = e.bm25.Best(c.Query)
+		} else {
+			m = e.ovl.Best(c.Query)
+		}
+		return prediction{latency: time.Since(t0), best: m.Tool, score: m.Score}, nil
+	case TwoPhase:
+		return route(ctx, e.twoPh, c, e.inProcess, time.Now())
+	case Native:
+		return route(ctx, e.native, c, e.inProcess, time.Now())
+	case Hybrid:
+		t0 := time.Now()
+		if !baseline.Gate(c.Query) {
+			return prediction{latency: time.Since(t0)}, nil
+		}
+		return route(ctx, e.twoPh, c, e.inProcess, t0)
+	}
+	return prediction{}, fmt.Errorf("unknown router %q", name)
+}
+
+// route runs the real router and reads its outcome: the calls it made (every round), what reached
+// the benchmark's handlers (inProcess: every executed call must have been recorded there), and
+// the usage. A degraded "no tool" counts as no tool: it is what the
+// caller gets.
+func route(ctx context.Context, rt *router.Router, c dataset.Case, inProcess bool, t0 time.Time) (prediction, error) {
+	if rt == nil {
+		return prediction{}, fmt.Errorf("router is not available")
+	}
+	rec := &recorder{}
+	out, err := rt.Route(withRecorder(ctx, rec), router.Request{Query: c.Query, Caller: "bench"})
+	p := prediction{latency: time.Since(t0)}
+	if err != nil {
+		return p, fmt.Errorf("routing %s: %w", c.ID, err)
+	}
+	p.modelCalls, p.promptTokens = out.Usage.LLMCalls, out.Usage.PromptTokens
+	p.degraded = out.Degraded != ""
+	var executed []metrics.Call
+	for _, call := range out.Calls {
+		if call.Server == "" || call.Tool == "" {
+			continue // an unknown tool name: nothing was called
+		}
+		mc := metrics.Call{Name: call.Server + "." + call.Tool, Args: call.Arguments}
+		p.calls = append(p.calls, mc)
+		if call.Result != nil && call.ReusedFrom == 0 {
+			executed = append(executed, mc)
+		}
+	}
+	p.used = len(p.calls) > 0
+	p.executed = len(executed)
+	// Calls of one round may run concurrently: match recorded and executed calls as multisets.
+	got := rec.list()
+	p.recorded = len(got)
+	matched := make([]bool, len(executed))
+	for _, g := range got {
+		found := false
+		for i, ex := range executed {
+			if !matched[i] && g.Name == ex.Name && sameArgs(g.Args, ex.Args) {
+				matched[i], found = true, true
+				break
+			}
+		}
+		if !found {
+			p.mismatches++
+		}
+	}
+	if inProcess {
+		for _, m := range matched {
+			if !m {
+				p.mismatches++
+			}
+		}
+	}
+	return p, nil
+}

@@ -1,0 +1,177 @@
+package harness
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"toolrouter/bench/dataset"
+	"toolrouter/bench/metrics"
+	"toolrouter/bench/report"
+)
+
+// producesArguments reports whether a router writes arguments (the model routers).
+func producesArguments(name string) bool { return needsModel(name) }
+
+// score turns one router's predictions on a dataset into a row. Definitions (also in
+// BENCHMARKS.md):
+//   - decision: "needs a tool" against "used a tool", over every case;
+//   - selection: over tool cases with a labeled tool, the distinct tools called are exactly those
+//     of one acceptable answer;
+//   - arguments (routers that write them): over cases with the right tools and labeled arguments,
+//     the calls pass BFCL's checker against that answer (no order, counts must match);
+//   - routing: every case; a no-tool case is right without a call, a tool case with the right
+//     tools (any tool when the dataset names none);
+//   - end-to-end: routing, and the arguments right where they are scored; undefined for routers
+//     that write no arguments on datasets that label arguments.
+func score(ds *dataset.Dataset, name string, preds []prediction, specs *specBook) report.Row {
+	row := report.Row{Dataset: ds.Name, Router: name, Status: report.Measured, Cases: len(ds.Cases)}
+	labelsArgs := false
+	for _, c := range ds.Cases {
+		for _, a := range c.Answers {
+			labelsArgs = labelsArgs || a.Labeled()
+		}
+	}
+	writesArgs := producesArguments(name)
+	if writesArgs {
+		row.Arguments = &metrics.Ratio{}
+	}
+	if writesArgs || !labelsArgs {
+		row.EndToEnd = &metrics.Ratio{}
+	}
+	if thresholded(name) {
+		row.Ranking = &metrics.Ratio{}
+	}
+	checker := metrics.Checker{Strings: ds.Strings}
+	lat := make([]time.Duration, 0, len(preds))
+	var sum time.Duration
+	var traps metrics.Ratio
+	for i, c := range ds.Cases {
+		p := preds[i]
+		lat = append(lat, p.latency)
+		sum += p.latency
+		row.Decision.Add(c.NeedsTool, p.used)
+		matching := matchingAnswers(c, p)
+		selOK := p.used && len(matching) > 0
+		if c.NeedsTool && len(c.Answers) > 0 {
+			row.Selection.Add(selOK)
+			if row.Ranking != nil {
+				row.Ranking.Add(p.best != "" && len(matchingAnswers(c, prediction{used: true, calls: []metrics.Call{{Name: p.best}}})) > 0)
+			}
+		}
+		var routeOK bool
+		switch {
+		case !c.NeedsTool:
+			routeOK = !p.used
+		case len(c.Answers) == 0:
+			routeOK = p.used
+		default:
+			routeOK = selOK
+		}
+		row.Routing.Add(routeOK)
+		argsOK := true
+		if writesArgs && selOK {
+			scored := false
+			argsOK = false
+			for _, a := range matching {
+				if !a.Labeled() {
+					continue
+				}
+				scored = true
+				if checker.CheckCalls(specs.get(c.Toolset), p.calls, a.Calls) == nil {
+					argsOK = true
+					break
+				}
+			}
+			if scored {
+				row.Arguments.Add(argsOK)
+			} else {
+				argsOK = true
+			}
+		}
+		if row.EndToEnd != nil {
+			row.EndToEnd.Add(routeOK && argsOK)
+		}
+		if c.Trap != "" {
+			traps.Add(!p.used)
+		}
+		row.ModelCalls += p.modelCalls
+		row.PromptTokens += p.promptTokens
+		row.Calls += len(p.calls)
+		row.Executed += p.executed
+		row.Recorded += p.recorded
+		row.Mismatches += p.mismatches
+		if p.degraded {
+			row.Degraded++
+		}
+	}
+	if traps.Total > 0 {
+		row.Traps = &traps
+	}
+	row.Latency = report.LatencyOf(metrics.Latencies(lat))
+	if n := float64(len(ds.Cases)); n > 0 {
+		if needsModel(name) {
+			row.ModelCallsPerQuery = report.Float(float64(row.ModelCalls) / n)
+			row.PromptTokensPerQuery = report.Float(float64(row.PromptTokens) / n)
+		} else if sum > 0 {
+			row.QPS = report.Float(n / sum.Seconds())
+		}
+	}
+	row.Fill()
+	return row
+}
+
+// matchingAnswers returns the case's answers whose distinct tools are exactly the tools called.
+func matchingAnswers(c dataset.Case, p prediction) []dataset.Answer {
+	if !p.used {
+		return nil
+	}
+	var called []string
+	for _, call := range p.calls {
+		if !slices.Contains(called, call.Name) {
+			called = append(called, call.Name)
+		}
+	}
+	slices.Sort(called)
+	var out []dataset.Answer
+	for _, a := range c.Answers {
+		want := a.Tools()
+		slices.Sort(want)
+		if slices.Equal(called, want) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// plumbingRow keeps what a fake-model row checks (calls reached the tools and were recorded as the
+// outcome says, usage was counted) and drops every accuracy figure: the fake model is not a model.
+func plumbingRow(r report.Row) report.Row {
+	return report.Row{
+		Dataset: r.Dataset, Router: r.Router, Status: report.Plumbing, Reason: PlumbingNote, Cases: r.Cases,
+		Latency: r.Latency, ModelCalls: r.ModelCalls, PromptTokens: r.PromptTokens,
+		ModelCallsPerQuery: r.ModelCallsPerQuery, PromptTokensPerQuery: r.PromptTokensPerQuery,
+		Degraded: r.Degraded, Calls: r.Calls, Executed: r.Executed, Recorded: r.Recorded, Mismatches: r.Mismatches,
+	}
+}
+
+// specBook keeps each toolset's function declarations, as its env read them from the servers.
+type specBook struct {
+	mu sync.Mutex // guards m
+	m  map[*dataset.Toolset]map[string]metrics.FunctionSpec
+}
+
+func (b *specBook) put(ts *dataset.Toolset, specs map[string]metrics.FunctionSpec) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.m == nil {
+		b.m = map[*dataset.Toolset]map[string]metrics.FunctionSpec{}
+	}
+	b.m[ts] = specs
+}
+
+func (b *specBook) get(ts *dataset.Toolset) map[string]metrics.FunctionSpec {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.m[ts]
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"toolrouter/bench/load"
+)
+
+// runLoad is `go run ./bench load`: it builds the sidecar (or takes -binary), load-tests it and
+// writes load.json and load.md in -out, the markdown also on stdout.
+func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("load", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	levels := fs.String("concurrency", "1,8,64", "concurrencies, comma-separated")
+	duration := fs.Duration("duration", 5*time.Second, "how long each run (sidecar, then floor) lasts per concurrency")
+	binary := fs.String("binary", "", "toolrouter binary to test (default: go build the repository's)")
+	out := fs.String("out", filepath.Join(benchDir(), "out"), "output folder for load.json and load.md")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var conc []int
+	for _, f := range strings.Split(*levels, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return fmt.Errorf("-concurrency: %q is not a positive number", f)
+		}
+		conc = append(conc, n)
+	}
+	work, err := os.MkdirTemp("", "toolrouter-load-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	if *binary == "" {
+		*binary = filepath.Join(work, "toolrouter")
+		fmt.Fprintln(stderr, "bench load: building the sidecar")
+		if err := buildSidecar(ctx, *binary); err != nil {
+			return err
+		}
+	}
+	res, err := load.RunTest(ctx, load.Options{Binary: *binary, WorkDir: work, Concurrency: conc, Duration: *duration, Progress: stderr})
+	if err != nil {
+		return err
+	}
+	md := loadMarkdown(strings.Join(append([]string{"go run ./bench load"}, args...), " "), res)
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	js, _ := json.MarshalIndent(res, "", "  ")
+	if err := os.WriteFile(filepath.Join(*out, "load.json"), append(js, '\n'), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(*out, "load.md"), []byte(md), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, md)
+	return nil
+}
+
+// buildSidecar builds the repository's toolrouter binary into path.
+func buildSidecar(ctx context.Context, path string) error {
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(gobin); err != nil {
+		gobin = "go"
+	}
+	cmd := exec.CommandContext(ctx, gobin, "build", "-o", path, ".")
+	cmd.Dir = moduleDir()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building the sidecar: %w\n%s", err, out)
+	}
+	return nil
+}
+
+func loadMarkdown(cmdline string, r *load.Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Command: `%s`  \n", cmdline)
+	fmt.Fprintf(&b, "Machine: %s/%s, %d CPUs, %s. Query %q; %d model round trips per route; %.0f s per run.\n\n",
+		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), r.Query, r.RoundTrips, r.DurationSeconds)
+	b.WriteString("| concurrency | sidecar req/s | p50 ms | p99 ms | peak RSS MB | errors | floor req/s | floor p50 ms | floor p99 ms | req/s sidecar/floor | p50 sidecar/floor | p99 sidecar/floor |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, l := range r.Levels {
+		fmt.Fprintf(&b, "| %d | %.0f | %.3f | %.3f | %.1f | %d | %.0f | %.3f | %.3f | %.2f | %.2f | %.2f |\n",
+			l.Concurrency, l.Sidecar.RPS, l.Sidecar.P50MS, l.Sidecar.P99MS, l.Sidecar.PeakRSSMB, l.Sidecar.Errors+l.Floor.Errors,
+			l.Floor.RPS, l.Floor.P50MS, l.Floor.P99MS, l.RatioRPS, l.RatioP50, l.RatioP99)
+	}
+	for _, l := range r.Levels {
+		for _, e := range []string{l.Sidecar.FirstError, l.Floor.FirstError} {
+			if e != "" {
+				fmt.Fprintf(&b, "\nFirst error at concurrency %d: %s\n", l.Concurrency, e)
+			}
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,55 @@
+// Command bench measures toolrouter's router against keyword matching on labeled data (BFCL,
+// MetaTool and the project's scenario set), and load-tests the sidecar.
+//
+//	go run ./bench [flags]            run the routers on the datasets (default command "run")
+//	go run ./bench load [flags]       drive /v1/route of the sidecar against a zero-latency fake model
+//	go run ./bench sample [flags]     write a seeded sample of MetaTool's all_clean_data.csv
+//
+// Run writes a markdown table on stdout and results.json, results.md and chart.svg in -out. See
+// BENCHMARKS.md for the figures and the commands that reproduce them.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// run dispatches a command line.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cmd := "run"
+	if len(args) > 0 && (args[0] == "run" || args[0] == "load" || args[0] == "sample") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "load":
+		return runLoad(ctx, args, stdout, stderr)
+	case "sample":
+		return runSample(args, stdout)
+	}
+	return runBench(ctx, args, stdout, stderr)
+}
+
+// benchDir is this command's source folder; the default data and output live under it.
+func benchDir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(file)
+}
+
+// moduleDir is the repository root.
+func moduleDir() string { return filepath.Dir(benchDir()) }

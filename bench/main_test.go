@@ -1,0 +1,261 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
+	"math"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"toolrouter/bench/harness"
+	"toolrouter/bench/report"
+	"toolrouter/internal/npmservers"
+)
+
+// TestRunPlumbing runs the whole harness, as `go run ./bench` does, on the first queries of every
+// dataset with the model-free routers and the fake model, then checks that its outputs parse and
+// its figures are consistent with their own counts.
+func TestRunPlumbing(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	args := []string{"-limit", "6", "-fake-model", "-out", out, "-npm", npmservers.Dir(t), "-concurrency", "2"}
+	if err := run(ctx, args, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\nstderr: %s", err, stderr.String())
+	}
+	res := readResults(t, out)
+	if len(res.Datasets) != len(datasetNames) {
+		t.Fatalf("got %d datasets, want %d", len(res.Datasets), len(datasetNames))
+	}
+	md := stdout.String()
+	for _, ds := range res.Datasets {
+		if ds.Cases != 6 || ds.NeedTool+ds.NoTool != ds.Cases {
+			t.Errorf("%s: got %d cases (%d + %d), want 6", ds.Name, ds.Cases, ds.NeedTool, ds.NoTool)
+		}
+		if !strings.Contains(md, "### "+ds.Name) {
+			t.Errorf("markdown has no section for %s", ds.Name)
+		}
+		for _, name := range harness.Routers {
+			row := findRow(t, res, ds.Name, name)
+			want := report.Measured
+			switch name {
+			case harness.TwoPhase, harness.Hybrid:
+				want = report.Plumbing
+			case harness.Native:
+				want = report.Plumbing
+				if !harness.NativeReady {
+					want = report.Unavailable
+				}
+			}
+			if row.Status != want {
+				t.Errorf("%s/%s: got status %q, want %q", ds.Name, name, row.Status, want)
+			}
+			checkRow(t, ds, row)
+		}
+	}
+	for _, name := range harness.Routers {
+		if !strings.Contains(md, "| "+name+" |") {
+			t.Errorf("markdown has no row for %s", name)
+		}
+	}
+	if !strings.Contains(md, "not a measurement of any model") {
+		t.Error("markdown does not mark the fake model's rows as plumbing")
+	}
+	checkSVG(t, filepath.Join(out, "chart.svg"))
+	if b, err := os.ReadFile(filepath.Join(out, "results.md")); err != nil || string(b) != md {
+		t.Errorf("results.md differs from stdout (err %v)", err)
+	}
+}
+
+// checkRow checks a row's figures against its own counts and the dataset.
+func checkRow(t *testing.T, ds report.Dataset, r report.Row) {
+	t.Helper()
+	name := ds.Name + "/" + r.Router
+	switch r.Status {
+	case report.Measured:
+		if got := r.Decision.Total(); got != ds.Cases || r.Routing.Total != ds.Cases {
+			t.Errorf("%s: decisions %d, routing %d, want %d each", name, got, r.Routing.Total, ds.Cases)
+		}
+		if r.Decision.TP+r.Decision.FN != ds.NeedTool {
+			t.Errorf("%s: TP+FN = %d, want the %d tool cases", name, r.Decision.TP+r.Decision.FN, ds.NeedTool)
+		}
+		if r.Selection.Total > ds.NeedTool || r.Selection.Correct > r.Selection.Total {
+			t.Errorf("%s: selection %d/%d with %d tool cases", name, r.Selection.Correct, r.Selection.Total, ds.NeedTool)
+		}
+		if r.Selection.Correct > r.Decision.TP {
+			t.Errorf("%s: %d right selections but only %d tool uses on tool cases", name, r.Selection.Correct, r.Decision.TP)
+		}
+		p, pok := r.Decision.Precision()
+		rc, rok := r.Decision.Recall()
+		f, fok := r.Decision.F1()
+		same(t, name+" precision", r.Precision, p, pok)
+		same(t, name+" recall", r.Recall, rc, rok)
+		same(t, name+" F1", r.F1, f, fok)
+		v, ok := r.Routing.Value()
+		same(t, name+" routing", r.RoutingAccuracy, v, ok)
+		if r.Arguments != nil {
+			t.Errorf("%s: a model-free router has argument figures", name)
+		}
+		if r.QPS == nil || *r.QPS <= 0 {
+			t.Errorf("%s: got no queries per second for a model-free router", name)
+		}
+		if !(r.Latency.P50 <= r.Latency.P95 && r.Latency.P95 <= r.Latency.P99 && r.Latency.P99 <= r.Latency.Max) {
+			t.Errorf("%s: latency percentiles out of order: %+v", name, r.Latency)
+		}
+	case report.Plumbing:
+		if r.Precision != nil || r.SelectionAccuracy != nil || r.EndToEndAccuracy != nil || r.RoutingAccuracy != nil {
+			t.Errorf("%s: a plumbing row reports accuracy", name)
+		}
+		if r.Executed > r.Calls || r.Mismatches != 0 {
+			t.Errorf("%s: %d calls, %d executed, %d mismatches; want executed ≤ calls and no mismatch", name, r.Calls, r.Executed, r.Mismatches)
+		}
+		if ds.Family != "scenarios" && r.Recorded != r.Executed {
+			t.Errorf("%s: handlers recorded %d calls, the outcomes executed %d", name, r.Recorded, r.Executed)
+		}
+		if (r.Router == harness.TwoPhase || r.Router == harness.Native) && (r.ModelCalls < r.Cases || r.Calls == 0) {
+			t.Errorf("%s: %d model calls and %d tool calls for %d queries", name, r.ModelCalls, r.Calls, r.Cases)
+		}
+	}
+}
+
+func same(t *testing.T, what string, got *float64, want float64, defined bool) {
+	t.Helper()
+	switch {
+	case !defined && got != nil:
+		t.Errorf("%s: got %v, want undefined", what, *got)
+	case defined && got == nil:
+		t.Errorf("%s: got undefined, want %v", what, want)
+	case defined && (math.Abs(*got-want) > 1e-12 || *got < 0 || *got > 1):
+		t.Errorf("%s: got %v, want %v in [0, 1]", what, *got, want)
+	}
+}
+
+// TestRunNoModelServer checks that the model rows say why they did not run, with the URL, and
+// carry no figures.
+func TestRunNoModelServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	ln.Close() // nothing listens there now
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	args := []string{"-datasets", "bfcl-simple,metatool-awareness", "-limit", "4", "-ollama", url, "-out", out, "-q"}
+	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	res := readResults(t, out)
+	want := "no model server at " + url
+	for _, ds := range []string{"bfcl-simple", "metatool-awareness"} {
+		for _, name := range []string{harness.TwoPhase, harness.Hybrid} {
+			r := findRow(t, res, ds, name)
+			if r.Status != report.Skipped || r.Reason != want || r.Cases != 0 || r.RoutingAccuracy != nil {
+				t.Errorf("%s/%s: got %+v, want skipped (%s) with no figures", ds, name, r, want)
+			}
+		}
+	}
+	if !strings.Contains(stdout.String(), "| two-phase | skipped: "+want+" |") {
+		t.Errorf("markdown does not show the skipped row:\n%s", stdout.String())
+	}
+}
+
+func TestRunUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-routers", "magic"}, `unknown router "magic"`},
+		{[]string{"-datasets", "imagenet"}, `unknown dataset "imagenet"`},
+		{[]string{"-bfcl", "/nonexistent", "-datasets", "bfcl-simple"}, "opening dataset"},
+		{[]string{"stray"}, `unexpected argument "stray"`},
+	}
+	for _, tc := range tests {
+		err := run(context.Background(), append(tc.args, "-out", t.TempDir(), "-q"), io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: got %v, want an error containing %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+func TestSample(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "in.csv")
+	var rows strings.Builder
+	rows.WriteString("Query,Tool\n")
+	for i := range 50 {
+		rows.WriteString("query " + string(rune('a'+i%26)) + string(rune('a'+i/26)) + ",Tool\n")
+	}
+	if err := os.WriteFile(in, []byte(rows.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var a, b bytes.Buffer
+	if err := run(context.Background(), []string{"sample", "-n", "10", "-seed", "7", in}, &a, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), []string{"sample", "-n", "10", "-seed", "7", in}, &b, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(a.String(), "\n"); lines != 11 || a.String() != b.String() {
+		t.Errorf("got %d lines, same output twice %v; want 11 lines, deterministic", lines, a.String() == b.String())
+	}
+}
+
+func readResults(t *testing.T, dir string) *report.Results {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res report.Results
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&res); err != nil {
+		t.Fatalf("results.json: %v", err)
+	}
+	return &res
+}
+
+func findRow(t *testing.T, res *report.Results, ds, router string) report.Row {
+	t.Helper()
+	for _, r := range res.Rows {
+		if r.Dataset == ds && r.Router == router {
+			return r
+		}
+	}
+	t.Fatalf("no row for %s/%s", ds, router)
+	return report.Row{}
+}
+
+func checkSVG(t *testing.T, path string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := xml.NewDecoder(bytes.NewReader(raw))
+	circles := 0
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("chart.svg is not XML: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "circle" {
+			circles++
+		}
+	}
+	if circles == 0 {
+		t.Error("chart.svg has no points")
+	}
+}

@@ -1,0 +1,204 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Markdown renders the results: one table per dataset (measured, skipped and unavailable rows),
+// the plumbing rows apart (they measure no model), and the thresholds.
+func Markdown(res *Results) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Command: `%s`  \n", res.Command)
+	fmt.Fprintf(&b, "Machine: %s/%s, %d CPUs, %s; seed %d", res.Machine.OS, res.Machine.Arch, res.Machine.CPUs, res.Machine.GoVersion, res.Seed)
+	if res.Limit > 0 {
+		fmt.Fprintf(&b, "; first %d queries of each dataset", res.Limit)
+	}
+	fmt.Fprintf(&b, "; %.0f s.  \nModel: %s\n", res.Seconds, modelLine(res.Model))
+
+	b.WriteString(summary(res))
+	for _, ds := range res.Datasets {
+		fmt.Fprintf(&b, "\n### %s\n\n%d queries (%d need a tool, %d need none). Source: %s.\n", ds.Name, ds.Cases, ds.NeedTool, ds.NoTool, ds.Source)
+		for _, n := range ds.Notes {
+			fmt.Fprintf(&b, "Note: %s.\n", n)
+		}
+		b.WriteString("\n| router | P | R | F1 | selection | arguments | end-to-end | routing | p50 ms | p95 ms | p99 ms | model calls/q | prompt tokens/q | q/s |\n")
+		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		for _, r := range res.Rows {
+			if r.Dataset != ds.Name || r.Status == Plumbing {
+				continue
+			}
+			if r.Status != Measured {
+				fmt.Fprintf(&b, "| %s | %s |||||||||||||\n", r.Router, rowReason(r))
+				continue
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+				r.Router, num(r.Precision), num(r.Recall), num(r.F1),
+				num(r.SelectionAccuracy), argCell(r), e2eCell(r), num(r.RoutingAccuracy),
+				ms(r.Latency.P50), ms(r.Latency.P95), ms(r.Latency.P99),
+				num(r.ModelCallsPerQuery), tokens(r.PromptTokensPerQuery), qps(r.QPS))
+		}
+		var ranking []string
+		for _, r := range res.Rows {
+			if r.Dataset == ds.Name && r.Status == Measured && r.RankingAccuracy != nil {
+				ranking = append(ranking, fmt.Sprintf("%s %.3f", r.Router, *r.RankingAccuracy))
+			}
+		}
+		if len(ranking) > 0 {
+			fmt.Fprintf(&b, "\nTop-ranked tool right, threshold ignored (tool queries): %s.\n", strings.Join(ranking, ", "))
+		}
+		for _, r := range res.Rows {
+			if r.Dataset == ds.Name && r.Status == Measured && r.Traps != nil {
+				fmt.Fprintf(&b, "\n- %s: %d of %d keyword-trap queries answered without a tool.", r.Router, r.Traps.Correct, r.Traps.Total)
+			}
+		}
+		if hasTraps(res, ds.Name) {
+			b.WriteString("\n")
+		}
+	}
+
+	if plumbing := rowsWith(res, Plumbing); len(plumbing) > 0 {
+		b.WriteString("\n### Plumbing runs (fake model: not a measurement of any model)\n\n")
+		fmt.Fprintf(&b, "%s\n\n", plumbing[0].Reason)
+		b.WriteString("| dataset | router | queries | calls | executed over MCP | recorded by handlers | mismatches | model calls/q | p50 ms |\n")
+		b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+		for _, r := range plumbing {
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %s | %s |\n", r.Dataset, r.Router, r.Cases, r.Calls, r.Executed, r.Recorded, r.Mismatches, num(r.ModelCallsPerQuery), ms(r.Latency.P50))
+		}
+	}
+
+	if len(res.Thresholds) > 0 {
+		b.WriteString("\n### \"No tool\" thresholds (chosen on the other fold)\n\n| family | router | fold | threshold | tuned on | applied to |\n|---|---|---:|---:|---:|---:|\n")
+		for _, t := range res.Thresholds {
+			fmt.Fprintf(&b, "| %s | %s | %d | %.3f | %d | %d |\n", t.Family, t.Router, t.Fold, t.Value, t.TunedOn, t.AppliedTo)
+		}
+	}
+	return b.String()
+}
+
+func modelLine(m Model) string {
+	if m.Name == "" {
+		return m.Status
+	}
+	return fmt.Sprintf("%s at %s: %s", m.Name, m.URL, m.Status)
+}
+
+func rowReason(r Row) string {
+	if r.Reason == "" {
+		return string(r.Status)
+	}
+	if r.Status == Skipped {
+		return "skipped: " + r.Reason
+	}
+	return string(r.Status) + ": " + r.Reason
+}
+
+func hasTraps(res *Results, ds string) bool {
+	for _, r := range res.Rows {
+		if r.Dataset == ds && r.Status == Measured && r.Traps != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func rowsWith(res *Results, s Status) []Row {
+	var out []Row
+	for _, r := range res.Rows {
+		if r.Status == s {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func argCell(r Row) string {
+	if r.Arguments == nil {
+		return "n/a"
+	}
+	return num(r.ArgumentAccuracy)
+}
+
+func e2eCell(r Row) string {
+	if r.EndToEnd == nil {
+		return "n/a"
+	}
+	return num(r.EndToEndAccuracy)
+}
+
+func num(v *float64) string {
+	if v == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.3f", *v)
+}
+
+func tokens(v *float64) string {
+	if v == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f", *v)
+}
+
+func ms(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case v < 0.01:
+		return fmt.Sprintf("%.4f", v)
+	case v < 10:
+		return fmt.Sprintf("%.3f", v)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func qps(v *float64) string {
+	if v == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f", *v)
+}
+
+// summary is the routing accuracy of every router on every dataset, one row per router.
+func summary(res *Results) string {
+	var routers []string
+	for _, r := range res.Rows {
+		if !slices.Contains(routers, r.Router) {
+			routers = append(routers, r.Router)
+		}
+	}
+	if len(routers) == 0 || len(res.Datasets) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n### Routing accuracy (right \"no tool\", or exactly the right tools), all datasets\n\n| router |")
+	for _, ds := range res.Datasets {
+		fmt.Fprintf(&b, " %s |", ds.Name)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---:|", len(res.Datasets)) + "\n")
+	for _, name := range routers {
+		fmt.Fprintf(&b, "| %s |", name)
+		for _, ds := range res.Datasets {
+			cell := "—"
+			for _, r := range res.Rows {
+				if r.Router != name || r.Dataset != ds.Name {
+					continue
+				}
+				switch r.Status {
+				case Measured:
+					cell = num(r.RoutingAccuracy)
+				case Plumbing:
+					cell = "plumbing"
+				case Skipped:
+					cell = "skipped"
+				case Unavailable:
+					cell = "n/a"
+				}
+			}
+			fmt.Fprintf(&b, " %s |", cell)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}

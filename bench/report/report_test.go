@@ -1,0 +1,112 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"toolrouter/bench/metrics"
+)
+
+func sample() *Results {
+	measured := Row{Dataset: "bfcl-simple", Router: "bm25", Status: Measured, Cases: 4,
+		Decision: metrics.Confusion{TP: 2, FP: 1, FN: 1}, Selection: metrics.Ratio{Correct: 1, Total: 3},
+		Routing: metrics.Ratio{Correct: 1, Total: 4}, Latency: Latency{P50: 0.05, P95: 0.1, P99: 0.1, Max: 0.1}, QPS: Float(20000),
+		Ranking: &metrics.Ratio{Correct: 2, Total: 3}}
+	measured.Fill()
+	model := Row{Dataset: "bfcl-simple", Router: "two-phase", Status: Measured, Cases: 4,
+		Decision: metrics.Confusion{TP: 3, TN: 1}, Selection: metrics.Ratio{Correct: 3, Total: 3},
+		Arguments: &metrics.Ratio{Correct: 2, Total: 3}, Routing: metrics.Ratio{Correct: 4, Total: 4},
+		EndToEnd: &metrics.Ratio{Correct: 3, Total: 4}, Latency: Latency{P50: 800, P95: 1500, P99: 1600, Max: 1600},
+		ModelCallsPerQuery: Float(1.75), PromptTokensPerQuery: Float(900)}
+	model.Fill()
+	return &Results{
+		Command: "go run ./bench", Seed: 1, Machine: Machine{GoVersion: "go1.26", OS: "linux", Arch: "amd64", CPUs: 2},
+		Model:    Model{URL: "http://127.0.0.1:11434", Name: "qwen2.5:7b", Status: "measured"},
+		Datasets: []Dataset{{Name: "bfcl-simple", Family: "bfcl", Source: "x <y>", Cases: 4, NeedTool: 3, NoTool: 1, Notes: []string{"a note"}}},
+		Rows: []Row{measured, model,
+			{Dataset: "bfcl-simple", Router: "native", Status: Unavailable, Reason: "not landed"},
+			{Dataset: "bfcl-simple", Router: "hybrid", Status: Skipped, Reason: "no model server at http://127.0.0.1:11434"}},
+		Thresholds: []Threshold{{Family: "bfcl", Router: "bm25", Fold: 0, Value: 1.5, TunedOn: 2, AppliedTo: 2}},
+	}
+}
+
+func TestFill(t *testing.T) {
+	r := sample().Rows[1]
+	// P = 3/3, R = 3/3, arguments 2/3, end-to-end 3/4.
+	if *r.Precision != 1 || *r.Recall != 1 || *r.ArgumentAccuracy != 2.0/3 || *r.EndToEndAccuracy != 0.75 || r.RankingAccuracy != nil {
+		t.Errorf("got P %v R %v args %v e2e %v ranking %v", *r.Precision, *r.Recall, *r.ArgumentAccuracy, *r.EndToEndAccuracy, r.RankingAccuracy)
+	}
+	var empty Row
+	empty.Fill()
+	if empty.Precision != nil || empty.SelectionAccuracy != nil || empty.EndToEndAccuracy != nil {
+		t.Error("an empty row has figures, want none")
+	}
+}
+
+func TestMarkdown(t *testing.T) {
+	md := Markdown(sample())
+	for _, want := range []string{
+		"### bfcl-simple",
+		"| router | bfcl-simple |",
+		"| bm25 | 0.250 |",
+		"| hybrid | skipped |",
+		"| native | n/a |",
+		"| bm25 | 0.667 | 0.667 | 0.667 | 0.333 | n/a | n/a | 0.250 | 0.050 | 0.100 | 0.100 | — | — | 20000 |",
+		"| two-phase | 1.000 | 1.000 | 1.000 | 1.000 | 0.667 | 0.750 | 1.000 | 800 | 1500 | 1600 | 1.750 | 900 | — |",
+		"| native | not yet available: not landed |",
+		"| hybrid | skipped: no model server at http://127.0.0.1:11434 |",
+		"Note: a note.",
+		"Top-ranked tool right, threshold ignored (tool queries): bm25 0.667.",
+		"| bfcl | bm25 | 0 | 1.500 | 2 | 2 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func TestWrite(t *testing.T) {
+	dir := t.TempDir()
+	res := sample()
+	md, err := Write(dir, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Results
+	if err := json.Unmarshal(raw, &back); err != nil || len(back.Rows) != 4 || *back.Rows[1].EndToEndAccuracy != 0.75 {
+		t.Fatalf("results.json does not round-trip: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "results.md")); string(b) != md {
+		t.Error("results.md differs from the returned markdown")
+	}
+	svg, _ := os.ReadFile(filepath.Join(dir, "chart.svg"))
+	dec := xml.NewDecoder(bytes.NewReader(svg))
+	points := 0
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("chart.svg is not XML: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "title" {
+			points++
+		}
+	}
+	// One point per measured row; skipped and unavailable rows are not drawn.
+	if points != 2 {
+		t.Errorf("got %d points, want 2", points)
+	}
+}

@@ -130,16 +130,8 @@ func (x *run) runRound(ctx context.Context, snap *inventory.Snapshot, ps *prompt
 	}
 	priors := x.priors
 
-	var g errgroup.Group
-	g.SetLimit(x.r.set.ParallelCalls)
 	errs := make([]error, len(calls))
-	for i := range calls {
-		g.Go(func() error {
-			errs[i] = x.arguments(ctx, ps, tools[i], calls[i], priors)
-			return nil
-		})
-	}
-	_ = g.Wait()
+	x.each(len(calls), func(i int) { errs[i] = x.arguments(ctx, ps, tools[i], calls[i], priors) })
 	for _, err := range errs {
 		if err != nil && modelErr == nil {
 			modelErr = err
@@ -168,15 +160,7 @@ func (x *run) executeRound(ctx context.Context, round int, calls []*Call, tools 
 		x.seen[key] = c.Step
 		run = append(run, i)
 	}
-	var g errgroup.Group
-	g.SetLimit(x.r.set.ParallelCalls)
-	for _, i := range run {
-		g.Go(func() error {
-			x.execute(ctx, tools[i], calls[i])
-			return nil
-		})
-	}
-	_ = g.Wait()
+	x.each(len(run), func(k int) { x.execute(ctx, tools[run[k]], calls[run[k]]) })
 
 	for i, c := range calls {
 		if step, ok := reused[i]; ok {
@@ -200,6 +184,25 @@ func (x *run) executeRound(ctx context.Context, round int, calls []*Call, tools 
 	x.rounds[len(x.rounds)-1].steps = stepsOf(calls)
 	x.rounds[len(x.rounds)-1].remaining = x.budget - len(x.out.Calls)
 	return failed
+}
+
+// each runs f(0) … f(n-1) concurrently, at most ParallelCalls at a time, and waits; a single call
+// runs on the caller's goroutine. f records its own failures: one failing call never stops the
+// others.
+func (x *run) each(n int, f func(i int)) {
+	if n == 1 {
+		f(0)
+		return
+	}
+	var g errgroup.Group
+	g.SetLimit(x.r.set.ParallelCalls)
+	for i := range n {
+		g.Go(func() error {
+			f(i)
+			return nil
+		})
+	}
+	_ = g.Wait()
 }
 
 // callByStep finds a call made earlier in the request or earlier in this round.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -68,12 +67,8 @@ type totalUsage struct {
 }
 
 func (h *handlers) decodeAnswer(c *fiber.Ctx) (router.Request, Synthesize, error) {
-	body := c.Body()
-	if !utf8.Valid(body) {
-		return router.Request{}, "", badRequest("bad_encoding", "body must be UTF-8")
-	}
 	var req answerRequest
-	if err := decodeBody(body, &req, answerFields); err != nil {
+	if err := decodeBody(c.Body(), &req, answerFields); err != nil {
 		return router.Request{}, "", err
 	}
 	mode := SynthesizeAuto

@@ -40,9 +40,12 @@ func (h *handlers) decodeRoute(body []byte) (router.Request, error) {
 	return h.checkRoute(req)
 }
 
-// decodeBody decodes exactly one JSON object into v (a pointer to a struct), refusing unknown
-// fields (allowed lists the known ones for the message) and trailing data.
+// decodeBody decodes exactly one UTF-8 JSON object into v (a pointer to a struct), refusing
+// unknown fields (allowed lists the known ones for the message) and trailing data.
 func decodeBody[T any](body []byte, v *T, allowed string) error {
+	if !utf8.Valid(body) {
+		return badRequest("bad_encoding", "body must be UTF-8")
+	}
 	// Decoding into a pointer tells a JSON null (p stays nil) from an object.
 	var p *T
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -136,11 +139,7 @@ func jsonType(goType string) string {
 }
 
 func (h *handlers) route(c *fiber.Ctx) error {
-	body := c.Body()
-	if !utf8.Valid(body) {
-		return badRequest("bad_encoding", "body must be UTF-8")
-	}
-	req, err := h.decodeRoute(body)
+	req, err := h.decodeRoute(c.Body())
 	if err != nil {
 		return err
 	}

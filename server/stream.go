@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -25,11 +24,7 @@ type sendFunc func(name string, data any)
 // routeStream serves POST /v1/route/stream: the same routing as /v1/route, with each step sent as
 // a Server-Sent Event as it happens, then complete (the outcome) or error.
 func (h *handlers) routeStream(c *fiber.Ctx) error {
-	body := c.Body()
-	if !utf8.Valid(body) {
-		return badRequest("bad_encoding", "body must be UTF-8")
-	}
-	req, err := h.decodeRoute(body)
+	req, err := h.decodeRoute(c.Body())
 	if err != nil {
 		return err
 	}

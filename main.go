@@ -104,6 +104,9 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	if cncl != nil {
 		deps.Council = cncl
 	}
+	if traj != nil {
+		deps.Trajectory = traj
+	}
 	app := server.New(deps, server.Options{
 		Model: cfg.Ollama.Model, ModelHost: cfg.Ollama.Host,
 		BodyLimit: cfg.HTTP.BodyLimit, MaxQueryBytes: cfg.Router.MaxQueryBytes, MaxHistory: cfg.Router.MaxHistory,

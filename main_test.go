@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ollama/ollama/api"
+
 	"toolrouter/internal/fakeollama"
 	"toolrouter/internal/npmservers"
 )
@@ -202,5 +204,55 @@ func TestCommands(t *testing.T) {
 				t.Errorf("stdout lacks %s:\n%s", tc.want, out.String())
 			}
 		})
+	}
+}
+
+// TestCouncilAndTrajectoryWiring runs the command line with a council of two members on the fake
+// model and the trajectory log on: /v1/answer is answered by the council, and /readyz counts the
+// trajectory records.
+func TestCouncilAndTrajectoryWiring(t *testing.T) {
+	model := fakeollama.NewFunc(t, func(req api.ChatRequest) fakeollama.Reply {
+		system := req.Messages[0].Content
+		switch {
+		case strings.Contains(string(req.Format), "needs_more"):
+			return reply(map[string]any{"reasoning": "time", "use_tool": true, "calls": []map[string]string{{"tool": "clock.current_time", "task": "now"}},
+				"needs_more": false, "direct": false})
+		case req.Format != nil:
+			return reply(map[string]any{"timezone": "UTC"})
+		case strings.Contains(system, "You are reviewing answers"):
+			return fakeollama.Reply{Content: "FINAL RANKING:\n1. Response A\n2. Response B"}
+		case strings.Contains(system, "You are the chairman"):
+			return fakeollama.Reply{Content: "It is now, in UTC."}
+		}
+		return fakeollama.Reply{Content: "a member's answer"}
+	})
+	dir := t.TempDir()
+	cfg := map[string]any{
+		"council": map[string]any{
+			"members":  []map[string]any{{"name": "one", "model": "m1"}, {"name": "two", "model": "m2"}},
+			"chairman": map[string]any{"name": "chair", "model": "m3"},
+		},
+		"trajectory": map[string]any{"path": filepath.Join(dir, "traj.jsonl")},
+	}
+	path := filepath.Join(dir, "config.json")
+	b, _ := json.Marshal(cfg)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Registered before serve, so it runs after the command has shut down and flushed the log.
+	t.Cleanup(func() {
+		b, err := os.ReadFile(filepath.Join(dir, "traj.jsonl"))
+		if n := strings.Count(string(b), "\n"); err != nil || n < 3 {
+			t.Errorf("trajectory log has %d records (%v), want the select, arguments and execute records", n, err)
+		}
+	})
+	base := serve(t, "-config", path, "-ollama", model.URL, "-model", "fake")
+	out := post(t, base+"/v1/answer", `{"query":"what time is it?"}`)
+	if out["answered_by"] != "council" || out["final"] != "It is now, in UTC." {
+		t.Fatalf("got %v, want the chairman's answer", out)
+	}
+	_, ready := get(t, base+"/readyz")
+	if traj, ok := ready["trajectory"].(map[string]any); !ok || traj["dropped"] != 0.0 {
+		t.Errorf("got trajectory %v in /readyz, want its counts with nothing dropped", ready["trajectory"])
 	}
 }

@@ -251,6 +251,22 @@ func TestReferences(t *testing.T) {
 	}
 }
 
+// TestReferenceToFailedStep: a reference to a step that failed is a finding for the model, which
+// then writes another value.
+func TestReferenceToFailedStep(t *testing.T) {
+	e := newEnv(t, router.Settings{RepairAttempts: 1},
+		choose(true, false, "faults.fail"), callArgs(map[string]any{}),
+		choose(false, false, "faults.echo"), callArgs(map[string]any{"message": "$result_of_step_1"}), callArgs(map[string]any{"message": "fallback"}))
+	out, err := e.router.Route(context.Background(), router.Request{Query: "q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := out.Calls[1]
+	if c.Result == nil || c.Result.Text != "fallback" || len(c.Attempts) != 1 || !strings.Contains(c.Attempts[0].Feedback, "which failed") {
+		t.Errorf("got %+v attempts %+v, want the reference refused with a reason, then the repaired call", c.Result, c.Attempts)
+	}
+}
+
 func TestFailureFeedback(t *testing.T) {
 	e := newEnv(t, router.Settings{ExecuteTimeout: 100 * time.Millisecond},
 		choose(false, true, "faults.fail", "faults.hang"), callArgs(map[string]any{}), callArgs(map[string]any{}),

@@ -16,6 +16,7 @@ import (
 
 	"toolrouter/inventory"
 	"toolrouter/router"
+	"toolrouter/trajectory"
 )
 
 // Router routes one request.
@@ -56,6 +57,13 @@ type Deps struct {
 	Model     ModelProbe
 	// Council, if not nil, answers /v1/answer queries the tools do not answer directly.
 	Council Councillor
+	// Trajectory, if not nil, is the trajectory log whose counts /readyz reports.
+	Trajectory TrajectoryStats
+}
+
+// TrajectoryStats reports the trajectory log's counts; *trajectory.Writer satisfies it.
+type TrajectoryStats interface {
+	Stats() trajectory.Stats
 }
 
 // New returns the fiber app serving the API.
@@ -136,6 +144,8 @@ type readiness struct {
 	Ready   bool          `json:"ready"`
 	Model   modelState    `json:"model"`
 	Servers []serverState `json:"servers"`
+	// Trajectory shows the log's written and dropped records, when the log is on.
+	Trajectory *trajectory.Stats `json:"trajectory,omitempty"`
 }
 
 type modelState struct {
@@ -171,6 +181,10 @@ func (h *handlers) readyz(c *fiber.Ctx) error {
 	}
 	for _, s := range h.d.Inventory.Snapshot().Servers {
 		r.Servers = append(r.Servers, serverState{Name: s.Name, Status: s.Status, Error: s.Error, Tools: len(s.Tools)})
+	}
+	if h.d.Trajectory != nil {
+		st := h.d.Trajectory.Stats()
+		r.Trajectory = &st
 	}
 	r.Ready = r.Model.Reachable && r.Model.Pulled
 	status := fiber.StatusOK

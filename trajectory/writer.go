@@ -48,8 +48,10 @@ type hooks struct {
 // Record calls: Written lines reached the file; Dropped ones met a full queue, a closed writer,
 // an encoding error or a failed write.
 type Stats struct {
-	Written, Dropped, Rotations uint64
-	Errors                      uint64 // failed opens, writes, flushes and rotations
+	Written   uint64 `json:"written"`
+	Dropped   uint64 `json:"dropped"`
+	Rotations uint64 `json:"rotations"`
+	Errors    uint64 `json:"errors"` // failed opens, writes, flushes and rotations
 }
 
 // Writer queues Records and writes them as JSON Lines from its own goroutine. Its methods are

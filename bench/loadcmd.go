@@ -70,11 +70,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 // buildSidecar builds the repository's toolrouter binary into path.
 func buildSidecar(ctx context.Context, path string) error {
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(gobin); err != nil {
-		gobin = "go"
-	}
-	cmd := exec.CommandContext(ctx, gobin, "build", "-o", path, ".")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", path, ".")
 	cmd.Dir = moduleDir()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("building the sidecar: %w\n%s", err, out)

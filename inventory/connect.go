@@ -72,6 +72,8 @@ func dial(ctx, life context.Context, name string, sc config.Server, opts Options
 				return cmd, nil
 			}))
 	case config.TransportStreamableHTTP:
+		// The standalone GET stream carries notifications/tools/list_changed on the 2025-11-25
+		// protocol this client speaks (the option is deprecated only for 2026-07-28).
 		s.tr, err = transport.NewStreamableHTTP(sc.URL, transport.WithHTTPHeaders(sc.Headers), transport.WithContinuousListening())
 	case config.TransportSSE:
 		s.tr, err = transport.NewSSE(sc.URL, transport.WithHeaders(sc.Headers))

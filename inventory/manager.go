@@ -284,7 +284,7 @@ func (m *Manager) watch(life context.Context, name string, sc config.Server, ses
 			return err
 		case <-health.C:
 			ctx, cancel := context.WithTimeout(life, sc.ConnectTimeout.D())
-			err := sess.client.Ping(ctx)
+			err := sess.client.Ping(ctx) // ping exists on the 2025-11-25 protocol this client speaks
 			cancel()
 			if err != nil && life.Err() == nil {
 				return fmt.Errorf("health ping: %w", err)

@@ -22,7 +22,7 @@ func TestCalculatorTools(t *testing.T) {
 		{name: "add decimals", tool: "add", args: map[string]any{"a": 0.1, "b": 0.2}, want: 0.30000000000000004, text: "0.30000000000000004"},
 		{name: "add negative", tool: "add", args: map[string]any{"a": -2.5, "b": 1}, want: -1.5, text: "-1.5"},
 		{name: "subtract", tool: "subtract", args: map[string]any{"a": 10, "b": 4}, want: 6, text: "6"},
-		{name: "subtract to negative zero", tool: "subtract", args: map[string]any{"a": -0.0, "b": 0}, want: 0, text: "0"},
+		{name: "subtract to negative zero", tool: "subtract", args: map[string]any{"a": math.Copysign(0, -1), "b": 0}, want: 0, text: "0"},
 		{name: "multiply", tool: "multiply", args: map[string]any{"a": 1e6, "b": 3}, want: 3e6, text: "3000000"},
 		{name: "multiply to 1e21", tool: "multiply", args: map[string]any{"a": 1e20, "b": 10}, want: 1e21, text: "1e+21"},
 		{name: "multiply overflow", tool: "multiply", args: map[string]any{"a": 1e300, "b": 1e300}, text: "the result is too large (overflow)", err: true},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -188,21 +189,33 @@ func (x *run) executeRound(ctx context.Context, round int, calls []*Call, tools 
 
 // each runs f(0) … f(n-1) concurrently, at most ParallelCalls at a time, and waits; a single call
 // runs on the caller's goroutine. f records its own failures: one failing call never stops the
-// others.
+// others. A panic in f is re-raised on the caller's goroutine, where the HTTP layer recovers it,
+// instead of killing the process from a worker goroutine.
 func (x *run) each(n int, f func(i int)) {
 	if n == 1 {
 		f(0)
 		return
 	}
-	var g errgroup.Group
+	var (
+		g        errgroup.Group
+		panicked atomic.Value
+	)
 	g.SetLimit(x.r.set.ParallelCalls)
 	for i := range n {
 		g.Go(func() error {
+			defer func() {
+				if p := recover(); p != nil {
+					panicked.CompareAndSwap(nil, fmt.Sprintf("call %d: %v\n%s", i+1, p, debug.Stack()))
+				}
+			}()
 			f(i)
 			return nil
 		})
 	}
 	_ = g.Wait()
+	if p := panicked.Load(); p != nil {
+		panic(p)
+	}
 }
 
 // callByStep finds a call made earlier in the request or earlier in this round.

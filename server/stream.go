@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -49,7 +50,7 @@ func (h *handlers) stream(c *fiber.Ctx, work func(ctx context.Context, send send
 	}
 	go func() {
 		defer close(events)
-		out, err := work(ctx, send)
+		out, err := h.safely(ctx, send, work)
 		if err != nil {
 			status, code, msg := h.classify(err)
 			send(string(router.EventError), fiber.Map{"error": fiber.Map{"code": code, "message": msg, "status": status}})
@@ -84,6 +85,18 @@ func (h *handlers) stream(c *fiber.Ctx, work func(ctx context.Context, send send
 		}
 	})
 	return nil
+}
+
+// safely runs work, turning a panic into an error: the stream runs outside the handler, where the
+// recover middleware cannot catch it, and one request must never take the process down.
+func (h *handlers) safely(ctx context.Context, send sendFunc, work func(context.Context, sendFunc) (any, error)) (out any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			h.o.Logger.Error("panic in stream", "panic", p, "stack", string(debug.Stack()))
+			out, err = nil, fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return work(ctx, send)
 }
 
 func writeEvent(w *bufio.Writer, ev sseEvent) error {

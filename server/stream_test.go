@@ -125,3 +125,33 @@ func TestRouteRequestLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamPanicIsAnErrorEvent: a panic while streaming (outside the handler, where the recover
+// middleware cannot reach) becomes an error event, and the process keeps serving.
+func TestStreamPanicIsAnErrorEvent(t *testing.T) {
+	rt := routerFunc(func(_ context.Context, req router.Request) (*router.Outcome, error) {
+		if req.Query == "panic" {
+			panic("router exploded")
+		}
+		return &router.Outcome{Reasoning: "still here"}, nil
+	})
+	base := listen(t, server.New(server.Deps{Router: rt}, server.Options{Logger: quiet}))
+	for _, q := range []string{"panic", "fine"} {
+		resp, err := http.Post(base+"/v1/route/stream", "application/json", strings.NewReader(`{"query":"`+q+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, data := readEvents(t, bufio.NewReader(resp.Body), nil)
+		resp.Body.Close()
+		want := "complete"
+		if q == "panic" {
+			want = "error"
+		}
+		if len(names) != 1 || names[0] != want {
+			t.Fatalf("%s: got events %v %v, want %s", q, names, data, want)
+		}
+		if q == "panic" && !strings.Contains(data[0], `"code":"internal"`) {
+			t.Errorf("got %s, want an internal error", data[0])
+		}
+	}
+}

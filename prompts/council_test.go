@@ -1,8 +1,6 @@
 package prompts
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -20,10 +18,7 @@ var councilAnswers = []CouncilAnswer{
 }
 
 func TestCouncilGolden(t *testing.T) {
-	tests := []struct {
-		name   string
-		render func() (string, error)
-	}{
+	tests := []goldenCase{
 		{"council_stage1", func() (string, error) { return CouncilStage1(councilEvidence) }},
 		{"council_stage1_no_tools", func() (string, error) { return CouncilStage1(nil) }},
 		{"council_stage2", func() (string, error) {
@@ -38,27 +33,7 @@ func TestCouncilGolden(t *testing.T) {
 			return CouncilStage3("Why is the sky blue?", nil, councilAnswers, nil, nil)
 		}},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := tc.render()
-			if err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join("testdata", tc.name+".golden")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./prompts -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("%s changed; got:\n%s\nwant:\n%s", tc.name, got, want)
-			}
-		})
-	}
+	runGolden(t, tests)
 }
 
 // TestCouncilStage1MarksToolErrors: a tool error and a failed call are never shown as results.

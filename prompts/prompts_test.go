@@ -44,10 +44,7 @@ var priors = []Prior{
 }
 
 func TestGolden(t *testing.T) {
-	tests := []struct {
-		name   string
-		render func() (string, error)
-	}{
+	tests := []goldenCase{
 		{"select", func() (string, error) { return Select(sampleServers(4)) }},
 		{"arguments", func() (string, error) { return Arguments(addTool, "what is 2 plus 3?") }},
 		{"arguments_no_params", func() (string, error) {
@@ -65,6 +62,18 @@ func TestGolden(t *testing.T) {
 		{"select_followup", func() (string, error) { return SelectFollowup(priors, 2) }},
 		{"select_followup_final", func() (string, error) { return SelectFollowup(priors, 0) }},
 	}
+	runGolden(t, tests)
+}
+
+// goldenCase renders one prompt to compare with testdata/NAME.golden.
+type goldenCase struct {
+	name   string
+	render func() (string, error)
+}
+
+// runGolden compares each rendering with its golden file; -update rewrites the files.
+func runGolden(t *testing.T, tests []goldenCase) {
+	t.Helper()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := tc.render()

@@ -76,6 +76,10 @@ type Options struct {
 	StageTimeout time.Duration
 	// MaxParallel bounds how many calls of one stage run at once; 0 means every member at once.
 	MaxParallel int
+	// MaxEvidenceBytes bounds each tool result shown to the models (head and tail kept, the cut
+	// marked), so one long result cannot push a member's prompt out of its context window;
+	// 0 means 16 KiB, a negative value no bound.
+	MaxEvidenceBytes int
 	// Logger receives a warning for every skipped member and a failed chairman; nil discards.
 	Logger *slog.Logger
 }
@@ -98,6 +102,9 @@ func New(members []Member, chairman Member, opts Options) *Council {
 	chairman.ModelID = modelID(chairman)
 	if opts.Quorum < 1 {
 		opts.Quorum = 1
+	}
+	if opts.MaxEvidenceBytes == 0 {
+		opts.MaxEvidenceBytes = 16 << 10
 	}
 	log := opts.Logger
 	if log == nil {
@@ -165,7 +172,7 @@ func (c *Council) Run(ctx context.Context, in Input, emit func(Event)) (*Result,
 	if len(c.members) < c.opts.Quorum {
 		return res, &QuorumError{Quorum: c.opts.Quorum, Members: len(c.members)}
 	}
-	evidence := promptEvidence(in.Evidence)
+	evidence := promptEvidence(in.Evidence, c.opts.MaxEvidenceBytes)
 
 	// Stage 1.
 	emit(Event{Type: Stage1Start, Data: StageStart{Members: c.Members()}})

@@ -478,3 +478,28 @@ func TestTooFewMembers(t *testing.T) {
 		t.Errorf("got %v, want ErrQuorum", err)
 	}
 }
+
+// TestLongEvidenceIsShortened: a long tool result reaches the members with its head and tail and a
+// marked cut, within the configured bound.
+func TestLongEvidenceIsShortened(t *testing.T) {
+	long := "HEAD " + strings.Repeat("middle of a long tool result. ", 2000) + " TAIL"
+	alpha, rec := newMember(t, spec{name: "alpha", modelID: "qwen2.5:7b", wire: ollamaWire, script: standard("ok")})
+	beta, _ := newMember(t, spec{name: "beta", modelID: "llama3.1:8b", wire: ollamaWire, script: standard("ok")})
+	chair, _ := newMember(t, spec{name: "chair", modelID: "gpt-4o", wire: ollamaWire, script: standard("")})
+	c := council.New([]council.Member{alpha, beta}, chair, council.Options{Quorum: 1, MaxEvidenceBytes: 4096})
+	if _, err := c.Run(context.Background(), council.Input{Query: query,
+		Evidence: []council.Evidence{{Server: "faults", Tool: "long", Text: long}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	prompts := rec.stage(1)
+	if len(prompts) != 1 {
+		t.Fatalf("got %d stage-1 prompts, want 1", len(prompts))
+	}
+	p := prompts[0]
+	if !strings.Contains(p, "HEAD ") || !strings.Contains(p, " TAIL") || !strings.Contains(p, "bytes trimmed]") {
+		t.Errorf("stage-1 prompt lacks the head, the tail or the marked cut")
+	}
+	if len(p) > 4096+4000 {
+		t.Errorf("stage-1 prompt is %d bytes for a 4 KiB evidence bound", len(p))
+	}
+}

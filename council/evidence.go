@@ -7,11 +7,16 @@ import (
 )
 
 // promptEvidence turns the tool calls into what the prompts show: arguments as compact JSON (keys
-// sorted), tool errors and failed calls marked as such.
-func promptEvidence(ev []Evidence) []prompts.CouncilEvidence {
+// sorted), tool errors and failed calls marked as such, each result shortened to maxBytes
+// (negative: whole).
+func promptEvidence(ev []Evidence, maxBytes int) []prompts.CouncilEvidence {
 	out := make([]prompts.CouncilEvidence, len(ev))
 	for i, e := range ev {
-		pe := prompts.CouncilEvidence{Step: i + 1, Server: e.Server, Tool: e.Tool, Result: e.Text, IsError: e.IsError, Failed: e.Error}
+		text := e.Text
+		if maxBytes > 0 {
+			text = prompts.Shorten(text, maxBytes)
+		}
+		pe := prompts.CouncilEvidence{Step: i + 1, Server: e.Server, Tool: e.Tool, Result: text, IsError: e.IsError, Failed: e.Error}
 		if len(e.Arguments) > 0 {
 			if b, err := json.Marshal(e.Arguments); err == nil {
 				pe.Arguments = string(b)

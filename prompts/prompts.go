@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"text/template"
+	"unicode/utf8"
 )
 
 //go:embed *.tmpl
@@ -128,4 +129,26 @@ func values(vs []any) string {
 		parts[i] = string(b)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// shortenMarker replaces the middle of a shortened text.
+const shortenMarker = "\n…[%d bytes trimmed]…\n"
+
+// Shorten keeps about keep bytes of s: its head and its tail, with a marker saying how much of the
+// middle was cut, so a prompt shows where a long result begins and ends. Cuts fall on UTF-8
+// boundaries; s is returned as is when it fits.
+func Shorten(s string, keep int) string {
+	if len(s) <= keep {
+		return s
+	}
+	half := keep / 2
+	head := half
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	tail := len(s) - half
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return s[:head] + fmt.Sprintf(shortenMarker, tail-head) + s[tail:]
 }

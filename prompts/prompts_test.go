@@ -110,3 +110,24 @@ func BenchmarkSelect(b *testing.B) {
 		})
 	}
 }
+
+func TestShorten(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		keep int
+		want string
+	}{
+		{"fits", "short", 10, "short"},
+		{"cut in the middle", "aaaaabbbbbccccc", 10, "aaaaa\n…[5 bytes trimmed]…\nccccc"},
+		{"rune boundaries", "ééééé", 5, "é\n…[6 bytes trimmed]…\né"},
+		{"a cut inside a rune backs off", "aéééé", 4, "a\n…[6 bytes trimmed]…\né"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Shorten(tc.in, tc.keep); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/ollama/ollama/api"
 
@@ -77,7 +76,7 @@ func (x *run) fit(round int, priors []prompts.Prior, render func() ([]api.Messag
 		}
 		before := len(priors[i].Text)
 		keep := max(minTrimmed, before-3*(est-limit)-64)
-		priors[i].Text = trimText(priors[i].Text, keep)
+		priors[i].Text = prompts.Shorten(priors[i].Text, keep)
 		cut = append(cut, fmt.Sprintf("step %d result cut from %d to %d bytes", priors[i].Step, before, len(priors[i].Text)))
 	}
 }
@@ -92,29 +91,10 @@ func (x *run) trimmed(round int, detail string) {
 // oldestLong is the first prior whose text can still be cut, or -1.
 func oldestLong(priors []prompts.Prior) int {
 	for i, p := range priors {
-		if len(p.Text) > 2*minTrimmed { // a cut result is at most keep+len(marker): this terminates
+		if len(p.Text) > 2*minTrimmed { // a cut result is at most keep plus the marker: this terminates
 			return i
 		}
 	}
 	return -1
 }
 
-const trimMarker = "\n…[%d bytes trimmed]…\n"
-
-// trimText keeps about keep bytes of s: its head and its tail, with a marker saying how much of the
-// middle was cut. Cuts fall on UTF-8 boundaries.
-func trimText(s string, keep int) string {
-	if len(s) <= keep {
-		return s
-	}
-	half := keep / 2
-	head := half
-	for head > 0 && !utf8.RuneStart(s[head]) {
-		head--
-	}
-	tail := len(s) - half
-	for tail < len(s) && !utf8.RuneStart(s[tail]) {
-		tail++
-	}
-	return s[:head] + fmt.Sprintf(trimMarker, tail-head) + s[tail:]
-}

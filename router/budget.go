@@ -97,4 +97,3 @@ func oldestLong(priors []prompts.Prior) int {
 	}
 	return -1
 }
-

@@ -65,7 +65,7 @@ func models(cfg config.Config, logger *slog.Logger) (router.Chatter, server.Mode
 	}
 	c := council.New(members, member(cfg.Council.Chairman), council.Options{
 		PeerReview: cfg.Council.PeerReview, Quorum: cfg.Council.Quorum,
-		StageTimeout: cfg.Council.StageTimeout.D(), Logger: logger,
+		StageTimeout: cfg.Council.StageTimeout.D(), MaxEvidenceBytes: cfg.Council.MaxEvidenceBytes, Logger: logger,
 	})
 	return clients[cfg.Router.Provider], probe, c, nil
 }

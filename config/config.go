@@ -236,6 +236,9 @@ type Council struct {
 	// StageTimeout bounds each stage as a whole; 0 leaves only the
 	// members' timeouts and the request's.
 	StageTimeout Duration `koanf:"stage_timeout" json:"stage_timeout"`
+	// MaxEvidenceBytes bounds each tool result shown to the council (head and tail kept);
+	// a negative value shows results whole.
+	MaxEvidenceBytes int `koanf:"max_evidence_bytes" json:"max_evidence_bytes"`
 }
 
 // Enabled reports whether the council has members.
@@ -399,10 +402,11 @@ func Default() Config {
 			DefaultProvider: {Type: ProviderOllama},
 		},
 		Council: Council{
-			Members:    []Member{},
-			Chairman:   Member{Name: "chairman", Provider: DefaultProvider, Timeout: Duration(DefaultMemberTimeout)},
-			PeerReview: true,
-			Quorum:     2,
+			Members:          []Member{},
+			Chairman:         Member{Name: "chairman", Provider: DefaultProvider, Timeout: Duration(DefaultMemberTimeout)},
+			PeerReview:       true,
+			Quorum:           2,
+			MaxEvidenceBytes: 16384,
 		},
 		Servers: map[string]Server{
 			"calculator": {

@@ -295,3 +295,54 @@ func BenchmarkBareHop(b *testing.B) {
 	slices.Sort(lat)
 	b.ReportMetric(micros(percentile(lat, 0.50)), "p50-µs")
 }
+
+// instantChat is an in-process zero-latency model: selection of calculator.add, then {a:2, b:3}.
+type instantChat struct{}
+
+func (instantChat) Chat(_ context.Context, req *api.ChatRequest, fn api.ChatResponseFunc) error {
+	text := `{"a":2,"b":3}`
+	if bytes.Contains(req.Format, []byte(`"needs_more"`)) {
+		text = `{"reasoning":"r","use_tool":true,"calls":[{"tool":"calculator.add","task":"add"}],"needs_more":false,"direct":true}`
+	}
+	return fn(api.ChatResponse{Done: true, Message: api.Message{Role: "assistant", Content: text}})
+}
+
+// instantAdd answers calculator.add in-process without MCP.
+type instantAdd struct{}
+
+func (instantAdd) CallTool(context.Context, string, string, map[string]any) (*mcp.CallToolResult, error) {
+	return mcp.NewToolResultText("5"), nil
+}
+
+// BenchmarkSidecarOnly is /v1/route over loopback with the model and the tool replaced by
+// zero-latency in-process fakes: no model server competes for the cores, so the latency is the
+// sidecar's own work plus the HTTP hop.
+//
+//	go test -run x -bench SidecarOnly -benchtime 5000x ./server/
+func BenchmarkSidecarOnly(b *testing.B) {
+	inv := newInventory(b)
+	rt := router.New(instantChat{}, inv, instantAdd{}, router.Settings{Model: "fake", OnModelFailure: router.Fail}, quiet)
+	base := listen(b, server.New(server.Deps{Router: rt, Inventory: inv}, server.Options{Model: "fake", Logger: quiet}))
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}, Timeout: 10 * time.Second}
+	body := []byte(`{"query":"what is 2 plus 3?"}`)
+	lat := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		resp, err := client.Post(base+"/v1/route", "application/json", bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		lat = append(lat, time.Since(t0))
+		if !bytes.Contains(raw, []byte(`"text":"5"`)) {
+			b.Fatalf("got %s", raw)
+		}
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(micros(percentile(lat, 0.50)), "p50-µs")
+	b.ReportMetric(micros(percentile(lat, 0.99)), "p99-µs")
+}

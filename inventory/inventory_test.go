@@ -115,11 +115,16 @@ func call(t *testing.T, m *inventory.Manager, srv, tool string, args map[string]
 	return strings.Join(texts, "\n")
 }
 
-// TestTransports lists and calls the built-in calculator in-process, over stdio and over
-// streamable HTTP, and the fault server over stdio.
+// TestTransports lists and calls the built-in calculator in-process, over stdio, over streamable
+// HTTP and over SSE.
 func TestTransports(t *testing.T) {
 	httpSrv := httptest.NewServer(must(builtin.Handler("calculator")))
 	t.Cleanup(httpSrv.Close)
+	calc := must(builtin.New("calculator", nil))
+	sseSrv := httptest.NewUnstartedServer(nil)
+	sseSrv.Config.Handler = server.NewSSEServer(calc, server.WithBaseURL("http://"+sseSrv.Listener.Addr().String()))
+	sseSrv.Start()
+	t.Cleanup(sseSrv.Close)
 	tests := []struct {
 		name string
 		cfg  config.Server
@@ -127,6 +132,7 @@ func TestTransports(t *testing.T) {
 		{"in-process", inProcess("calculator")},
 		{"stdio", selfStdio(map[string]string{envServeBuiltin: "calculator"})},
 		{"streamable-http", timeouts(config.Server{Transport: config.TransportStreamableHTTP, URL: httpSrv.URL})},
+		{"sse", timeouts(config.Server{Transport: config.TransportSSE, URL: sseSrv.URL + "/sse"})},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -98,6 +98,7 @@ func New(d Deps, o Options) *fiber.App {
 		DisableStartupMessage: true,
 		ErrorHandler:          h.errorHandler,
 	})
+	app.Use(h.accessLog) // outermost: it sees the 500 that recover makes of a panic
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
 		o.Logger.Error("panic in handler", "path", c.Path(), "panic", e)
 	}}))
@@ -130,6 +131,38 @@ func allowed(app *fiber.App, path string) string {
 	}
 	return strings.Join(methods, ", ")
 }
+
+// accessLog logs each request after it is served: at debug level, or warn for a 5xx, so an
+// operator sees server-side failures without turning on debug logs.
+func (h *handlers) accessLog(c *fiber.Ctx) error {
+	start := time.Now()
+	err := c.Next()
+	status := c.Response().StatusCode()
+	if err != nil {
+		var ae *apiError
+		var fe *fiber.Error
+		switch {
+		case errors.As(err, &ae):
+			status = ae.status
+		case errors.As(err, &fe):
+			status = fe.Code
+		default:
+			status = fiber.StatusInternalServerError
+		}
+	}
+	level := slog.LevelDebug
+	if status >= fiber.StatusInternalServerError {
+		level = slog.LevelWarn
+	}
+	ctx := c.UserContext()
+	if h.o.Logger.Enabled(ctx, level) {
+		h.o.Logger.Log(ctx, level, "request", "method", c.Method(), "path", c.Path(), "status", status,
+			"duration_ms", ms(time.Since(start)))
+	}
+	return err
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 type handlers struct {
 	d Deps

@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -489,7 +490,8 @@ func TestPanicIsRecovered(t *testing.T) {
 		}
 		return &router.Outcome{Reasoning: "still here"}, nil
 	})
-	app := server.New(server.Deps{Router: rt}, server.Options{Logger: quiet})
+	var logs syncBuffer
+	app := server.New(server.Deps{Router: rt}, server.Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	tests := []struct {
 		query      string
 		wantStatus int
@@ -519,6 +521,13 @@ func TestPanicIsRecovered(t *testing.T) {
 	}
 	if status, _, _ := do(t, app, http.MethodGet, "/healthz", nil); status != http.StatusOK {
 		t.Errorf("GET /healthz after panics: got status %d, want 200", status)
+	}
+	// Server-side failures reach the operator's log at the default level; successes do not.
+	if got := strings.Count(logs.String(), `"level":"WARN","msg":"request","method":"POST","path":"/v1/route","status":500`); got != 3 {
+		t.Errorf("got %d warn access-log lines for the three 500s, want 3:\n%s", got, logs.String())
+	}
+	if strings.Contains(logs.String(), `"status":200`) {
+		t.Errorf("a 200 was logged at the default level:\n%s", logs.String())
 	}
 }
 
@@ -658,4 +667,22 @@ func TestReadyz(t *testing.T) {
 			}
 		})
 	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
+type syncBuffer struct {
+	mu sync.Mutex // guards b
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // TestFormatsConvertToGrammar checks the router's own format schemas (the selection schema and a
-// reference-relaxed arguments schema): they compile, and, when TOOLROUTER_J2G names a build of
+// reference-relaxed arguments schema): they compile, and, when JSON_SCHEMA_TO_GRAMMAR names a build of
 // llama.cpp's json-schema-to-grammar (the converter behind Ollama's format field) reading a schema
 // on stdin, llama.cpp converts them, keeping "reasoning" as the first key generated.
 func TestFormatsConvertToGrammar(t *testing.T) {
@@ -33,9 +33,9 @@ func TestFormatsConvertToGrammar(t *testing.T) {
 			if _, err := schema.Compile(f); err != nil {
 				t.Fatalf("format does not compile: %v\n%s", err, f)
 			}
-			bin := os.Getenv("TOOLROUTER_J2G")
+			bin := os.Getenv("JSON_SCHEMA_TO_GRAMMAR")
 			if bin == "" {
-				t.Skip("TOOLROUTER_J2G not set: llama.cpp's converter is not built here")
+				t.Skip("JSON_SCHEMA_TO_GRAMMAR not set: llama.cpp's converter is not built here")
 			}
 			cmd := exec.Command(bin)
 			cmd.Stdin = bytes.NewReader(f)

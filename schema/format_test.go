@@ -27,7 +27,7 @@ func canon(t *testing.T, s string) string {
 }
 
 // checkFormat asserts the properties every OllamaFormat output must have: it compiles, its top
-// level is an object, and (when TOOLROUTER_J2G names a build of llama.cpp's
+// level is an object, and (when JSON_SCHEMA_TO_GRAMMAR names a build of llama.cpp's
 // json-schema-to-grammar reading a schema on stdin) llama.cpp converts it without error.
 func checkFormat(t *testing.T, out json.RawMessage) {
 	t.Helper()
@@ -45,7 +45,7 @@ func checkFormat(t *testing.T, out json.RawMessage) {
 			t.Errorf("got estimated grammar size %d, want at most Ollama's buffer %d", est, buf)
 		}
 	}
-	if bin := os.Getenv("TOOLROUTER_J2G"); bin != "" {
+	if bin := os.Getenv("JSON_SCHEMA_TO_GRAMMAR"); bin != "" {
 		cmd := exec.Command(bin)
 		cmd.Stdin = bytes.NewReader(out)
 		var stderr bytes.Buffer

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"toolrouter/inventory"
+	"toolrouter/prompts"
 	"toolrouter/trajectory"
 )
 
@@ -75,6 +76,10 @@ func convertResult(res *mcp.CallToolResult) *Result {
 		}
 	}
 	out.Text = strings.Join(texts, "\n")
+	if len(out.Text) > MaxResultText {
+		out.TextBytes = len(out.Text)
+		out.Text = prompts.Shorten(out.Text, MaxResultText)
+	}
 	return out
 }
 

@@ -470,3 +470,18 @@ func TestNativeMode(t *testing.T) {
 		t.Errorf("got tool messages %+v, want the result and the errors fed back", toolMsgs)
 	}
 }
+
+// TestHugeResultIsShortened: a tool answering more than MaxResultText keeps its head and tail and
+// says how long it was.
+func TestHugeResultIsShortened(t *testing.T) {
+	e := newEnv(t, router.Settings{}, choose(false, true, "faults.long"), callArgs(map[string]any{"bytes": router.MaxResultText + 5000}))
+	out, err := e.router.Route(context.Background(), router.Request{Query: "q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := out.Calls[0].Result
+	if r == nil || r.TextBytes != router.MaxResultText+5000 || len(r.Text) > router.MaxResultText+64 ||
+		!strings.HasPrefix(r.Text, "line 0 of a long") || !strings.Contains(r.Text, "bytes trimmed]") {
+		t.Fatalf("got text of %d bytes (text_bytes %d), want it shortened to about %d with the cut marked", len(r.Text), r.TextBytes, router.MaxResultText)
+	}
+}

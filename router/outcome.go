@@ -73,7 +73,13 @@ type Result struct {
 	Structured any       `json:"structured,omitempty"`
 	IsError    bool      `json:"is_error"`
 	Content    []Content `json:"content,omitempty"`
+	// TextBytes is the length of the tool's whole text when Text was shortened (MaxResultText).
+	TextBytes int `json:"text_bytes,omitempty"`
 }
+
+// MaxResultText bounds the text of a result kept and returned (head and tail, the cut marked), so
+// one tool answering megabytes cannot swell every response, prompt and log that carries it.
+const MaxResultText = 256 << 10
 
 // Content summarises a non-text content item (image, audio, resource): never dropped silently.
 type Content struct {

@@ -69,8 +69,15 @@ type Manager struct {
 
 // signals wake a supervisor; both channels have room for one pending signal.
 type signals struct {
-	refresh chan struct{} // the server said its tool list changed
-	broken  chan error    // a call found the transport broken
+	refresh chan struct{}      // the server said its tool list changed
+	broken  chan brokenSession // a call found a session's transport broken
+}
+
+// brokenSession names the session a call found broken, so a late report about a session already
+// replaced does not restart its successor.
+type brokenSession struct {
+	sess *session
+	err  error
 }
 
 // New builds a Manager for the enabled servers of servers; nothing connects until Start.
@@ -104,7 +111,7 @@ func New(servers map[string]config.Server, opts Options) *Manager {
 			sc.Purpose = builtin.Purpose(sc.BuiltinName(name))
 		}
 		m.servers[name] = sc
-		m.signals[name] = &signals{refresh: make(chan struct{}, 1), broken: make(chan error, 1)}
+		m.signals[name] = &signals{refresh: make(chan struct{}, 1), broken: make(chan brokenSession, 1)}
 		m.states[name] = &Server{
 			Name: name, Purpose: sc.Purpose, Transport: string(sc.Transport), URL: sc.URL, Command: sc.Command,
 			Status: StateStarting, Since: now, Tools: []Tool{},
@@ -196,7 +203,7 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[st
 		}
 		if isTransportError(err) {
 			select {
-			case m.signals[server].broken <- err:
+			case m.signals[server].broken <- brokenSession{sess, err}:
 			default:
 			}
 		}
@@ -280,8 +287,10 @@ func (m *Manager) watch(life context.Context, name string, sc config.Server, ses
 		select {
 		case <-life.Done():
 			return life.Err()
-		case err := <-sig.broken:
-			return err
+		case b := <-sig.broken:
+			if b.sess == sess {
+				return b.err
+			}
 		case <-health.C:
 			ctx, cancel := context.WithTimeout(life, sc.ConnectTimeout.D())
 			err := sess.client.Ping(ctx) // ping exists on the 2025-11-25 protocol this client speaks

@@ -107,6 +107,9 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	if traj != nil {
 		deps.Trajectory = traj
 	}
+	if a := access(cfg.Callers); a != nil {
+		deps.Access = a
+	}
 	app := server.New(deps, server.Options{
 		Model: cfg.Ollama.Model, ModelHost: cfg.Ollama.Host,
 		BodyLimit: cfg.HTTP.BodyLimit, MaxQueryBytes: cfg.Router.MaxQueryBytes, MaxHistory: cfg.Router.MaxHistory,

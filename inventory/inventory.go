@@ -127,6 +127,25 @@ func (s *Snapshot) Export() Export {
 	return Export{Version: s.Version, Servers: s.Servers}
 }
 
+// ExportFor returns the exported form with only the tools permits allows (qualified names), as a
+// caller under an access list sees the inventory.
+func (s *Snapshot) ExportFor(permits func(qualified string) bool) Export {
+	servers := make([]Server, len(s.Servers))
+	for i, sv := range s.Servers {
+		sv.Tools = nil
+		for _, t := range s.Servers[i].Tools {
+			if permits(t.Qualified) {
+				sv.Tools = append(sv.Tools, t)
+			}
+		}
+		if sv.Tools == nil {
+			sv.Tools = []Tool{}
+		}
+		servers[i] = sv
+	}
+	return Export{Version: s.Version, Servers: servers}
+}
+
 // params derives the proposal's parameter list from a raw input schema's top level.
 func params(raw json.RawMessage) []Param {
 	var s struct {

@@ -59,6 +59,9 @@ type Deps struct {
 	Council Councillor
 	// Trajectory, if not nil, is the trajectory log whose counts /readyz reports.
 	Trajectory TrajectoryStats
+	// Access, if not nil, is the router's access lists: GET /v1/inventory?caller=NAME shows what
+	// that caller may use.
+	Access router.Access
 }
 
 // TrajectoryStats reports the trajectory log's counts; *trajectory.Writer satisfies it.
@@ -170,7 +173,13 @@ type handlers struct {
 }
 
 func (h *handlers) inventory(c *fiber.Ctx) error {
-	return c.JSON(h.d.Inventory.Snapshot().Export())
+	snap := h.d.Inventory.Snapshot()
+	caller := c.Query("caller")
+	if caller == "" || h.d.Access == nil {
+		return c.JSON(snap.Export())
+	}
+	_, permits := h.d.Access.Policy(caller)
+	return c.JSON(snap.ExportFor(permits))
 }
 
 type readiness struct {

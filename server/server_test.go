@@ -686,3 +686,47 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// prefixAccess permits the caller "kiosk" only the calculator.
+type prefixAccess struct{}
+
+func (prefixAccess) Policy(caller string) (string, func(string) bool) {
+	if caller == "kiosk" {
+		return "kiosk", func(tool string) bool { return strings.HasPrefix(tool, "calculator.") }
+	}
+	return "", func(string) bool { return true }
+}
+
+func TestInventoryForCaller(t *testing.T) {
+	e := newEnv(t, fakeollama.New(t), router.Settings{}, server.Options{})
+	app := server.New(server.Deps{Inventory: e.inv, Access: prefixAccess{}}, server.Options{Logger: quiet})
+	tools := func(query string) []string {
+		_, raw, _ := do(t, app, http.MethodGet, "/v1/inventory"+query, nil)
+		var got struct {
+			Servers []struct {
+				Tools []struct {
+					Name string `json:"name"`
+				} `json:"tools"`
+			} `json:"servers"`
+		}
+		if err := json.Unmarshal(raw, &got); err != nil {
+			t.Fatalf("decoding %s: %v", raw, err)
+		}
+		var names []string
+		for _, s := range got.Servers {
+			for _, tl := range s.Tools {
+				names = append(names, tl.Name)
+			}
+		}
+		return names
+	}
+	kiosk, all := tools("?caller=kiosk"), tools("")
+	for _, n := range kiosk {
+		if !strings.HasPrefix(n, "calculator.") {
+			t.Errorf("kiosk sees %s", n)
+		}
+	}
+	if len(kiosk) == 0 || len(all) <= len(kiosk) {
+		t.Errorf("got %d tools for the kiosk and %d for everyone, want a non-empty strict subset", len(kiosk), len(all))
+	}
+}

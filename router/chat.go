@@ -2,16 +2,14 @@ package router
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/ollama/ollama/api"
-)
 
-// errNoDone means the model's stream ended without its final message.
-var errNoDone = errors.New("model response ended before it was done")
+	"toolrouter/provider"
+)
 
 // reply is one model answer.
 type reply struct {
@@ -66,7 +64,7 @@ func (r *Router) complete(ctx context.Context, msgs []api.Message, format []byte
 	case err != nil:
 		return out, fmt.Errorf("model %s: %w", r.set.Model, err)
 	case !done:
-		return out, fmt.Errorf("model %s: %w", r.set.Model, errNoDone)
+		return out, fmt.Errorf("model %s: %w", r.set.Model, provider.ErrNoDone)
 	}
 	return out, nil
 }

@@ -419,12 +419,7 @@ func TestLayerPrecedence(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	tests := []struct {
-		name    string
-		mutate  func(c *Config)
-		wantKey string
-		wantMsg string
-	}{
+	tests := []validationCase{
 		{"listen without port", func(c *Config) { c.Listen = "localhost" }, "listen", `listen: must be host:port, got "localhost"`},
 		{"listen bad port", func(c *Config) { c.Listen = "localhost:http" }, "listen", `listen: port must be a number from 0 to 65535, got "http"`},
 		{"listen port too large", func(c *Config) { c.Listen = ":70000" }, "listen", `listen: port must be a number from 0 to 65535, got "70000"`},
@@ -479,6 +474,22 @@ func TestValidate(t *testing.T) {
 		}, "servers.clock.tools.allow[1]", `servers.clock.tools.allow[1]: invalid glob pattern "a["`},
 		{"empty deny pattern", func(c *Config) { s := c.Servers["clock"]; s.Tools.Deny = []string{""}; c.Servers["clock"] = s }, "servers.clock.tools.deny[0]", `servers.clock.tools.deny[0]: must not be empty`},
 	}
+	checkValidation(t, tests)
+}
+
+// validationCase is one invalid configuration: what to change in Default(), and the key and
+// message Validate must report.
+type validationCase struct {
+	name    string
+	mutate  func(c *Config)
+	wantKey string
+	wantMsg string
+}
+
+// checkValidation requires each case to fail validation with a *FieldError for its key and its
+// message.
+func checkValidation(t *testing.T, tests []validationCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := Default()

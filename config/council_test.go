@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -179,12 +178,7 @@ func TestValidateCouncil(t *testing.T) {
 		}
 		c.Council.Chairman = Member{Name: "chairman", Provider: "openai", Model: "gpt-4o", Timeout: d("30s")}
 	}
-	tests := []struct {
-		name    string
-		mutate  func(c *Config)
-		wantKey string
-		wantMsg string
-	}{
+	tests := []validationCase{
 		{"router provider unknown", func(c *Config) { c.Router.Provider = "nope" }, "router.provider", `router.provider: unknown provider "nope", want one of "ollama"`},
 		{"provider type", func(c *Config) { c.Providers["x"] = Provider{Type: "anthropic", BaseURL: "https://h"} }, "providers.x.type", `must be "ollama" or "openai", got "anthropic"`},
 		{"provider name", func(c *Config) { c.Providers["Open.AI"] = Provider{Type: ProviderOllama} }, "providers.Open.AI", `invalid provider name "Open.AI"`},
@@ -212,23 +206,7 @@ func TestValidateCouncil(t *testing.T) {
 		{"quorum zero", func(c *Config) { enabled(c); c.Council.Quorum = 0 }, "council.quorum", "got 0"},
 		{"stage timeout", func(c *Config) { enabled(c); c.Council.StageTimeout = d("-1s") }, "council.stage_timeout", "must be >= 0"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := Default()
-			tt.mutate(&c)
-			err := c.Validate()
-			if err == nil {
-				t.Fatalf("Validate(): got nil, want error containing %q", tt.wantMsg)
-			}
-			if !strings.Contains(err.Error(), tt.wantMsg) {
-				t.Errorf("Validate(): got %q, want it to contain %q", err, tt.wantMsg)
-			}
-			var fe *FieldError
-			if !errors.As(err, &fe) || fe.Key != tt.wantKey {
-				t.Errorf("got %v, want a *FieldError for %q", err, tt.wantKey)
-			}
-		})
-	}
+	checkValidation(t, tests)
 	t.Run("valid council", func(t *testing.T) {
 		c := Default()
 		enabled(&c)

@@ -351,16 +351,6 @@ func (c Config) EnabledServers() []string {
 	return names
 }
 
-// ExecuteTimeoutFor returns the timeout of one tool call on the named
-// server: router.execute_timeout, lowered by the server's call_timeout.
-func (c Config) ExecuteTimeoutFor(server string) time.Duration {
-	d := c.Router.ExecuteTimeout.D()
-	if s, ok := c.Servers[server]; ok && s.CallTimeout > 0 && (d <= 0 || s.CallTimeout.D() < d) {
-		d = s.CallTimeout.D()
-	}
-	return d
-}
-
 // Default returns the built-in defaults: a configuration that runs with
 // nothing installed but Ollama, with the built-in calculator and clock
 // servers. Each call returns fresh maps.

@@ -698,9 +698,6 @@ func TestHelpers(t *testing.T) {
 		want any
 	}{
 		{"EnabledServers", c.EnabledServers(), []string{"calculator", "clock", "fast", "slow"}},
-		{"ExecuteTimeoutFor lowered by call_timeout", c.ExecuteTimeoutFor("fast"), 5 * time.Second},
-		{"ExecuteTimeoutFor capped by execute_timeout", c.ExecuteTimeoutFor("slow"), 30 * time.Second},
-		{"ExecuteTimeoutFor unknown server", c.ExecuteTimeoutFor("nope"), 30 * time.Second},
 		{"BuiltinName default", Server{}.BuiltinName("clock"), "clock"},
 		{"BuiltinName explicit", Server{Builtin: "calculator"}.BuiltinName("calc"), "calculator"},
 		{"IsEnabled nil", Server{}.IsEnabled(), true},

@@ -99,11 +99,6 @@ func (s *Snapshot) Available() []*Tool {
 // Qualify returns the qualified name of a server's tool.
 func Qualify(server, tool string) string { return server + "." + tool }
 
-// SplitQualified splits "server.tool" at the first dot; server names never contain dots.
-func SplitQualified(q string) (server, tool string, ok bool) {
-	return strings.Cut(q, ".")
-}
-
 func newSnapshot(version uint64, servers []Server) *Snapshot {
 	sort.Slice(servers, func(i, j int) bool { return servers[i].Name < servers[j].Name })
 	s := &Snapshot{Version: version, Servers: servers, tools: map[string]*Tool{}}

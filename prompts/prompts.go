@@ -53,20 +53,6 @@ func Select(servers []Server) (string, error) {
 	return render("select.tmpl", struct{ Servers []Server }{servers})
 }
 
-// Arguments renders the phase-2 prompt for one tool and the query: ArgumentsTool followed by
-// ArgumentsQuery.
-func Arguments(tool Tool, query string) (string, error) {
-	head, err := ArgumentsTool(tool)
-	if err != nil {
-		return "", err
-	}
-	tail, err := ArgumentsQuery(query, "", nil)
-	if err != nil {
-		return "", err
-	}
-	return head + tail, nil
-}
-
 // ArgumentsTool renders the static, per-tool part of the phase-2 prompt (instructions, the tool's
 // description, parameters and schema); callers cache it per inventory version.
 func ArgumentsTool(tool Tool) (string, error) {

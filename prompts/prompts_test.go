@@ -46,23 +46,29 @@ var priors = []Prior{
 func TestGolden(t *testing.T) {
 	tests := []goldenCase{
 		{"select", func() (string, error) { return Select(sampleServers(4)) }},
-		{"arguments", func() (string, error) { return Arguments(addTool, "what is 2 plus 3?") }},
+		{"arguments", func() (string, error) { return arguments(addTool, "what is 2 plus 3?", "", nil) }},
 		{"arguments_no_params", func() (string, error) {
-			return Arguments(Tool{Qualified: "clock.now", Description: "Now.", Schema: json.RawMessage(`{}`)}, "time?")
+			return arguments(Tool{Qualified: "clock.now", Description: "Now.", Schema: json.RawMessage(`{}`)}, "time?", "", nil)
 		}},
 		{"repair", func() (string, error) { return Repair("calculator.add", "at /a: expected number, but got string") }},
 		{"arguments_later_round", func() (string, error) {
-			head, err := ArgumentsTool(addTool)
-			if err != nil {
-				return "", err
-			}
-			tail, err := ArgumentsQuery("add the two results", "add step 1 and step 2", priors)
-			return head + tail, err
+			return arguments(addTool, "add the two results", "add step 1 and step 2", priors)
 		}},
 		{"select_followup", func() (string, error) { return SelectFollowup(priors, 2) }},
 		{"select_followup_final", func() (string, error) { return SelectFollowup(priors, 0) }},
 	}
 	runGolden(t, tests)
+}
+
+// arguments is the whole phase-2 prompt as the router sends it: the per-tool part, then the
+// per-request part.
+func arguments(tool Tool, query, task string, prior []Prior) (string, error) {
+	head, err := ArgumentsTool(tool)
+	if err != nil {
+		return "", err
+	}
+	tail, err := ArgumentsQuery(query, task, prior)
+	return head + tail, err
 }
 
 // goldenCase renders one prompt to compare with testdata/NAME.golden.

@@ -74,6 +74,7 @@ func dial(ctx, life context.Context, name string, sc config.Server, opts Options
 	case config.TransportStreamableHTTP:
 		// The standalone GET stream carries notifications/tools/list_changed on the 2025-11-25
 		// protocol this client speaks (the option is deprecated only for 2026-07-28).
+		//lint:ignore SA1019 needed on protocol 2025-11-25, which this client pins (protocolVersion)
 		s.tr, err = transport.NewStreamableHTTP(sc.URL, transport.WithHTTPHeaders(sc.Headers), transport.WithContinuousListening())
 	case config.TransportSSE:
 		s.tr, err = transport.NewSSE(sc.URL, transport.WithHeaders(sc.Headers))

@@ -293,7 +293,8 @@ func (m *Manager) watch(life context.Context, name string, sc config.Server, ses
 			}
 		case <-health.C:
 			ctx, cancel := context.WithTimeout(life, sc.ConnectTimeout.D())
-			err := sess.client.Ping(ctx) // ping exists on the 2025-11-25 protocol this client speaks
+			//lint:ignore SA1019 ping exists on protocol 2025-11-25, which this client pins (protocolVersion)
+			err := sess.client.Ping(ctx)
 			cancel()
 			if err != nil && life.Err() == nil {
 				return fmt.Errorf("health ping: %w", err)

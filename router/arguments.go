@@ -20,16 +20,17 @@ import (
 // validated against the full original schema and, when invalid, the findings go back to the model,
 // up to RepairAttempts times. The outcome is recorded in c (Arguments, or Error with Attempts). It
 // returns the model's error when the model itself failed, so the loop can apply the failure mode.
-func (x *run) arguments(reqCtx context.Context, ps *promptSet, tool *inventory.Tool, c *Call, priors []prompts.Prior) error {
+func (tp *twoPhase) arguments(reqCtx context.Context, c *Call, p planned, finished []Call, priors []prompts.Prior) error {
+	tool := p.tool
 	t0 := time.Now()
 	defer func() { c.ArgumentsMS = ms(time.Since(t0)) }()
 	ctx := reqCtx
-	if x.r.set.ArgumentsTimeout > 0 {
+	if tp.r.set.ArgumentsTimeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, x.r.set.ArgumentsTimeout)
+		ctx, cancel = context.WithTimeout(ctx, tp.r.set.ArgumentsTimeout)
 		defer cancel()
 	}
-	head, err := ps.argumentsHead(tool)
+	head, err := tp.ps.argumentsHead(tool)
 	if err != nil {
 		return err
 	}
@@ -40,24 +41,23 @@ func (x *run) arguments(reqCtx context.Context, ps *promptSet, tool *inventory.T
 		}
 	}
 	priors = append([]prompts.Prior(nil), priors...) // calls of a round trim their own copies
-	msgs, err := x.fit(c.Round, priors, func() ([]api.Message, error) {
-		tail, err := prompts.ArgumentsQuery(x.req.Query, c.Task, priors)
+	msgs, err := tp.r.window().fit(tp.j, c.Round, priors, func() ([]api.Message, error) {
+		tail, err := prompts.ArgumentsQuery(tp.query, c.Task, priors)
 		return []api.Message{{Role: "user", Content: head + tail}}, err
 	})
 	if err != nil {
 		return err
 	}
 	var feedback string
-	for attempt := 0; attempt <= x.r.set.RepairAttempts; attempt++ {
+	for attempt := 0; attempt <= tp.r.set.RepairAttempts; attempt++ {
 		ts := time.Now()
-		rep, err := x.r.complete(ctx, msgs, format, nil)
-		step := x.modelStep(StepArguments, c.Round, ts, rep)
+		rep, err := tp.r.complete(ctx, msgs, format, nil)
+		step := tp.j.modelCall(timingArguments, StepArguments, c.Round, ts, rep)
 		step.Call, step.Tool = c.Step, tool.Qualified
-		x.addUsage(rep, &x.out.Timings.Arguments, rep.Duration)
 		if err != nil {
 			step.Error = err.Error()
-			x.addStep(step)
-			x.record("arguments", step, msgs, format, rep.Text, nil, nil, trajectory.Outcome{Error: err.Error()})
+			tp.j.step(step)
+			tp.j.record("arguments", step, msgs, format, rep.Text, nil, nil, trajectory.Outcome{Error: err.Error()})
 			if expired(reqCtx) {
 				c.Error = &Error{Code: CodeDeadline, Message: err.Error()}
 				return nil
@@ -65,17 +65,17 @@ func (x *run) arguments(reqCtx context.Context, ps *promptSet, tool *inventory.T
 			c.Error = &Error{Code: CodeModelFailed, Message: err.Error()}
 			return err
 		}
-		args, verr := x.validArguments(tool, rep.Text)
+		args, verr := validArguments(tool, rep.Text, finished)
 		if verr == nil {
 			c.Arguments = args
-			x.addStep(step)
-			x.record("arguments", step, msgs, format, rep.Text, args, nil, trajectory.Outcome{SchemaValid: boolPtr(true)})
+			tp.j.step(step)
+			tp.j.record("arguments", step, msgs, format, rep.Text, args, nil, trajectory.Outcome{SchemaValid: boolPtr(true)})
 			return nil
 		}
 		feedback = verr.Error()
 		step.Detail = feedback
-		x.addStep(step)
-		x.record("arguments", step, msgs, format, rep.Text, nil, feedback, trajectory.Outcome{SchemaValid: boolPtr(false)})
+		tp.j.step(step)
+		tp.j.record("arguments", step, msgs, format, rep.Text, nil, feedback, trajectory.Outcome{SchemaValid: boolPtr(false)})
 		c.Attempts = append(c.Attempts, Attempt{Output: rep.Text, Feedback: feedback})
 		repair, err := prompts.Repair(tool.Qualified, feedback)
 		if err != nil {
@@ -84,18 +84,18 @@ func (x *run) arguments(reqCtx context.Context, ps *promptSet, tool *inventory.T
 		msgs = append(msgs, api.Message{Role: "assistant", Content: rep.Text}, api.Message{Role: "user", Content: repair})
 	}
 	c.Error = &Error{Code: CodeInvalidArguments,
-		Message: fmt.Sprintf("arguments still invalid after %d attempts: %s", x.r.set.RepairAttempts+1, feedback)}
+		Message: fmt.Sprintf("arguments still invalid after %d attempts: %s", tp.r.set.RepairAttempts+1, feedback)}
 	return nil
 }
 
 // validArguments decodes the model's answer, substitutes references and validates the result.
 // Every problem is a *schema.ValidationError whose message goes back to the model.
-func (x *run) validArguments(tool *inventory.Tool, text string) (map[string]any, error) {
+func validArguments(tool *inventory.Tool, text string, finished []Call) (map[string]any, error) {
 	var args map[string]any
 	if err := decodeObject(text, &args); err != nil || args == nil {
 		return nil, &schema.ValidationError{Issues: []schema.Issue{{Path: "/", Message: "the answer must be one JSON object of arguments"}}}
 	}
-	if issues := x.substitute(args); len(issues) > 0 {
+	if issues := substitute(args, finished); len(issues) > 0 {
 		return nil, &schema.ValidationError{Issues: issues}
 	}
 	if err := tool.Schema.ValidateValue(args); err != nil {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/ollama/ollama/api"
 
@@ -34,9 +33,15 @@ func (r *Router) numCtx() int {
 	return defaultNumCtx
 }
 
-// promptLimit is the prompt size, in estimated tokens, that leaves ContextReserve for the answer.
-func (r *Router) promptLimit() int {
-	return max(r.numCtx()-r.set.ContextReserve, 256)
+// window is the model's context window: num_ctx and the prompt size, in estimated tokens, that
+// leaves ContextReserve for the answer.
+type window struct {
+	numCtx, limit int
+}
+
+func (r *Router) window() window {
+	n := r.numCtx()
+	return window{numCtx: n, limit: max(n-r.set.ContextReserve, 256)}
 }
 
 // estimateTokens over-estimates a prompt's tokens (three bytes a token, plus each message's
@@ -52,8 +57,8 @@ func estimateTokens(msgs []api.Message) int {
 // fit renders the messages and, while they would not fit the context window, shortens the oldest
 // of the results the prompt shows (priors, shortened in place) keeping their head and tail, and
 // renders again. Trimming is recorded in the trace and the outcome.
-func (x *run) fit(round int, priors []prompts.Prior, render func() ([]api.Message, error)) ([]api.Message, error) {
-	limit := x.r.promptLimit()
+func (w window) fit(j *journal, round int, priors []prompts.Prior, render func() ([]api.Message, error)) ([]api.Message, error) {
+	limit := w.limit
 	var cut []string
 	for {
 		msgs, err := render()
@@ -63,14 +68,14 @@ func (x *run) fit(round int, priors []prompts.Prior, render func() ([]api.Messag
 		est := estimateTokens(msgs)
 		if est <= limit {
 			if len(cut) > 0 {
-				x.trimmed(round, fmt.Sprintf("%s to fit %d of num_ctx %d (estimated %d tokens)", strings.Join(cut, "; "), limit, x.r.numCtx(), est))
+				j.trimmed(round, fmt.Sprintf("%s to fit %d of num_ctx %d (estimated %d tokens)", strings.Join(cut, "; "), limit, w.numCtx, est))
 			}
 			return msgs, nil
 		}
 		i := oldestLong(priors)
 		if i < 0 {
 			if len(cut) > 0 {
-				x.trimmed(round, strings.Join(cut, "; ")+"; still over the window")
+				j.trimmed(round, strings.Join(cut, "; ")+"; still over the window")
 			}
 			return msgs, nil
 		}
@@ -79,13 +84,6 @@ func (x *run) fit(round int, priors []prompts.Prior, render func() ([]api.Messag
 		priors[i].Text = prompts.Shorten(priors[i].Text, keep)
 		cut = append(cut, fmt.Sprintf("step %d result cut from %d to %d bytes", priors[i].Step, before, len(priors[i].Text)))
 	}
-}
-
-func (x *run) trimmed(round int, detail string) {
-	x.mu.Lock()
-	x.out.Trimmed = true
-	x.mu.Unlock()
-	x.addStep(Step{Kind: StepTrim, Round: round, StartMS: x.since(time.Now()), Detail: detail})
 }
 
 // oldestLong is the first prior whose text can still be cut, or -1.

@@ -16,15 +16,15 @@ import (
 
 // execute runs one call and records its result or error in c. A result with isError is a tool
 // error reported as a result; a transport failure or timeout is an Error.
-func (x *run) execute(reqCtx context.Context, tool *inventory.Tool, c *Call) {
+func (r *Router) execute(reqCtx context.Context, j *journal, tool *inventory.Tool, c *Call) {
 	ctx := reqCtx
-	if x.r.set.ExecuteTimeout > 0 {
+	if r.set.ExecuteTimeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, x.r.set.ExecuteTimeout)
+		ctx, cancel = context.WithTimeout(ctx, r.set.ExecuteTimeout)
 		defer cancel()
 	}
 	t0 := time.Now()
-	res, err := x.r.tools.CallTool(ctx, tool.Server, tool.Name, c.Arguments)
+	res, err := r.tools.CallTool(ctx, tool.Server, tool.Name, c.Arguments)
 	d := time.Since(t0)
 	c.ExecuteMS = ms(d)
 	switch {
@@ -39,7 +39,7 @@ func (x *run) execute(reqCtx context.Context, tool *inventory.Tool, c *Call) {
 	default:
 		c.Error = &Error{Code: CodeToolFailed, Message: err.Error()}
 	}
-	step := Step{Kind: StepExecute, Round: c.Round, Call: c.Step, Tool: tool.Qualified, StartMS: x.since(t0), DurationMS: ms(d)}
+	step := Step{Kind: StepExecute, Round: c.Round, Call: c.Step, Tool: tool.Qualified, StartMS: j.since(t0), DurationMS: ms(d)}
 	out := trajectory.Outcome{ToolSucceeded: boolPtr(c.ok())}
 	var obs any = c.Result
 	if c.Error != nil {
@@ -47,12 +47,10 @@ func (x *run) execute(reqCtx context.Context, tool *inventory.Tool, c *Call) {
 	} else if c.Result.IsError {
 		step.Error = "tool answered isError"
 	}
-	x.mu.Lock()
-	x.out.Timings.Execute += ms(d)
-	x.mu.Unlock()
-	x.addStep(step)
-	x.record("execute", step, nil, nil, "", c.Arguments, obs, out)
-	x.emit(Event{Type: EventToolResult, Round: c.Round, Call: copyCall(c)})
+	j.timed(timingExecute, nil, d)
+	j.step(step)
+	j.record("execute", step, nil, nil, "", c.Arguments, obs, out)
+	j.event(Event{Type: EventToolResult, Round: c.Round, Call: copyCall(c)})
 }
 
 // convertResult joins text content, keeps structured content and summarises everything else.

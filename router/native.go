@@ -3,13 +3,13 @@ package router
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/ollama/ollama/api"
 
 	"toolrouter/inventory"
+	"toolrouter/prompts"
 	"toolrouter/trajectory"
 )
 
@@ -18,123 +18,62 @@ const nativeSystem = "You can call the tools provided to answer the user's query
 	"when the query needs what it does; if the query can be answered from general knowledge, answer " +
 	"without calling any. Independent calls may be made together. When you have what you need, answer."
 
-// native runs Ollama's own tool-calling loop (seed 000) under the same guardrails as two-phase
-// mode: the call budget, dedup, the deadline, failure feedback and trimming. Invalid arguments are
-// not repaired in a separate loop: the validator's findings go back as the call's tool message,
-// and the model may call again in the next round.
-func (x *run) native(ctx context.Context, snap *inventory.Snapshot, tools []*inventory.Tool) error {
+// native plans with Ollama's own tool calling: the tools travel in the request's tools field and
+// the model answers with tool_calls, arguments included. Invalid arguments are not repaired in a
+// separate loop: the validator's findings go back as the call's tool message, and the model may
+// call again in the next round. The loop runs until the model calls no tool.
+type native struct {
+	r      *Router
+	j      *journal
+	t      *transcript
+	defs   api.Tools
+	byName map[string]*inventory.Tool
+}
+
+func newNative(r *Router, j *journal, t *transcript, tools []*inventory.Tool) *native {
 	defs, byName := nativeTools(tools)
-	x.begin(nativeSystem)
-
-	for round := 1; ; round++ {
-		remaining := x.budget - len(x.out.Calls)
-		if remaining <= 0 {
-			x.out.Stopped = StopMaxToolCalls
-			break
-		}
-		x.emit(Event{Type: EventSelectStart, Round: round})
-		msgs, err := x.fit(round, x.priors, func() ([]api.Message, error) { return x.nativeMessages(), nil })
-		if err != nil {
-			return err
-		}
-		ts := time.Now()
-		rep, err := x.r.complete(ctx, msgs, nil, defs)
-		step := x.modelStep(StepNative, round, ts, rep)
-		x.addUsage(rep, &x.out.Timings.Select, rep.Duration)
-		if err != nil {
-			step.Error = err.Error()
-			x.addStep(step)
-			x.record("native", step, msgs, nil, rep.Text, nil, nil, trajectory.Outcome{Error: err.Error()})
-			if expired(ctx) {
-				x.deadlineHit(round)
-				break
-			}
-			return x.modelFailure(phase("native tool call", round), err)
-		}
-		x.out.Rounds = round
-		sel := Selection{Reasoning: strings.TrimSpace(rep.Text), UseTool: len(rep.ToolCalls) > 0, Tools: []string{}}
-		for _, tc := range rep.ToolCalls {
-			sel.Tools = append(sel.Tools, tc.Function.Name)
-		}
-		step.Detail = strings.Join(sel.Tools, ", ")
-		step = x.addStep(step)
-		x.record("native", step, msgs, nil, rep.Text, rep.ToolCalls, nil, trajectory.Outcome{})
-		x.emit(Event{Type: EventSelectComplete, Round: round, Step: &step, Selection: &sel})
-		if round == 1 {
-			x.out.Reasoning = sel.Reasoning
-		}
-		if len(rep.ToolCalls) == 0 {
-			x.out.Stopped = StopDone
-			if round == 1 {
-				x.out.Stopped = StopNoTool
-			}
-			break
-		}
-		toolCalls := rep.ToolCalls
-		if len(toolCalls) > remaining {
-			x.addStep(Step{Kind: StepCapped, Round: round, StartMS: x.since(time.Now()),
-				Detail: fmt.Sprintf("%d calls requested, %d left in the budget of %d", len(toolCalls), remaining, x.budget)})
-			toolCalls = toolCalls[:remaining]
-		}
-		x.rounds = append(x.rounds, roundLog{answer: rep.Text, toolCalls: toolCalls})
-		calls, callTools := x.nativeCalls(round, toolCalls, byName)
-		x.executeRound(ctx, round, calls, callTools)
-		if expired(ctx) {
-			x.deadlineHit(round)
-			break
-		}
-	}
-	return nil
+	return &native{r: r, j: j, t: t, defs: defs, byName: byName}
 }
 
-// nativeCalls turns the model's tool calls into calls with validated arguments (or errors).
-func (x *run) nativeCalls(round int, tcs []api.ToolCall, byName map[string]*inventory.Tool) ([]*Call, []*inventory.Tool) {
-	first := len(x.out.Calls) + 1
-	calls := make([]*Call, len(tcs))
-	tools := make([]*inventory.Tool, len(tcs))
-	for i, tc := range tcs {
-		c := &Call{Step: first + i, Round: round}
-		calls[i] = c
-		tool, ok := byName[tc.Function.Name]
-		if !ok {
-			c.Tool = tc.Function.Name
-			c.Error = &Error{Code: CodeUnknownTool, Message: fmt.Sprintf("%q is not an available tool", tc.Function.Name)}
-			x.emit(Event{Type: EventToolCallStart, Round: round, Call: copyCall(c)})
-			continue
-		}
-		tools[i], c.Server, c.Tool = tool, tool.Server, tool.Name
-		x.emit(Event{Type: EventToolCallStart, Round: round, Call: copyCall(c)})
+func (n *native) plan(ctx context.Context, round, _ int) (plan, error) {
+	const stage = "native tool call"
+	msgs, err := n.r.window().fit(n.j, round, n.t.priors, func() ([]api.Message, error) { return n.t.nativeMessages(), nil })
+	if err != nil {
+		return plan{}, &stageError{stage: stage, err: err}
+	}
+	t0 := time.Now()
+	rep, err := n.r.complete(ctx, msgs, nil, n.defs)
+	step := n.j.modelCall(timingSelect, StepNative, round, t0, rep)
+	if err != nil {
+		step.Error = err.Error()
+		n.j.step(step)
+		n.j.record("native", step, msgs, nil, rep.Text, nil, nil, trajectory.Outcome{Error: err.Error()})
+		return plan{}, &stageError{stage: stage, err: err}
+	}
+	sel := Selection{Reasoning: strings.TrimSpace(rep.Text), UseTool: len(rep.ToolCalls) > 0, Tools: []string{}}
+	p := plan{answer: rep.Text, toolCalls: rep.ToolCalls, reasoning: sel.Reasoning, needsMore: true}
+	for _, tc := range rep.ToolCalls {
+		sel.Tools = append(sel.Tools, tc.Function.Name)
 		raw, _ := json.Marshal(tc.Function.Arguments)
-		args, err := x.validArguments(tool, string(raw))
-		if err != nil {
-			c.Attempts = []Attempt{{Output: string(raw), Feedback: err.Error()}}
-			c.Error = &Error{Code: CodeInvalidArguments, Message: err.Error()}
-			continue
-		}
-		c.Arguments = args
+		p.calls = append(p.calls, planned{tool: n.byName[tc.Function.Name], name: tc.Function.Name, raw: string(raw)})
 	}
-	return calls, tools
+	step.Detail = strings.Join(sel.Tools, ", ")
+	step = n.j.step(step)
+	n.j.record("native", step, msgs, nil, rep.Text, rep.ToolCalls, nil, trajectory.Outcome{})
+	n.j.event(Event{Type: EventSelectComplete, Round: round, Step: &step, Selection: &sel})
+	return p, nil
 }
 
-// nativeMessages is the native transcript: base, then per round the model's tool calls and one
-// tool message per call with its (possibly trimmed) result.
-func (x *run) nativeMessages() []api.Message {
-	msgs := append([]api.Message(nil), x.base...)
-	for _, rl := range x.rounds {
-		if rl.steps == nil {
-			continue
-		}
-		msgs = append(msgs, api.Message{Role: "assistant", Content: rl.answer, ToolCalls: rl.toolCalls})
-		for i, s := range rl.steps {
-			p := x.priors[s-1]
-			text := p.Text
-			if p.Failed {
-				text = "Error: " + text
-			}
-			msgs = append(msgs, api.Message{Role: "tool", Content: text, ToolName: rl.toolCalls[i].Function.Name})
-		}
+// arguments validates the arguments the model wrote with its tool call.
+func (n *native) arguments(_ context.Context, c *Call, p planned, finished []Call, _ []prompts.Prior) error {
+	args, err := validArguments(p.tool, p.raw, finished)
+	if err != nil {
+		c.Attempts = []Attempt{{Output: p.raw, Feedback: err.Error()}}
+		c.Error = &Error{Code: CodeInvalidArguments, Message: err.Error()}
+		return nil
 	}
-	return msgs
+	c.Arguments = args
+	return nil
 }
 
 // nativeName is a tool's name in the tools field: some chat templates mishandle dots.

@@ -19,24 +19,24 @@ var refPattern = regexp.MustCompile(`\$result_of_step_([0-9]+)(#(/[^\s"]*)?)?`)
 // JSON when it is JSON, else the text); a reference inside a longer string is replaced by the
 // value's text. A reference to a missing or failed step, or a pointer that resolves to nothing, is
 // an issue for the model to fix.
-func (x *run) substitute(args map[string]any) []schema.Issue {
+func substitute(args map[string]any, finished []Call) []schema.Issue {
 	var issues []schema.Issue
 	for k, v := range args {
-		args[k] = x.subst(v, "/"+escapePointer(k), &issues)
+		args[k] = subst(v, "/"+escapePointer(k), finished, &issues)
 	}
 	return issues
 }
 
-func (x *run) subst(v any, path string, issues *[]schema.Issue) any {
+func subst(v any, path string, finished []Call, issues *[]schema.Issue) any {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, e := range t {
-			t[k] = x.subst(e, path+"/"+escapePointer(k), issues)
+			t[k] = subst(e, path+"/"+escapePointer(k), finished, issues)
 		}
 		return t
 	case []any:
 		for i, e := range t {
-			t[i] = x.subst(e, path+"/"+strconv.Itoa(i), issues)
+			t[i] = subst(e, path+"/"+strconv.Itoa(i), finished, issues)
 		}
 		return t
 	case string:
@@ -44,7 +44,7 @@ func (x *run) subst(v any, path string, issues *[]schema.Issue) any {
 			return t
 		}
 		if m := refPattern.FindStringSubmatchIndex(t); m != nil && m[0] == 0 && m[1] == len(t) {
-			val, _, err := x.resolve(t)
+			val, _, err := resolve(t, finished)
 			if err != nil {
 				*issues = append(*issues, schema.Issue{Path: path, Message: err.Error()})
 				return t
@@ -52,7 +52,7 @@ func (x *run) subst(v any, path string, issues *[]schema.Issue) any {
 			return val
 		}
 		return refPattern.ReplaceAllStringFunc(t, func(ref string) string {
-			_, text, err := x.resolve(ref)
+			_, text, err := resolve(ref, finished)
 			if err != nil {
 				*issues = append(*issues, schema.Issue{Path: path, Message: err.Error()})
 				return ref
@@ -65,13 +65,13 @@ func (x *run) subst(v any, path string, issues *[]schema.Issue) any {
 
 // resolve returns the value a reference names, and its text for use inside a longer string (the
 // step's text result for a whole reference, the value itself or its JSON for a pointer).
-func (x *run) resolve(ref string) (any, string, error) {
+func resolve(ref string, finished []Call) (any, string, error) {
 	m := refPattern.FindStringSubmatch(ref)
 	n, _ := strconv.Atoi(m[1])
-	if n < 1 || n > len(x.out.Calls) {
-		return nil, "", fmt.Errorf("%s refers to step %d, but the finished steps are %s", ref, n, x.stepList())
+	if n < 1 || n > len(finished) {
+		return nil, "", fmt.Errorf("%s refers to step %d, but the finished steps are %s", ref, n, stepList(finished))
 	}
-	c := &x.out.Calls[n-1]
+	c := &finished[n-1]
 	if !c.ok() {
 		return nil, "", fmt.Errorf("%s refers to step %d (%s), which failed: use another value", ref, n, qualified(c))
 	}
@@ -99,12 +99,12 @@ func (x *run) resolve(ref string) (any, string, error) {
 	return got, string(marshal(got)), nil
 }
 
-func (x *run) stepList() string {
-	if len(x.out.Calls) == 0 {
+func stepList(finished []Call) string {
+	if len(finished) == 0 {
 		return "none yet"
 	}
-	parts := make([]string, len(x.out.Calls))
-	for i := range x.out.Calls {
+	parts := make([]string, len(finished))
+	for i := range finished {
 		parts[i] = strconv.Itoa(i + 1)
 	}
 	return strings.Join(parts, ", ")

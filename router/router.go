@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/ollama/ollama/api"
 
+	"toolrouter/config"
 	"toolrouter/inventory"
 	"toolrouter/prompts"
 )
@@ -38,36 +39,36 @@ type ToolCaller interface {
 	CallTool(ctx context.Context, server, tool string, args map[string]any) (*mcp.CallToolResult, error)
 }
 
-// FailureMode says what a model failure does to a request.
-type FailureMode string
+// FailureMode says what a model failure does to a request (router.on_model_failure).
+type FailureMode = config.Failure
 
 // Failure modes.
 const (
 	// NoTool answers use_tool:false with a degraded reason, so the caller goes on without tools.
-	NoTool FailureMode = "no_tool"
+	NoTool = config.FailNoTool
 	// Fail returns the model error to the caller.
-	Fail FailureMode = "fail"
+	Fail = config.FailError
 )
 
-// Mode is how the model is asked for tool calls.
-type Mode string
+// Mode is how the model is asked for tool calls (router.mode).
+type Mode = config.Mode
 
 // Modes.
 const (
 	// TwoPhase selects under a format schema, then writes each call's arguments under the tool's.
-	TwoPhase Mode = "two_phase"
+	TwoPhase = config.ModeTwoPhase
 	// Native uses Ollama's tools field and the model's tool_calls.
-	Native Mode = "native"
+	Native = config.ModeNative
 )
 
-// Settings tune a Router; the zero value of each field has the documented default.
+// Settings tune a Router; New gives a zero field config.Default's value.
 type Settings struct {
 	Model     string
 	KeepAlive time.Duration
 	// Options are Ollama's model options (temperature, num_ctx, seed, …); num_ctx sizes the
 	// context budget (default 2048, Ollama's own).
 	Options map[string]any
-	// Mode is TwoPhase (default) or Native.
+	// Mode is TwoPhase or Native.
 	Mode Mode
 	// CallTimeout bounds each model call.
 	CallTimeout time.Duration
@@ -80,13 +81,13 @@ type Settings struct {
 	// RepairAttempts is how many times invalid arguments are sent back to the model.
 	RepairAttempts int
 	OnModelFailure FailureMode
-	// MaxToolCalls is the ceiling of calls per request (default 4).
+	// MaxToolCalls is the ceiling of calls per request.
 	MaxToolCalls int
-	// ParallelCalls bounds the calls of one round running at once (default 4).
+	// ParallelCalls bounds the calls of one round running at once.
 	ParallelCalls int
-	// Deadline bounds a whole request (default 60 s).
+	// Deadline bounds a whole request.
 	Deadline time.Duration
-	// ContextReserve is the part of num_ctx kept for the model's answer (default 1024 tokens).
+	// ContextReserve is the part of num_ctx kept for the model's answer.
 	ContextReserve int
 	// Recorder, if set, receives a trajectory record of every step.
 	Recorder Recorder
@@ -113,30 +114,27 @@ type Router struct {
 	prompts  map[string]*promptSet // by access policy, all of one inventory version
 }
 
-// New returns a Router.
+// New returns a Router. A zero field of set takes its value from config.Default, the one source
+// of defaults.
 func New(chat Chatter, inv Inventory, tools ToolCaller, set Settings, log *slog.Logger) *Router {
 	if log == nil {
 		log = slog.Default()
 	}
-	if set.OnModelFailure == "" {
-		set.OnModelFailure = NoTool
-	}
-	if set.Mode == "" {
-		set.Mode = TwoPhase
-	}
-	if set.MaxToolCalls <= 0 {
-		set.MaxToolCalls = 4
-	}
-	if set.ParallelCalls <= 0 {
-		set.ParallelCalls = 4
-	}
-	if set.Deadline <= 0 {
-		set.Deadline = 60 * time.Second
-	}
-	if set.ContextReserve <= 0 {
-		set.ContextReserve = 1024
-	}
+	d := config.Default().Router
+	orDefault(&set.OnModelFailure, d.OnModelFailure)
+	orDefault(&set.Mode, d.Mode)
+	orDefault(&set.MaxToolCalls, d.MaxToolCalls)
+	orDefault(&set.ParallelCalls, d.ParallelCalls)
+	orDefault(&set.Deadline, d.Deadline.D())
+	orDefault(&set.ContextReserve, d.ContextReserve)
 	return &Router{chat: chat, inv: inv, tools: tools, set: set, log: log}
+}
+
+func orDefault[T comparable](v *T, d T) {
+	var zero T
+	if *v == zero {
+		*v = d
+	}
 }
 
 // Message is one earlier turn of the conversation.
@@ -174,7 +172,6 @@ func (e *PhaseError) Unwrap() error { return e.Err }
 // is Fail (wrapping ErrModel); tool errors, invalid arguments, deadlines and degraded answers are
 // reported in the Outcome, with every call made so far.
 func (r *Router) Route(ctx context.Context, req Request) (*Outcome, error) {
-	x := r.newRun(req)
 	deadline := r.set.Deadline
 	if req.Deadline > 0 && req.Deadline < deadline {
 		deadline = req.Deadline
@@ -184,24 +181,32 @@ func (r *Router) Route(ctx context.Context, req Request) (*Outcome, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
-	x.deadline = deadline.Round(time.Millisecond)
+	budget := r.set.MaxToolCalls
+	if req.MaxToolCalls > 0 && req.MaxToolCalls < budget {
+		budget = req.MaxToolCalls
+	}
+	x := &run{r: r, j: newJournal(r.set.Model, r.set.Recorder, req.OnEvent), budget: budget,
+		deadline: deadline.Round(time.Millisecond), seen: map[string]int{}}
 
 	snap := r.inv.Snapshot()
 	policy, tools := r.allowed(snap, req.Caller)
 	var err error
 	switch {
 	case len(tools) == 0:
-		x.out.Reasoning = "no tools are available"
-		x.out.Stopped = StopNoTool
+		x.j.update(func(o *Outcome) { o.Reasoning, o.Stopped = "no tools are available", StopNoTool })
 	case r.set.Mode == Native:
-		err = x.native(ctx, snap, tools)
+		x.t = newTranscript(nativeSystem, req.History, req.Query)
+		x.p = newNative(r, x.j, x.t, tools)
+		err = x.loop(ctx)
 	default:
 		var ps *promptSet
 		if ps, err = r.promptSet(snap, policy, tools); err == nil {
-			err = x.twoPhase(ctx, snap, ps)
+			x.t = newTranscript(ps.text, req.History, req.Query)
+			x.p = &twoPhase{r: r, j: x.j, t: x.t, ps: ps, query: req.Query}
+			err = x.loop(ctx)
 		}
 	}
-	return x.finish(err)
+	return x.j.finish(), err
 }
 
 // allowed returns the caller's policy name and the available tools it permits.
@@ -220,17 +225,6 @@ func (r *Router) allowed(snap *inventory.Snapshot, caller string) (string, []*in
 	return name, kept
 }
 
-func (r *Router) newRun(req Request) *run {
-	budget := r.set.MaxToolCalls
-	if req.MaxToolCalls > 0 && req.MaxToolCalls < budget {
-		budget = req.MaxToolCalls
-	}
-	return &run{
-		r: r, req: req, start: time.Now(), budget: budget, id: newID(),
-		out: &Outcome{Calls: []Call{}, Trace: []Step{}},
-	}
-}
-
 func newID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
@@ -242,8 +236,8 @@ func newID() string {
 type promptSet struct {
 	version uint64
 	text    string
-	enum    []byte // JSON array of qualified names and "none"
-	names   map[string]bool
+	enum    []byte                     // JSON array of qualified names and "none"
+	tools   map[string]*inventory.Tool // the enum's tools by qualified name
 
 	mu   sync.Mutex // guards args
 	args map[string]string

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ollama/ollama/api"
-
 	"toolrouter/inventory"
 	"toolrouter/prompts"
 	"toolrouter/trajectory"
@@ -36,31 +34,32 @@ type selectCall struct {
 	Task string `json:"task"`
 }
 
-// roundLog is what one round added to the phase-1 transcript.
-type roundLog struct {
-	answer    string         // the model's selection, as it wrote it
-	toolCalls []api.ToolCall // native mode: the model's tool calls
-	steps     []int          // the calls made, by step
-	remaining int            // the budget left after the round, as the follow-up says
+// twoPhase plans a round with a phase-1 selection under a format schema listing the tools, and
+// writes each call's arguments in phase 2 (arguments.go).
+type twoPhase struct {
+	r     *Router
+	j     *journal
+	t     *transcript
+	ps    *promptSet
+	query string
 }
 
-// selectRound runs one phase-1 call. A model error or an unparseable answer is an error.
-func (x *run) selectRound(ctx context.Context, ps *promptSet, round, remaining int) (selection, error) {
-	x.emit(Event{Type: EventSelectStart, Round: round})
-	if x.r.set.SelectTimeout > 0 {
+// plan runs one phase-1 call. A model error or an unparseable answer is an error.
+func (tp *twoPhase) plan(ctx context.Context, round, remaining int) (plan, error) {
+	const stage = "selecting tool"
+	if tp.r.set.SelectTimeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, x.r.set.SelectTimeout)
+		ctx, cancel = context.WithTimeout(ctx, tp.r.set.SelectTimeout)
 		defer cancel()
 	}
-	msgs, err := x.fit(round, x.priors, x.selectMessages)
+	msgs, err := tp.r.window().fit(tp.j, round, tp.t.priors, tp.t.selectMessages)
 	if err != nil {
-		return selection{}, err
+		return plan{}, &stageError{stage: stage, err: err}
 	}
-	format := selectionFormat(ps.enum, remaining)
+	format := selectionFormat(tp.ps.enum, remaining)
 	t0 := time.Now()
-	rep, err := x.r.complete(ctx, msgs, format, nil)
-	step := x.modelStep(StepSelect, round, t0, rep)
-	x.addUsage(rep, &x.out.Timings.Select, rep.Duration)
+	rep, err := tp.r.complete(ctx, msgs, format, nil)
+	step := tp.j.modelCall(timingSelect, StepSelect, round, t0, rep)
 	var sel selection
 	if err == nil {
 		if perr := decodeObject(rep.Text, &sel); perr != nil {
@@ -69,21 +68,25 @@ func (x *run) selectRound(ctx context.Context, ps *promptSet, round, remaining i
 	}
 	if err != nil {
 		step.Error = err.Error()
-		x.addStep(step)
-		x.record("select", step, msgs, format, rep.Text, nil, nil, trajectory.Outcome{SchemaValid: boolPtr(false), Error: err.Error()})
-		return selection{}, err
+		tp.j.step(step)
+		tp.j.record("select", step, msgs, format, rep.Text, nil, nil, trajectory.Outcome{SchemaValid: boolPtr(false), Error: err.Error()})
+		return plan{}, &stageError{stage: stage, err: err}
 	}
-	sel.check(ps.names)
-	x.rounds = append(x.rounds, roundLog{answer: rep.Text})
+	sel.check(tp.ps.tools)
 	step.Detail = sel.summary()
-	step = x.addStep(step)
-	x.record("select", step, msgs, format, rep.Text, sel, nil, trajectory.Outcome{SchemaValid: boolPtr(true)})
-	x.emit(Event{Type: EventSelectComplete, Round: round, Step: &step, Selection: sel.public()})
-	return sel, nil
+	step = tp.j.step(step)
+	tp.j.record("select", step, msgs, format, rep.Text, sel, nil, trajectory.Outcome{SchemaValid: boolPtr(true)})
+	tp.j.event(Event{Type: EventSelectComplete, Round: round, Step: &step, Selection: sel.public()})
+
+	p := plan{answer: rep.Text, reasoning: sel.Reasoning, needsMore: sel.NeedsMore, direct: sel.Direct, unknown: sel.Unknown}
+	for _, c := range sel.Calls {
+		p.calls = append(p.calls, planned{tool: tp.ps.tools[c.Tool], name: c.Tool, task: c.Task})
+	}
+	return p, nil
 }
 
 // check drops calls of unknown tools (recording them) and normalises "no tool" answers.
-func (s *selection) check(names map[string]bool) {
+func (s *selection) check(tools map[string]*inventory.Tool) {
 	if len(s.Calls) == 0 && s.Tool != "" {
 		s.Calls = []selectCall{{Tool: s.Tool}}
 	}
@@ -92,7 +95,7 @@ func (s *selection) check(names map[string]bool) {
 		c.Tool = strings.TrimSpace(c.Tool)
 		switch {
 		case c.Tool == "" || c.Tool == noneTool:
-		case !names[c.Tool]:
+		case tools[c.Tool] == nil:
 			s.Unknown = append(s.Unknown, c.Tool)
 		default:
 			calls = append(calls, c)
@@ -131,23 +134,6 @@ func (s selection) public() *Selection {
 	return p
 }
 
-// selectMessages is the phase-1 transcript: the static inventory, the history, the query, then for
-// each earlier round the model's selection and what its calls returned.
-func (x *run) selectMessages() ([]api.Message, error) {
-	msgs := append([]api.Message(nil), x.base...)
-	for _, rl := range x.rounds {
-		if rl.steps == nil {
-			continue // the current round's selection is not yet answered
-		}
-		follow, err := prompts.SelectFollowup(x.priorsOf(rl.steps), rl.remaining)
-		if err != nil {
-			return nil, err
-		}
-		msgs = append(msgs, api.Message{Role: "assistant", Content: rl.answer}, api.Message{Role: "user", Content: follow})
-	}
-	return msgs, nil
-}
-
 // promptSet returns the prompts of the snapshot's inventory version for an access policy,
 // rendering the phase-1 prompt and the selection enum once per version and policy.
 func (r *Router) promptSet(snap *inventory.Snapshot, policy string, tools []*inventory.Tool) (*promptSet, error) {
@@ -165,15 +151,15 @@ func (r *Router) promptSet(snap *inventory.Snapshot, policy string, tools []*inv
 	if err != nil {
 		return nil, err
 	}
-	names := make(map[string]bool, len(tools))
+	byName := make(map[string]*inventory.Tool, len(tools))
 	enum := make([]string, 0, len(tools)+1)
 	for _, t := range tools {
-		names[t.Qualified] = true
+		byName[t.Qualified] = t
 		enum = append(enum, t.Qualified)
 	}
 	enum = append(enum, noneTool)
 	b, _ := json.Marshal(enum)
-	ps := &promptSet{version: snap.Version, text: text, enum: b, names: names, args: map[string]string{}}
+	ps := &promptSet{version: snap.Version, text: text, enum: b, tools: byName, args: map[string]string{}}
 	if r.prompts == nil {
 		r.prompts = map[string]*promptSet{}
 	}

@@ -1,13 +1,6 @@
 package router
 
-import (
-	"encoding/json"
-	"time"
-
-	"github.com/ollama/ollama/api"
-
-	"toolrouter/trajectory"
-)
+import "toolrouter/trajectory"
 
 // StepKind names a trace step.
 type StepKind string
@@ -50,7 +43,6 @@ const (
 	EventToolCallStart    EventType = "tool_call_start"
 	EventToolCallComplete EventType = "tool_call_complete"
 	EventToolResult       EventType = "tool_result"
-	EventTrace            EventType = "trace"
 	EventComplete         EventType = "complete"
 	EventError            EventType = "error"
 )
@@ -59,7 +51,7 @@ const (
 type Event struct {
 	Type  EventType `json:"type"`
 	Round int       `json:"round,omitempty"`
-	// Step is set on select_complete and trace events.
+	// Step is set on select_complete.
 	Step *Step `json:"step,omitempty"`
 	// Call is set on tool_call_* and tool_result events.
 	Call *Call `json:"call,omitempty"`
@@ -80,34 +72,3 @@ type Selection struct {
 type Recorder interface {
 	Record(trajectory.Record) bool
 }
-
-// record builds a trajectory record of one model call.
-func (x *run) record(kind string, step Step, msgs []api.Message, format []byte, raw string, parsed any, obs any, out trajectory.Outcome) {
-	if x.r.set.Recorder == nil {
-		return
-	}
-	state := make([]trajectory.Message, len(msgs))
-	for i, m := range msgs {
-		state[i] = trajectory.Message{Role: m.Role, Content: m.Content}
-	}
-	rec := trajectory.Record{
-		Time: time.Now(), RequestID: x.id, Step: int(x.recSeq.Add(1)), Kind: kind, Model: step.Model,
-		State: state, Format: format, Action: trajectory.Action{Raw: raw, Parsed: marshal(parsed)},
-		Observation: marshal(obs), Outcome: out, DurationMS: step.DurationMS,
-		PromptTokens: step.PromptTokens, CompletionTokens: step.CompletionTokens,
-	}
-	x.r.set.Recorder.Record(rec)
-}
-
-func marshal(v any) json.RawMessage {
-	if v == nil {
-		return nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	return b
-}
-
-func boolPtr(b bool) *bool { return &b }

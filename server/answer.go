@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -154,20 +153,12 @@ func (h *handlers) runAnswer(ctx context.Context, req router.Request, mode Synth
 		}
 		res, err := h.d.Council.Run(ctx, in, emit)
 		if err != nil {
-			return nil, councilError(err)
+			return nil, fmt.Errorf("council: %w", err)
 		}
 		resp.Council, resp.Final, resp.AnsweredBy = res, res.Final, string(res.AnsweredBy)
 	}
 	resp.Usage.Total = total(resp)
 	return resp, nil
-}
-
-// councilError maps a failed council run: an unmet quorum is the council being unavailable.
-func councilError(err error) error {
-	if errors.Is(err, council.ErrQuorum) {
-		return &apiError{status: fiber.StatusBadGateway, code: "quorum_not_met", msg: err.Error()}
-	}
-	return fmt.Errorf("council: %w", err)
 }
 
 // toolText is the answer made of the calls' outputs: each successful result's text, in order.

@@ -5,7 +5,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"strings"
 	"time"
@@ -135,24 +134,18 @@ func allowed(app *fiber.App, path string) string {
 	return strings.Join(methods, ", ")
 }
 
-// accessLog logs each request after it is served: at debug level, or warn for a 5xx, so an
-// operator sees server-side failures without turning on debug logs.
+// accessLog renders a handler's error itself (through errorHandler, as fiber would) and logs each
+// request after it is served, with the status the client got: at debug level, or warn for a 5xx,
+// so an operator sees server-side failures without turning on debug logs. It is the outermost
+// middleware, so it also renders and logs the 500 that recover makes of a panic.
 func (h *handlers) accessLog(c *fiber.Ctx) error {
 	start := time.Now()
-	err := c.Next()
-	status := c.Response().StatusCode()
-	if err != nil {
-		var ae *apiError
-		var fe *fiber.Error
-		switch {
-		case errors.As(err, &ae):
-			status = ae.status
-		case errors.As(err, &fe):
-			status = fe.Code
-		default:
-			status = fiber.StatusInternalServerError
+	if err := c.Next(); err != nil {
+		if err := h.errorHandler(c, err); err != nil {
+			return err
 		}
 	}
+	status := c.Response().StatusCode()
 	level := slog.LevelDebug
 	if status >= fiber.StatusInternalServerError {
 		level = slog.LevelWarn
@@ -162,7 +155,7 @@ func (h *handlers) accessLog(c *fiber.Ctx) error {
 		h.o.Logger.Log(ctx, level, "request", "method", c.Method(), "path", c.Path(), "status", status,
 			"duration_ms", ms(time.Since(start)))
 	}
-	return err
+	return nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -254,63 +247,4 @@ func withTag(name string) string {
 		}
 	}
 	return name + ":latest"
-}
-
-// apiError is an error with its HTTP status and code; errorHandler renders every error as
-// {"error":{"code","message"}}.
-type apiError struct {
-	status int
-	code   string
-	msg    string
-}
-
-func (e *apiError) Error() string { return e.msg }
-
-func badRequest(code, msg string) *apiError {
-	return &apiError{status: fiber.StatusBadRequest, code: code, msg: msg}
-}
-
-// errorHandler is the one place errors become HTTP statuses.
-func (h *handlers) errorHandler(c *fiber.Ctx, err error) error {
-	status, code, msg := h.classify(err)
-	return c.Status(status).JSON(fiber.Map{"error": fiber.Map{"code": code, "message": msg}})
-}
-
-// classify is the one place an error becomes an HTTP status, a code and a message.
-func (h *handlers) classify(err error) (int, string, string) {
-	var (
-		ae *apiError
-		fe *fiber.Error
-	)
-	switch {
-	case errors.As(err, &ae):
-		return ae.status, ae.code, ae.msg
-	// A deadline is checked before ErrModel: in Fail mode the router wraps a model call cut short by
-	// the request (or call) timeout in ErrModel, and that is a timeout, not an unavailable model.
-	case errors.Is(err, context.DeadlineExceeded):
-		return fiber.StatusGatewayTimeout, "timeout", err.Error()
-	case errors.Is(err, router.ErrModel):
-		return fiber.StatusBadGateway, "model_unavailable", err.Error()
-	case errors.As(err, &fe):
-		return fe.Code, fiberCode(fe.Code), fe.Message
-	}
-	h.o.Logger.Error("internal error", "err", err)
-	return fiber.StatusInternalServerError, "internal", "internal error"
-}
-
-func fiberCode(status int) string {
-	switch status {
-	case fiber.StatusRequestEntityTooLarge:
-		return "body_too_large"
-	case fiber.StatusMethodNotAllowed:
-		return "method_not_allowed"
-	case fiber.StatusNotFound:
-		return "not_found"
-	case fiber.StatusRequestTimeout:
-		return "timeout"
-	}
-	if status >= 500 {
-		return "internal"
-	}
-	return "bad_request"
 }

@@ -52,8 +52,8 @@ func (h *handlers) stream(c *fiber.Ctx, work func(ctx context.Context, send send
 		defer close(events)
 		out, err := h.safely(ctx, send, work)
 		if err != nil {
-			status, code, msg := h.classify(err)
-			send(string(router.EventError), fiber.Map{"error": fiber.Map{"code": code, "message": msg, "status": status}})
+			e := h.apiErrorOf(err)
+			send(string(router.EventError), fiber.Map{"error": fiber.Map{"code": e.code, "message": e.msg, "status": e.status}})
 			return
 		}
 		send(string(router.EventComplete), out)

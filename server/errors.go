@@ -1,0 +1,86 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"toolrouter/council"
+	"toolrouter/router"
+)
+
+// apiError is an error with its HTTP status and code: what the client is told. Handlers return one
+// for a problem they find themselves (a bad request); apiErrorOf makes one of any other error.
+type apiError struct {
+	status int
+	code   string
+	msg    string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func badRequest(code, msg string) *apiError {
+	return &apiError{status: fiber.StatusBadRequest, code: code, msg: msg}
+}
+
+// errorHandler renders every error as {"error":{"code","message"}} with its status. It is fiber's
+// ErrorHandler, and accessLog calls it for the handlers' errors so that it logs the status sent.
+func (h *handlers) errorHandler(c *fiber.Ctx, err error) error {
+	e := h.apiErrorOf(err)
+	return c.Status(e.status).JSON(fiber.Map{"error": fiber.Map{"code": e.code, "message": e.msg}})
+}
+
+// apiErrorOf is the one place an error becomes an HTTP status, a code and a message. The message
+// is always one line, whatever the error's text (errors.Join, for one, puts newlines in it).
+func (h *handlers) apiErrorOf(err error) *apiError {
+	var (
+		ae *apiError
+		fe *fiber.Error
+		e  apiError
+	)
+	switch {
+	case errors.As(err, &ae):
+		e = *ae
+	// An unmet quorum is the council being unavailable, even when its members timed out.
+	case errors.Is(err, council.ErrQuorum):
+		e = apiError{status: fiber.StatusBadGateway, code: "quorum_not_met", msg: err.Error()}
+	// A deadline is checked before ErrModel: in Fail mode the router wraps a model call cut short by
+	// the request (or call) timeout in ErrModel, and that is a timeout, not an unavailable model.
+	case errors.Is(err, context.DeadlineExceeded):
+		e = apiError{status: fiber.StatusGatewayTimeout, code: "timeout", msg: err.Error()}
+	case errors.Is(err, router.ErrModel):
+		e = apiError{status: fiber.StatusBadGateway, code: "model_unavailable", msg: err.Error()}
+	case errors.As(err, &fe):
+		e = apiError{status: fe.Code, code: fiberCode(fe.Code), msg: fe.Message}
+	default:
+		h.o.Logger.Error("internal error", "err", err)
+		e = apiError{status: fiber.StatusInternalServerError, code: "internal", msg: "internal error"}
+	}
+	e.msg = oneLine(e.msg)
+	return &e
+}
+
+func fiberCode(status int) string {
+	switch status {
+	case fiber.StatusRequestEntityTooLarge:
+		return "body_too_large"
+	case fiber.StatusMethodNotAllowed:
+		return "method_not_allowed"
+	case fiber.StatusNotFound:
+		return "not_found"
+	case fiber.StatusRequestTimeout:
+		return "timeout"
+	}
+	if status >= 500 {
+		return "internal"
+	}
+	return "bad_request"
+}
+
+// lineBreaks are what oneLine replaces: the line breaks of error texts.
+var lineBreaks = strings.NewReplacer("\r\n", "; ", "\n", "; ", "\r", "; ")
+
+// oneLine joins the lines of an error message with "; ".
+func oneLine(s string) string { return lineBreaks.Replace(strings.TrimSpace(s)) }

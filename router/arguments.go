@@ -41,17 +41,17 @@ func (tp *twoPhase) arguments(reqCtx context.Context, c *Call, p planned, finish
 		}
 	}
 	priors = append([]prompts.Prior(nil), priors...) // calls of a round trim their own copies
-	msgs, err := tp.r.window().fit(tp.j, c.Round, priors, func() ([]api.Message, error) {
+	msgs, est, err := tp.r.window().fit(tp.j, c.Round, "phase-2 prompt", 0, func() ([]api.Message, error) {
 		tail, err := prompts.ArgumentsQuery(tp.query, c.Task, priors)
 		return []api.Message{{Role: "user", Content: head + tail}}, err
-	})
+	}, shortenPriors(priors))
 	if err != nil {
 		return err
 	}
 	var feedback string
 	for attempt := 0; attempt <= tp.r.set.RepairAttempts; attempt++ {
 		ts := time.Now()
-		rep, err := tp.r.complete(ctx, msgs, format, nil)
+		rep, err := tp.r.complete(ctx, msgs, format, nil, est)
 		step := tp.j.modelCall(timingArguments, StepArguments, c.Round, ts, rep)
 		step.Call, step.Tool = c.Step, tool.Qualified
 		if err != nil {

@@ -10,15 +10,12 @@ import (
 	"toolrouter/prompts"
 )
 
-// defaultNumCtx is Ollama's own context size when options set none.
-const defaultNumCtx = 2048
-
 // minTrimmed is the shortest a result is cut to.
 const minTrimmed = 200
 
-// numCtx is the model's context window from the options.
-func (r *Router) numCtx() int {
-	switch v := r.set.Options["num_ctx"].(type) {
+// numCtx reads num_ctx from model options (0 when absent or not a number).
+func numCtx(opts map[string]any) int {
+	switch v := opts["num_ctx"].(type) {
 	case int:
 		return v
 	case int64:
@@ -30,59 +27,86 @@ func (r *Router) numCtx() int {
 			return int(n)
 		}
 	}
-	return defaultNumCtx
+	return 0
 }
 
-// window is the model's context window: num_ctx and the prompt size, in estimated tokens, that
-// leaves ContextReserve for the answer.
+// window is the model's context window for one request: num_ctx, the prompt size in tokens that
+// leaves ContextReserve for the answer, and the calibrated estimator that measures prompts.
 type window struct {
 	numCtx, limit int
+	model         string
+	est           *estimator
 }
 
 func (r *Router) window() window {
-	n := r.numCtx()
-	return window{numCtx: n, limit: max(n-r.set.ContextReserve, 256)}
+	n := r.contextLength()
+	return window{numCtx: n, limit: max(n-r.set.ContextReserve, 256), model: r.set.Model, est: r.est}
 }
 
-// estimateTokens over-estimates a prompt's tokens (three bytes a token, plus each message's
-// framing), so that trimming happens before Ollama would silently drop the front of the prompt.
-func estimateTokens(msgs []api.Message) int {
-	n := 0
-	for _, m := range msgs {
-		n += len(m.Content)/3 + 8
-	}
-	return n
+// OverWindowError is a prompt that does not fit the model's window even after everything that
+// can be cut was cut. It is never sent.
+type OverWindowError struct {
+	What      string // which prompt ("phase-1 prompt")
+	Estimated int    // its estimated tokens after cutting
+	Limit     int    // num_ctx minus the reserve
+	NumCtx    int
 }
 
-// fit renders the messages and, while they would not fit the context window, shortens the oldest
-// of the results the prompt shows (priors, shortened in place) keeping their head and tail, and
-// renders again. Trimming is recorded in the trace and the outcome.
-func (w window) fit(j *journal, round int, priors []prompts.Prior, render func() ([]api.Message, error)) ([]api.Message, error) {
-	limit := w.limit
+func (e *OverWindowError) Error() string {
+	return fmt.Sprintf("%s of about %d tokens does not fit %d (num_ctx %d minus the reserve); not sent",
+		e.What, e.Estimated, e.Limit, e.NumCtx)
+}
+
+// shrinker cuts something out of a prompt that is over tokens too long, and says what it cut;
+// ok is false when it has nothing left to cut.
+type shrinker func(over int) (cut string, ok bool)
+
+// fit renders the messages and, while they would not fit the context window, asks each shrinker
+// in turn to cut (earlier results first, then history, then the shortlist), rendering again after
+// each cut. extra counts tokens sent beside the messages (native tool definitions). What was cut
+// is recorded in the trace and the outcome. A prompt still over the window is an
+// *OverWindowError: it must not be sent.
+func (w window) fit(j *journal, round int, what string, extra int, render func() ([]api.Message, error), shrink ...shrinker) ([]api.Message, int, error) {
 	var cut []string
 	for {
 		msgs, err := render()
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		est := estimateTokens(msgs)
-		if est <= limit {
+		est := w.est.messages(w.model, msgs) + extra
+		if est <= w.limit {
 			if len(cut) > 0 {
-				j.trimmed(round, fmt.Sprintf("%s to fit %d of num_ctx %d (estimated %d tokens)", strings.Join(cut, "; "), limit, w.numCtx, est))
+				j.trimmed(round, fmt.Sprintf("%s to fit %d of num_ctx %d (estimated %d tokens)", strings.Join(cut, "; "), w.limit, w.numCtx, est))
 			}
-			return msgs, nil
+			return msgs, est, nil
 		}
-		i := oldestLong(priors)
-		if i < 0 {
+		cutOne := false
+		for _, s := range shrink {
+			if c, ok := s(est - w.limit); ok {
+				cut, cutOne = append(cut, c), true
+				break
+			}
+		}
+		if !cutOne {
 			if len(cut) > 0 {
 				j.trimmed(round, strings.Join(cut, "; ")+"; still over the window")
 			}
-			return msgs, nil
+			return nil, est, &OverWindowError{What: what, Estimated: est, Limit: w.limit, NumCtx: w.numCtx}
+		}
+	}
+}
+
+// shortenPriors cuts the oldest result that can still be cut (in place), keeping head and tail.
+func shortenPriors(priors []prompts.Prior) shrinker {
+	return func(over int) (string, bool) {
+		i := oldestLong(priors)
+		if i < 0 {
+			return "", false
 		}
 		before := len(priors[i].Text)
-		keep := max(minTrimmed, before-3*(est-limit)-64)
+		keep := max(minTrimmed, before-3*over-64)
 		priors[i].Text = prompts.Shorten(priors[i].Text, keep)
-		cut = append(cut, fmt.Sprintf("step %d result cut from %d to %d bytes", priors[i].Step, before, len(priors[i].Text)))
+		return fmt.Sprintf("step %d result cut from %d to %d bytes", priors[i].Step, before, len(priors[i].Text)), true
 	}
 }
 

@@ -2,7 +2,9 @@ package router
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -18,30 +20,47 @@ type reply struct {
 	PromptTokens     int
 	CompletionTokens int
 	Duration         time.Duration
+	// Estimated is the prompt's estimated tokens; Exceeded says the server counted more (or cut it).
+	Estimated int
+	Exceeded  bool
 }
 
+// ContextLengther is implemented by model clients that can tell a model's trained context length
+// (Ollama's /api/show); the router then never asks for a larger num_ctx.
+type ContextLengther interface {
+	ContextLength(ctx context.Context, model string) (int, error)
+}
+
+// inputTooLong is Ollama's answer to a prompt over num_ctx when truncation is off.
+const inputTooLong = "input length exceeds the context length"
+
 // complete sends one non-streaming chat request (format-constrained, or with tools in native mode)
-// and returns the answer. Each call is bounded by CallTimeout.
-func (r *Router) complete(ctx context.Context, msgs []api.Message, format []byte, tools api.Tools) (reply, error) {
+// whose prompt was estimated at est tokens, and returns the answer. Each call is bounded by
+// CallTimeout. Thinking is off unless configured, and the server may neither truncate nor shift
+// the prompt: an overflow is an explicit error, never a silently cut prompt.
+func (r *Router) complete(ctx context.Context, msgs []api.Message, format []byte, tools api.Tools, est int) (reply, error) {
 	if r.set.CallTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, r.set.CallTimeout)
 		defer cancel()
 	}
-	stream := false
+	stream, off := false, false
 	req := &api.ChatRequest{
 		Model:    r.set.Model,
 		Messages: msgs,
 		Stream:   &stream,
 		Format:   format,
 		Tools:    tools,
-		Options:  r.set.Options,
+		Options:  *r.options.Load(),
+		Think:    &api.ThinkValue{Value: r.set.Think},
+		Truncate: &off,
+		Shift:    &off,
 	}
 	if r.set.KeepAlive != 0 {
 		req.KeepAlive = &api.Duration{Duration: r.set.KeepAlive}
 	}
 	var (
-		out  reply
+		out  = reply{Estimated: est}
 		text strings.Builder
 		done bool
 	)
@@ -58,13 +77,53 @@ func (r *Router) complete(ctx context.Context, msgs []api.Message, format []byte
 	})
 	out.Duration = time.Since(start)
 	out.Text = text.String()
+	if done {
+		out.Exceeded = r.est.observe(r.set.Model, est, out.PromptTokens, out.PromptTokens >= numCtx(req.Options))
+	}
+	var se api.StatusError
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return out, fmt.Errorf("model %s: %w", r.set.Model, ctx.Err())
+	case errors.As(err, &se) && strings.Contains(se.ErrorMessage, inputTooLong):
+		r.est.observe(r.set.Model, est, est+1, true)
+		w := r.window()
+		return out, &OverWindowError{What: "prompt", Estimated: est, Limit: w.limit, NumCtx: w.numCtx}
 	case err != nil:
 		return out, fmt.Errorf("model %s: %w", r.set.Model, err)
 	case !done:
 		return out, fmt.Errorf("model %s: %w", r.set.Model, provider.ErrNoDone)
 	}
 	return out, nil
+}
+
+// contextLength is the num_ctx sent with every call: the configured one, capped at the model's
+// trained length once the model client has told it.
+func (r *Router) contextLength() int { return numCtx(*r.options.Load()) }
+
+// learnContextLength asks the model client, at most once a minute until it answers, for the
+// model's trained context length, and lowers num_ctx to it when the configured one is larger.
+func (r *Router) learnContextLength(ctx context.Context) {
+	cl, ok := r.chat.(ContextLengther)
+	if !ok || r.trained.Load() != 0 {
+		return
+	}
+	now := time.Now().UnixNano()
+	last := r.askedTrained.Load()
+	if last != 0 && time.Duration(now-last) < time.Minute || !r.askedTrained.CompareAndSwap(last, now) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	n, err := cl.ContextLength(ctx, r.set.Model)
+	if err != nil || n <= 0 {
+		r.log.Debug("model context length unknown", "model", r.set.Model, "err", err)
+		return
+	}
+	r.trained.Store(int64(n))
+	if cur := r.contextLength(); cur > n {
+		opts := maps.Clone(*r.options.Load())
+		opts["num_ctx"] = n
+		r.options.Store(&opts)
+		r.log.Info("num_ctx capped at the model's trained context length", "model", r.set.Model, "configured", cur, "trained", n)
+	}
 }

@@ -88,8 +88,10 @@ func (j *journal) timed(p phaseTiming, rep *reply, d time.Duration) {
 // trace step (not yet appended: the caller adds what it decided).
 func (j *journal) modelCall(p phaseTiming, kind StepKind, round int, t0 time.Time, rep reply) Step {
 	j.timed(p, &rep, rep.Duration)
-	return Step{Kind: kind, Round: round, Model: j.model, StartMS: j.since(t0), DurationMS: ms(rep.Duration),
-		PromptTokens: rep.PromptTokens, CompletionTokens: rep.CompletionTokens}
+	s := Step{Kind: kind, Round: round, Model: j.model, StartMS: j.since(t0), DurationMS: ms(rep.Duration),
+		PromptTokens: rep.PromptTokens, CompletionTokens: rep.CompletionTokens, EstimatedTokens: rep.Estimated,
+		OverEstimate: rep.Exceeded}
+	return s
 }
 
 // trimmed marks the outcome trimmed and notes what was cut.

@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync/atomic"
@@ -96,6 +97,7 @@ func (x *run) loop(ctx context.Context) error {
 				o.Reasoning = p.reasoning
 				if len(p.calls) == 0 && len(p.unknown) > 0 {
 					o.Degraded = fmt.Sprintf("model selected %q, which is not an available tool", p.unknown[0])
+					o.DegradedReason = DegradedUnknownTool
 				}
 			}
 		})
@@ -273,6 +275,7 @@ func (x *run) deadlineHit(round int) {
 	if n == 0 {
 		x.j.update(func(o *Outcome) {
 			o.Degraded = fmt.Sprintf("request deadline of %s reached before a tool was chosen", x.deadline)
+			o.DegradedReason = DegradedDeadline
 		})
 	}
 }
@@ -286,6 +289,17 @@ func (x *run) modelFailure(round int, err error) error {
 	if round > 1 {
 		stage = fmt.Sprintf("%s (round %d)", stage, round)
 	}
+	var over *OverWindowError
+	if errors.As(cause, &over) {
+		// Not a model failure: nothing was sent. The request ends degraded whatever the mode.
+		x.r.log.Warn("prompt over the window", "phase", stage, "err", cause, "request_id", x.j.id)
+		x.stop(StopPromptOverWindow)
+		x.j.update(func(o *Outcome) {
+			o.Direct = false
+			o.Degraded, o.DegradedReason = stage+": "+cause.Error(), DegradedPromptOverSize
+		})
+		return nil
+	}
 	x.r.log.Warn("model failure", "phase", stage, "err", cause, "request_id", x.j.id)
 	x.stop(StopModelFailure)
 	if x.r.set.OnModelFailure == Fail {
@@ -293,7 +307,7 @@ func (x *run) modelFailure(round int, err error) error {
 	}
 	x.j.update(func(o *Outcome) {
 		o.Direct = false
-		o.Degraded = stage + ": " + cause.Error()
+		o.Degraded, o.DegradedReason = stage+": "+cause.Error(), DegradedModelFailure
 	})
 	return nil
 }

@@ -355,12 +355,17 @@ func TestTrimming(t *testing.T) {
 	if !strings.Contains(last, "bytes trimmed]") || !strings.Contains(last, "line 0 of a long") {
 		t.Errorf("round-2 prompt lacks the marked cut or the head of the result")
 	}
-	total := 0
-	for _, m := range msgs {
-		total += len(m.Content)
+	var selects []router.Step
+	for _, s := range out.Trace {
+		if s.Kind == router.StepSelect {
+			selects = append(selects, s)
+		}
 	}
-	if total/3 > 2500-300 {
-		t.Errorf("round-2 prompt is %d bytes, over the budget", total)
+	if len(selects) != 2 {
+		t.Fatalf("got %d select steps, want 2", len(selects))
+	}
+	if est := selects[1].EstimatedTokens; est <= 0 || est > 2500-300 {
+		t.Errorf("round-2 prompt estimated at %d tokens, want within num_ctx 2500 minus reserve 300", est)
 	}
 }
 

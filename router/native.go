@@ -28,21 +28,26 @@ type native struct {
 	t      *transcript
 	defs   api.Tools
 	byName map[string]*inventory.Tool
+	// defsText is the tool definitions as JSON: the template renders them into the prompt, so
+	// they count against the window.
+	defsText string
 }
 
 func newNative(r *Router, j *journal, t *transcript, tools []*inventory.Tool) *native {
 	defs, byName := nativeTools(tools)
-	return &native{r: r, j: j, t: t, defs: defs, byName: byName}
+	return &native{r: r, j: j, t: t, defs: defs, byName: byName, defsText: string(marshal(defs))}
 }
 
 func (n *native) plan(ctx context.Context, round, _ int) (plan, error) {
 	const stage = "native tool call"
-	msgs, err := n.r.window().fit(n.j, round, n.t.priors, func() ([]api.Message, error) { return n.t.nativeMessages(), nil })
+	w := n.r.window()
+	msgs, est, err := w.fit(n.j, round, "native prompt", n.r.est.text(w.model, n.defsText),
+		func() ([]api.Message, error) { return n.t.nativeMessages(), nil }, shortenPriors(n.t.priors), n.t.dropHistory)
 	if err != nil {
 		return plan{}, &stageError{stage: stage, err: err}
 	}
 	t0 := time.Now()
-	rep, err := n.r.complete(ctx, msgs, nil, n.defs)
+	rep, err := n.r.complete(ctx, msgs, nil, n.defs, est)
 	step := n.j.modelCall(timingSelect, StepNative, round, t0, rep)
 	if err != nil {
 		step.Error = err.Error()

@@ -16,6 +16,8 @@ type Outcome struct {
 	// Degraded explains why the answer has fewer tool results than asked for because something
 	// failed on the model side (unreachable, timed out, garbage, unknown tool).
 	Degraded string `json:"degraded,omitempty"`
+	// DegradedReason classifies Degraded.
+	DegradedReason DegradedReason `json:"degraded_reason,omitempty"`
 	// Error reports a failure of the first call: invalid arguments, a failed call.
 	Error *Error `json:"error,omitempty"`
 	// Attempts lists the first call's argument attempts that failed validation.
@@ -42,6 +44,19 @@ const (
 	StopMaxToolCalls StopReason = "max_tool_calls" // the call budget was spent
 	StopDeadline     StopReason = "deadline"       // the request deadline fired
 	StopModelFailure StopReason = "model_failure"  // the model failed
+	// StopPromptOverWindow: a prompt did not fit the model's window even after cutting; not sent.
+	StopPromptOverWindow StopReason = "prompt_over_window"
+)
+
+// DegradedReason classifies a degraded answer.
+type DegradedReason string
+
+// Degraded reasons.
+const (
+	DegradedModelFailure   DegradedReason = "model_failure"      // the model failed (unreachable, timed out, garbage)
+	DegradedUnknownTool    DegradedReason = "unknown_tool"       // the model chose only tools that do not exist
+	DegradedDeadline       DegradedReason = "deadline"           // the deadline fired before a tool was chosen
+	DegradedPromptOverSize DegradedReason = "prompt_over_window" // a prompt did not fit the window; nothing was sent
 )
 
 // Call is one tool call: what was called with which arguments, and what came back.

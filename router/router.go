@@ -13,7 +13,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -65,8 +67,12 @@ const (
 type Settings struct {
 	Model     string
 	KeepAlive time.Duration
-	// Options are Ollama's model options (temperature, num_ctx, seed, …); num_ctx sizes the
-	// context budget (default 2048, Ollama's own).
+	// Think lets a thinking model think before its answer. Off, Ollama applies the format schema
+	// from the first token; on, only after the thinking ends.
+	Think bool
+	// Options are Ollama's model options (temperature, num_ctx, seed, …). num_ctx sizes the
+	// context budget and is always sent (config's default when unset: Ollama's own default has
+	// changed between versions), capped at the model's trained length when the client can tell it.
 	Options map[string]any
 	// Mode is TwoPhase or Native.
 	Mode Mode
@@ -112,6 +118,11 @@ type Router struct {
 
 	promptMu sync.Mutex            // guards prompts
 	prompts  map[string]*promptSet // by access policy, all of one inventory version
+
+	est          *estimator
+	options      atomic.Pointer[map[string]any] // model options sent with every call, num_ctx always set
+	trained      atomic.Int64                   // the model's trained context length, once known
+	askedTrained atomic.Int64                   // when it was last asked (unix ns)
 }
 
 // New returns a Router. A zero field of set takes its value from config.Default, the one source
@@ -127,7 +138,16 @@ func New(chat Chatter, inv Inventory, tools ToolCaller, set Settings, log *slog.
 	orDefault(&set.ParallelCalls, d.ParallelCalls)
 	orDefault(&set.Deadline, d.Deadline.D())
 	orDefault(&set.ContextReserve, d.ContextReserve)
-	return &Router{chat: chat, inv: inv, tools: tools, set: set, log: log}
+	r := &Router{chat: chat, inv: inv, tools: tools, set: set, log: log, est: newEstimator()}
+	opts := maps.Clone(set.Options)
+	if opts == nil {
+		opts = map[string]any{}
+	}
+	if numCtx(opts) <= 0 {
+		opts["num_ctx"] = numCtx(config.Default().Ollama.Options)
+	}
+	r.options.Store(&opts)
+	return r
 }
 
 func orDefault[T comparable](v *T, d T) {
@@ -188,6 +208,7 @@ func (r *Router) Route(ctx context.Context, req Request) (*Outcome, error) {
 	x := &run{r: r, j: newJournal(r.set.Model, r.set.Recorder, req.OnEvent), budget: budget,
 		deadline: deadline.Round(time.Millisecond), seen: map[string]int{}}
 
+	r.learnContextLength(ctx)
 	snap := r.inv.Snapshot()
 	policy, tools := r.allowed(snap, req.Caller)
 	var err error

@@ -52,13 +52,14 @@ func (tp *twoPhase) plan(ctx context.Context, round, remaining int) (plan, error
 		ctx, cancel = context.WithTimeout(ctx, tp.r.set.SelectTimeout)
 		defer cancel()
 	}
-	msgs, err := tp.r.window().fit(tp.j, round, tp.t.priors, tp.t.selectMessages)
+	msgs, est, err := tp.r.window().fit(tp.j, round, "phase-1 prompt", 0, tp.t.selectMessages,
+		shortenPriors(tp.t.priors), tp.t.dropHistory)
 	if err != nil {
 		return plan{}, &stageError{stage: stage, err: err}
 	}
 	format := selectionFormat(tp.ps.enum, remaining)
 	t0 := time.Now()
-	rep, err := tp.r.complete(ctx, msgs, format, nil)
+	rep, err := tp.r.complete(ctx, msgs, format, nil, est)
 	step := tp.j.modelCall(timingSelect, StepSelect, round, t0, rep)
 	var sel selection
 	if err == nil {

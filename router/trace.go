@@ -19,18 +19,24 @@ const (
 
 // Step is one entry of an outcome's trace.
 type Step struct {
-	Index            int      `json:"index"`
-	Kind             StepKind `json:"kind"`
-	Round            int      `json:"round"`
-	Call             int      `json:"call,omitempty"` // the call's step number
-	Tool             string   `json:"tool,omitempty"`
-	Model            string   `json:"model,omitempty"`
-	StartMS          float64  `json:"start_ms"` // since the request started
-	DurationMS       float64  `json:"duration_ms"`
-	PromptTokens     int      `json:"prompt_tokens,omitempty"`
-	CompletionTokens int      `json:"completion_tokens,omitempty"`
-	Detail           string   `json:"detail,omitempty"`
-	Error            string   `json:"error,omitempty"`
+	Index        int      `json:"index"`
+	Kind         StepKind `json:"kind"`
+	Round        int      `json:"round"`
+	Call         int      `json:"call,omitempty"` // the call's step number
+	Tool         string   `json:"tool,omitempty"`
+	Model        string   `json:"model,omitempty"`
+	StartMS      float64  `json:"start_ms"` // since the request started
+	DurationMS   float64  `json:"duration_ms"`
+	PromptTokens int      `json:"prompt_tokens,omitempty"`
+	// EstimatedTokens is the router's estimate of the prompt, checked against the window before
+	// sending.
+	EstimatedTokens int `json:"estimated_tokens,omitempty"`
+	// OverEstimate says the server counted more prompt tokens than estimated (or cut the
+	// prompt); the estimate for the model was raised at once.
+	OverEstimate     bool   `json:"over_estimate,omitempty"`
+	CompletionTokens int    `json:"completion_tokens,omitempty"`
+	Detail           string `json:"detail,omitempty"`
+	Error            string `json:"error,omitempty"`
 }
 
 // EventType names a streamed event.

@@ -1,6 +1,8 @@
 package router
 
 import (
+	"fmt"
+
 	"github.com/ollama/ollama/api"
 
 	"toolrouter/prompts"
@@ -11,9 +13,10 @@ import (
 // prompts show them, possibly trimmed). Only the loop's goroutine changes it, between rounds;
 // calls of a round read it.
 type transcript struct {
-	base   []api.Message   // system prompt, history, query
-	rounds []roundLog      // what each round added after base
-	priors []prompts.Prior // each call's result as prompts show it (index step-1), possibly trimmed
+	base       []api.Message   // system prompt, history, query
+	cutHistory int             // history messages dropped to fit the window
+	rounds     []roundLog      // what each round added after base
+	priors     []prompts.Prior // each call's result as prompts show it (index step-1), possibly trimmed
 }
 
 // roundLog is what one round added to the transcript.
@@ -32,6 +35,16 @@ func newTranscript(system string, history []Message, query string) *transcript {
 		base = append(base, api.Message{Role: h.Role, Content: h.Content})
 	}
 	return &transcript{base: append(base, api.Message{Role: "user", Content: query})}
+}
+
+// dropHistory drops the oldest history message (a shrinker for fit).
+func (t *transcript) dropHistory(int) (string, bool) {
+	if len(t.base) <= 2 {
+		return "", false
+	}
+	t.base = append(t.base[:1], t.base[2:]...)
+	t.cutHistory++
+	return fmt.Sprintf("oldest history message dropped (%d so far)", t.cutHistory), true
 }
 
 // answered adds the model's answer that opens a round; toolCalls are the native calls made of it.

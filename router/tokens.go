@@ -1,0 +1,108 @@
+package router
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ollama/ollama/api"
+)
+
+// messageFraming is the tokens a chat template adds around each message (role markers, newlines).
+const messageFraming = 8
+
+// Bounds of the calibration ratio (real tokens / raw estimate): the estimate is never trusted to
+// be more than 25% too high, and never corrected beyond three times.
+const (
+	minRatio = 0.75
+	maxRatio = 3.0
+)
+
+// rawTokens estimates the tokens of s by character class, erring high. Measured with Qwen3's
+// tokenizer: English runs about 4.5 bytes a token, but numbers are split into single digits and
+// the spaces and punctuation between numbers are tokens of their own ("[1, 2, 3]" is one token a
+// byte). So digits, ASCII punctuation and a space before a digit count a token each, other letters
+// and spaces a token per three bytes, and every other character a token per rune.
+func rawTokens(s string) float64 {
+	var words, each float64
+	prevSpace := false
+	for _, c := range s {
+		switch {
+		case c >= '0' && c <= '9':
+			each++
+			if prevSpace {
+				each++
+				words--
+			}
+		case c == ' ' || c == '\t' || (c|0x20 >= 'a' && c|0x20 <= 'z'):
+			words++
+		default:
+			each++
+		}
+		prevSpace = c == ' '
+	}
+	return words/3 + each
+}
+
+// estimator estimates prompt tokens, calibrated per model from the real counts the model server
+// reports (prompt_eval_count). It is safe for concurrent use.
+type estimator struct {
+	mu    sync.Mutex
+	ratio map[string]float64 // model → real/raw, running; guarded by mu
+	// over counts model calls whose real prompt count exceeded the estimate.
+	over atomic.Int64
+}
+
+func newEstimator() *estimator { return &estimator{ratio: map[string]float64{}} }
+
+// messages estimates the tokens of a prompt made of msgs.
+func (e *estimator) messages(model string, msgs []api.Message) int {
+	raw := 0.0
+	for _, m := range msgs {
+		raw += rawTokens(m.Content) + messageFraming
+	}
+	return e.scale(model, raw)
+}
+
+// text estimates the tokens of one piece of prompt text.
+func (e *estimator) text(model, s string) int { return e.scale(model, rawTokens(s)) }
+
+func (e *estimator) scale(model string, raw float64) int {
+	e.mu.Lock()
+	r, ok := e.ratio[model]
+	e.mu.Unlock()
+	if !ok {
+		r = 1
+	}
+	return int(math.Ceil(raw * r))
+}
+
+// observe calibrates the model's ratio from a prompt estimated at est tokens that the server
+// counted at real; truncated says the server cut the prompt (real is then a lower bound). It
+// reports whether the real count exceeded the estimate. Corrections upward apply at once,
+// downward slowly, so one short prompt cannot make the estimate unsafe.
+func (e *estimator) observe(model string, est, real int, truncated bool) bool {
+	if est <= 0 || real <= 0 {
+		return false
+	}
+	exceeded := real > est || truncated
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r, ok := e.ratio[model]
+	if !ok {
+		r = 1
+	}
+	raw := float64(est) / r
+	seen := float64(real) / raw
+	switch {
+	case exceeded:
+		r = seen * 1.05
+	default:
+		r = 0.9*r + 0.1*seen
+	}
+	e.ratio[model] = min(max(r, minRatio), maxRatio)
+	if exceeded {
+		e.over.Add(1)
+	}
+	return exceeded
+}

@@ -14,8 +14,13 @@
 //
 // Maps are merged key by key, so the built-in servers calculator and clock
 // are always present unless a later layer disables them with
-// "enabled": false. Every server gets connect_timeout and call_timeout
-// defaults when it does not set them.
+// "enabled": false.
+//
+// Every default value is written once, in Default; a server or council
+// member gets the defaults of the keys it does not set in one function next
+// to it. The parts that take settings (router.New, council.New, server.New)
+// fill a zero field from Default. A built-in server's purpose is its package's
+// (builtin.Purpose).
 //
 // Unknown keys in the file, the environment or the flags are rejected so
 // that typos do not go unnoticed; only servers.<name>.env,
@@ -28,12 +33,34 @@
 // "ollama", timeout 60s and its model as its name unless it sets them. The
 // provider "ollama" always exists and, without a base_url, follows
 // ollama.host.
+//
+// # Timeouts
+//
+// Timeouts nest: each bounds a part of the one above it, so an inner timeout
+// longer than its outer one would never take effect. Validate refuses that,
+// naming both keys:
+//
+//	http.write_timeout >= http.request_timeout
+//	    a streamed response is written within one write deadline
+//	http.request_timeout >= router.deadline
+//	    the whole HTTP request (for /v1/answer, the council too) contains the routing
+//	router.deadline >= router.select_timeout, router.arguments_timeout, router.execute_timeout
+//	    one routing request (every round) contains each phase and tool call
+//	router.select_timeout, router.arguments_timeout >= ollama.timeout
+//	    a phase contains its model calls (phase 2 also its repairs)
+//	http.request_timeout >= council.stage_timeout, council.members[*].timeout, council.chairman.timeout
+//	    when the council is enabled
+//
+// A tool call runs for at most min(router.execute_timeout,
+// servers.NAME.call_timeout): the server's own timeout may only lower the
+// router's, so it is not ordered against it. servers.NAME.connect_timeout
+// bounds connecting to a server, outside any request. The defaults are
+// 120s >= 60s >= 30s (each phase and tool call) >= 30s (one model call).
 package config
 
 import (
 	"path"
 	"slices"
-	"time"
 )
 
 // DefaultPath is the config file toolrouter reads when -config is not given.
@@ -42,17 +69,6 @@ const DefaultPath = "config.json"
 // EnvPrefix is the prefix of environment variables that override the
 // configuration.
 const EnvPrefix = "TOOLROUTER_"
-
-// Default timeouts of a server that does not set its own.
-const (
-	DefaultConnectTimeout = 20 * time.Second
-	DefaultCallTimeout    = 30 * time.Second
-)
-
-// KnownBuiltins lists the built-in servers a server with transport
-// "builtin" may name. The program may replace it before calling Load or
-// Validate.
-var KnownBuiltins = []string{"calculator", "clock"}
 
 // Config is toolrouter's whole configuration.
 type Config struct {
@@ -181,8 +197,10 @@ const (
 	TransportSSE            Transport = "sse"
 )
 
-// Transports lists the valid transports.
-var Transports = []Transport{TransportBuiltin, TransportStdio, TransportStreamableHTTP, TransportSSE}
+// transports lists the valid transports.
+func transports() []Transport {
+	return []Transport{TransportBuiltin, TransportStdio, TransportStreamableHTTP, TransportSSE}
+}
 
 // ProviderType is the wire protocol of a model provider.
 type ProviderType string
@@ -263,10 +281,6 @@ type Member struct {
 	PricePromptPerMTok     float64 `koanf:"price_prompt_per_mtok" json:"price_prompt_per_mtok,omitempty"`
 	PriceCompletionPerMTok float64 `koanf:"price_completion_per_mtok" json:"price_completion_per_mtok,omitempty"`
 }
-
-// DefaultMemberTimeout is the timeout of a council member that does not set
-// its own.
-const DefaultMemberTimeout = 60 * time.Second
 
 // Server configures one MCP server; its name is its key in Config.Servers.
 type Server struct {
@@ -349,74 +363,6 @@ func (c Config) EnabledServers() []string {
 	}
 	slices.Sort(names)
 	return names
-}
-
-// Default returns the built-in defaults: a configuration that runs with
-// nothing installed but Ollama, with the built-in calculator and clock
-// servers. Each call returns fresh maps.
-func Default() Config {
-	enabled := func() *bool { t := true; return &t }
-	return Config{
-		Listen: "127.0.0.1:8090",
-		Ollama: Ollama{
-			Host:      "http://127.0.0.1:11434",
-			Model:     "qwen2.5:7b",
-			KeepAlive: Duration(10 * time.Minute),
-			Timeout:   Duration(30 * time.Second),
-			Options:   map[string]any{"temperature": 0, "num_ctx": 8192, "seed": 42},
-		},
-		Router: Router{
-			RepairAttempts:   2,
-			SelectTimeout:    Duration(30 * time.Second),
-			ArgumentsTimeout: Duration(30 * time.Second),
-			ExecuteTimeout:   Duration(30 * time.Second),
-			OnModelFailure:   FailNoTool,
-			MaxQueryBytes:    16384,
-			MaxHistory:       20,
-			Mode:             ModeTwoPhase,
-			MaxToolCalls:     4,
-			ParallelCalls:    4,
-			Deadline:         Duration(60 * time.Second),
-			ContextReserve:   1024,
-			Provider:         DefaultProvider,
-		},
-		Trajectory: Trajectory{MaxBytes: 64 << 20, MaxFiles: 5, QueueSize: 1024},
-		HTTP: HTTP{
-			BodyLimit:       1 << 20,
-			ReadTimeout:     Duration(10 * time.Second),
-			WriteTimeout:    Duration(120 * time.Second),
-			RequestTimeout:  Duration(120 * time.Second),
-			ShutdownTimeout: Duration(10 * time.Second),
-		},
-		Providers: map[string]Provider{
-			DefaultProvider: {Type: ProviderOllama},
-		},
-		Council: Council{
-			Members:          []Member{},
-			Chairman:         Member{Name: "chairman", Provider: DefaultProvider, Timeout: Duration(DefaultMemberTimeout)},
-			PeerReview:       true,
-			Quorum:           2,
-			MaxEvidenceBytes: 16384,
-		},
-		Servers: map[string]Server{
-			"calculator": {
-				Purpose:        "Arithmetic: add, subtract, multiply, divide, powers, roots and evaluating arithmetic expressions",
-				Transport:      TransportBuiltin,
-				Enabled:        enabled(),
-				Builtin:        "calculator",
-				ConnectTimeout: Duration(DefaultConnectTimeout),
-				CallTimeout:    Duration(DefaultCallTimeout),
-			},
-			"clock": {
-				Purpose:        "Current time in any IANA time zone, converting times between zones, and differences between dates",
-				Transport:      TransportBuiltin,
-				Enabled:        enabled(),
-				Builtin:        "clock",
-				ConnectTimeout: Duration(DefaultConnectTimeout),
-				CallTimeout:    Duration(DefaultCallTimeout),
-			},
-		},
-	}
 }
 
 // CallerAccess is the access lists of Config.Callers; it satisfies router.Access.

@@ -159,13 +159,13 @@ func TestLoadFile(t *testing.T) {
 		},
 		{
 			name: "durations as strings and seconds",
-			file: `{"ollama": {"timeout": 45, "keep_alive": 0}, "http": {"request_timeout": "2m", "read_timeout": 1.5}}`,
+			file: `{"ollama": {"timeout": 25, "keep_alive": 0}, "http": {"request_timeout": "2m", "read_timeout": 1.5}}`,
 			check: func(t *testing.T, c Config) {
 				for _, tc := range []struct {
 					key       string
 					got, want Duration
 				}{
-					{"ollama.timeout", c.Ollama.Timeout, d("45s")},
+					{"ollama.timeout", c.Ollama.Timeout, d("25s")},
 					{"ollama.keep_alive", c.Ollama.KeepAlive, 0},
 					{"http.request_timeout", c.HTTP.RequestTimeout, d("2m")},
 					{"http.read_timeout", c.HTTP.ReadTimeout, d("1.5s")},
@@ -188,22 +188,22 @@ func TestLoadFile(t *testing.T) {
 				want := Default()
 				want.Servers["clock"] = Server{
 					Purpose: want.Servers["clock"].Purpose, Transport: TransportBuiltin, Enabled: ptr(false), Builtin: "clock",
-					ConnectTimeout: Duration(DefaultConnectTimeout), CallTimeout: Duration(DefaultCallTimeout),
+					ConnectTimeout: defaultServer().ConnectTimeout, CallTimeout: defaultServer().CallTimeout,
 				}
 				want.Servers["fs"] = Server{
 					Purpose: "files", Transport: TransportStdio, Command: "mcp-fs", Args: []string{"--root", "/tmp"},
 					Env:            map[string]string{"API_KEY": "k"},
-					ConnectTimeout: Duration(DefaultConnectTimeout), CallTimeout: Duration(DefaultCallTimeout),
+					ConnectTimeout: defaultServer().ConnectTimeout, CallTimeout: defaultServer().CallTimeout,
 					Tools: ToolFilter{Allow: []string{"read_*"}, Deny: []string{"read_secret"}},
 				}
 				want.Servers["web"] = Server{
 					Purpose: "web", Transport: TransportStreamableHTTP, URL: "https://example.com/mcp",
 					Headers:        map[string]string{"Authorization": "Bearer x"},
-					ConnectTimeout: Duration(DefaultConnectTimeout), CallTimeout: d("5s"),
+					ConnectTimeout: defaultServer().ConnectTimeout, CallTimeout: d("5s"),
 				}
 				want.Servers["calc2"] = Server{
 					Transport: TransportBuiltin, Builtin: "calculator",
-					ConnectTimeout: Duration(DefaultConnectTimeout), CallTimeout: Duration(DefaultCallTimeout),
+					ConnectTimeout: defaultServer().ConnectTimeout, CallTimeout: defaultServer().CallTimeout,
 				}
 				if !reflect.DeepEqual(c.Servers, want.Servers) {
 					t.Errorf("servers:\ngot  %+v\nwant %+v", c.Servers, want.Servers)
@@ -282,9 +282,9 @@ func TestLoadEnv(t *testing.T) {
 		{
 			name: "durations from strings",
 			env: map[string]string{
-				"TOOLROUTER_OLLAMA__TIMEOUT":                   "45s",
+				"TOOLROUTER_OLLAMA__TIMEOUT":                   "25s",
 				"TOOLROUTER_OLLAMA__KEEP_ALIVE":                "-1",
-				"TOOLROUTER_ROUTER__SELECT_TIMEOUT":            "90",
+				"TOOLROUTER_ROUTER__SELECT_TIMEOUT":            "50",
 				"TOOLROUTER_SERVERS__CALCULATOR__CALL_TIMEOUT": "1m30s",
 			},
 			check: func(t *testing.T, c Config) {
@@ -292,9 +292,9 @@ func TestLoadEnv(t *testing.T) {
 					key       string
 					got, want Duration
 				}{
-					{"ollama.timeout", c.Ollama.Timeout, d("45s")},
+					{"ollama.timeout", c.Ollama.Timeout, d("25s")},
 					{"ollama.keep_alive", c.Ollama.KeepAlive, d("-1s")},
-					{"router.select_timeout", c.Router.SelectTimeout, d("90s")},
+					{"router.select_timeout", c.Router.SelectTimeout, d("50s")},
 					{"servers.calculator.call_timeout", c.Servers["calculator"].CallTimeout, d("90s")},
 				} {
 					if tc.got != tc.want {
@@ -335,7 +335,7 @@ func TestLoadEnv(t *testing.T) {
 				if got, want := fs.Env, map[string]string{"API_KEY": "k"}; !reflect.DeepEqual(got, want) {
 					t.Errorf("servers.fs.env: got %v, want %v", got, want)
 				}
-				if got, want := fs.ConnectTimeout, Duration(DefaultConnectTimeout); got != want {
+				if got, want := fs.ConnectTimeout, defaultServer().ConnectTimeout; got != want {
 					t.Errorf("servers.fs.connect_timeout: got %v, want %v", got, want)
 				}
 				if got, want := c.Servers["web"].Headers, map[string]string{"X-Api-Key": "v"}; !reflect.DeepEqual(got, want) {
@@ -513,8 +513,8 @@ func checkValidation(t *testing.T, tests []validationCase) {
 }
 
 func setServer(c *Config, name string, s Server) {
-	s.ConnectTimeout = Duration(DefaultConnectTimeout)
-	s.CallTimeout = Duration(DefaultCallTimeout)
+	s.ConnectTimeout = defaultServer().ConnectTimeout
+	s.CallTimeout = defaultServer().CallTimeout
 	c.Servers[name] = s
 }
 

@@ -45,10 +45,10 @@ func TestLoadCouncil(t *testing.T) {
 		Members: []Member{
 			{Name: "gpt", Provider: "openai", Model: "gpt-4o-mini", Timeout: d("20s"),
 				Options: map[string]any{"temperature": 0.3, "num_predict": 512}, PricePromptPerMTok: 0.15, PriceCompletionPerMTok: 0.6},
-			{Name: "qwen2.5:7b", Provider: "ollama", Model: "qwen2.5:7b", Timeout: Duration(DefaultMemberTimeout)},
-			{Name: "local", Provider: "vllm", Model: "meta-llama/Llama-3.1-8B-Instruct", Timeout: Duration(DefaultMemberTimeout)},
+			{Name: "qwen2.5:7b", Provider: "ollama", Model: "qwen2.5:7b", Timeout: defaultMember().Timeout},
+			{Name: "local", Provider: "vllm", Model: "meta-llama/Llama-3.1-8B-Instruct", Timeout: defaultMember().Timeout},
 		},
-		Chairman:     Member{Name: "chairman", Provider: "openai", Model: "gpt-4o", Timeout: Duration(DefaultMemberTimeout)},
+		Chairman:     Member{Name: "chairman", Provider: "openai", Model: "gpt-4o", Timeout: defaultMember().Timeout},
 		PeerReview:   true,
 		Quorum:       2,
 		StageTimeout: d("90s"), MaxEvidenceBytes: 16384,

@@ -87,8 +87,7 @@ func Load(path string, flags map[string]any) (Config, error) {
 	}
 
 	raw := ko.Raw()
-	addServerDefaults(raw)
-	addCouncilDefaults(raw)
+	applyEntryDefaults(raw)
 	cfg, err := decode(raw)
 	if err != nil {
 		return Config{}, err
@@ -112,26 +111,8 @@ func defaultsMap() (map[string]any, error) {
 	return m, nil
 }
 
-// addServerDefaults gives every server that does not set them the default
-// connect_timeout and call_timeout. raw is the merged configuration.
-func addServerDefaults(raw map[string]any) {
-	servers, _ := raw["servers"].(map[string]any)
-	for _, v := range servers {
-		s, ok := v.(map[string]any)
-		if !ok {
-			continue // decode reports the type error
-		}
-		if _, ok := s["connect_timeout"]; !ok {
-			s["connect_timeout"] = Duration(DefaultConnectTimeout).String()
-		}
-		if _, ok := s["call_timeout"]; !ok {
-			s["call_timeout"] = Duration(DefaultCallTimeout).String()
-		}
-	}
-}
-
-// decode turns a merged koanf map into a Config and normalises it: empty
-// builtin names default to the server name, option numbers are normalised.
+// decode turns a merged koanf map into a Config and normalises it: option
+// numbers are normalised and a missing member list is empty.
 func decode(raw map[string]any) (Config, error) {
 	ko := koanf.New(".")
 	if err := ko.Load(confmap.Provider(raw, ""), nil); err != nil {
@@ -151,12 +132,6 @@ func decode(raw map[string]any) (Config, error) {
 	})
 	if err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
-	}
-	for name, s := range cfg.Servers {
-		if s.Transport == TransportBuiltin && s.Builtin == "" {
-			s.Builtin = name
-			cfg.Servers[name] = s
-		}
 	}
 	for k, v := range cfg.Ollama.Options {
 		cfg.Ollama.Options[k] = normalizeNumber(v)
@@ -194,29 +169,6 @@ func unknownKey(source, k string) error {
 		where = "providers." + segs[1] + ".api_key_env"
 	}
 	return fmt.Errorf("%s: key %q is not allowed: API keys never go in configuration; put the key in an environment variable and name that variable in %q", source, k, where)
-}
-
-// addCouncilDefaults gives every council member that does not set them the
-// default provider and timeout, and its model as its name. raw is the merged
-// configuration; the chairman gets its defaults from the defaults layer.
-func addCouncilDefaults(raw map[string]any) {
-	council, _ := raw["council"].(map[string]any)
-	members, _ := council["members"].([]any)
-	for _, v := range members {
-		m, ok := v.(map[string]any)
-		if !ok {
-			continue // decode reports the type error
-		}
-		if _, ok := m["provider"]; !ok {
-			m["provider"] = DefaultProvider
-		}
-		if _, ok := m["timeout"]; !ok {
-			m["timeout"] = Duration(DefaultMemberTimeout).String()
-		}
-		if name, _ := m["name"].(string); name == "" {
-			m["name"] = m["model"]
-		}
-	}
 }
 
 // envKey maps an environment variable to a koanf key and value:

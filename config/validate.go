@@ -87,6 +87,8 @@ func (c Config) Validate() error {
 	v.positive("http.request_timeout", c.HTTP.RequestTimeout)
 	v.positive("http.shutdown_timeout", c.HTTP.ShutdownTimeout)
 
+	v.timeoutOrder(c)
+
 	for name, s := range c.Servers {
 		v.server(name, s)
 	}
@@ -233,6 +235,48 @@ func (v *validator) council(c Config, used map[string]string) {
 	}
 }
 
+// timeout is a duration setting and its key.
+type timeout struct {
+	key string
+	d   Duration
+}
+
+// timeoutOrder checks that the timeouts nest as the package documentation
+// says: an inner timeout longer than the one containing it would never take
+// effect, so it is refused, naming both keys. A timeout that is not positive
+// is reported by its own check.
+func (v *validator) timeoutOrder(c Config) {
+	var (
+		write    = timeout{"http.write_timeout", c.HTTP.WriteTimeout}
+		request  = timeout{"http.request_timeout", c.HTTP.RequestTimeout}
+		deadline = timeout{"router.deadline", c.Router.Deadline}
+		sel      = timeout{"router.select_timeout", c.Router.SelectTimeout}
+		args     = timeout{"router.arguments_timeout", c.Router.ArgumentsTimeout}
+		execute  = timeout{"router.execute_timeout", c.Router.ExecuteTimeout}
+		model    = timeout{"ollama.timeout", c.Ollama.Timeout}
+	)
+	nest := [][2]timeout{ // outer, inner
+		{write, request},
+		{request, deadline},
+		{deadline, sel}, {deadline, args}, {deadline, execute},
+		{sel, model}, {args, model},
+	}
+	if c.Council.Enabled() {
+		nest = append(nest, [2]timeout{request, {"council.stage_timeout", c.Council.StageTimeout}},
+			[2]timeout{request, {"council.chairman.timeout", c.Council.Chairman.Timeout}})
+		for i, m := range c.Council.Members {
+			nest = append(nest, [2]timeout{request, {fmt.Sprintf("council.members[%d].timeout", i), m.Timeout}})
+		}
+	}
+	for _, n := range nest {
+		outer, inner := n[0], n[1]
+		if outer.d > 0 && inner.d > outer.d {
+			v.add(inner.key, "%s is longer than %s (%s), which contains it",
+				inner.d, outer.key, outer.d)
+		}
+	}
+}
+
 type validator struct{ errs []error }
 
 func (v *validator) add(key, format string, args ...any) {
@@ -270,8 +314,8 @@ func (v *validator) server(name string, s Server) {
 	}
 	switch s.Transport {
 	case TransportBuiltin:
-		if b := s.BuiltinName(name); !slices.Contains(KnownBuiltins, b) {
-			v.add(key+".builtin", "unknown built-in %q, want one of %s", b, strings.Join(KnownBuiltins, ", "))
+		if b := s.BuiltinName(name); !slices.Contains(knownBuiltins(), b) {
+			v.add(key+".builtin", "unknown built-in %q, want one of %s", b, strings.Join(knownBuiltins(), ", "))
 		}
 		v.notAllowed(key, s, "command", "args", "env", "cwd", "url", "headers")
 	case TransportStdio:
@@ -287,8 +331,8 @@ func (v *validator) server(name string, s Server) {
 		}
 		v.notAllowed(key, s, "builtin", "command", "args", "env", "cwd")
 	default:
-		quoted := make([]string, len(Transports))
-		for i, t := range Transports {
+		quoted := make([]string, len(transports()))
+		for i, t := range transports() {
 			quoted[i] = strconv.Quote(string(t))
 		}
 		v.add(key+".transport", "must be one of %s, got %q", strings.Join(quoted, ", "), s.Transport)

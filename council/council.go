@@ -27,6 +27,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"toolrouter/config"
 	"toolrouter/prompts"
 	"toolrouter/provider"
 )
@@ -78,7 +79,7 @@ type Options struct {
 	MaxParallel int
 	// MaxEvidenceBytes bounds each tool result shown to the models (head and tail kept, the cut
 	// marked), so one long result cannot push a member's prompt out of its context window;
-	// 0 means 16 KiB, a negative value no bound.
+	// 0 means config.Default's council.max_evidence_bytes, a negative value no bound.
 	MaxEvidenceBytes int
 	// Logger receives a warning for every skipped member and a failed chairman; nil discards.
 	Logger *slog.Logger
@@ -104,7 +105,7 @@ func New(members []Member, chairman Member, opts Options) *Council {
 		opts.Quorum = 1
 	}
 	if opts.MaxEvidenceBytes == 0 {
-		opts.MaxEvidenceBytes = 16 << 10
+		opts.MaxEvidenceBytes = config.Default().Council.MaxEvidenceBytes
 	}
 	log := opts.Logger
 	if log == nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/ollama/ollama/api"
 
+	"toolrouter/config"
 	"toolrouter/inventory"
 	"toolrouter/router"
 	"toolrouter/trajectory"
@@ -37,10 +38,10 @@ type ModelProbe interface {
 type Options struct {
 	Model           string
 	ModelHost       string
-	BodyLimit       int           // bytes; default 1 MiB
-	MaxQueryBytes   int           // default 16 KiB
-	MaxHistory      int           // default 20
-	RequestTimeout  time.Duration // whole /v1/route; default 120 s
+	BodyLimit       int           // bytes; default config.Default's http.body_limit
+	MaxQueryBytes   int           // default config.Default's router.max_query_bytes
+	MaxHistory      int           // default config.Default's router.max_history
+	RequestTimeout  time.Duration // a whole request, streams included; default config.Default's http.request_timeout
 	ReadTimeout     time.Duration
 	WriteTimeout    time.Duration
 	ProbeTimeout    time.Duration // /readyz model probe; default 2 s
@@ -70,17 +71,18 @@ type TrajectoryStats interface {
 
 // New returns the fiber app serving the API.
 func New(d Deps, o Options) *fiber.App {
+	def := config.Default()
 	if o.BodyLimit <= 0 {
-		o.BodyLimit = 1 << 20
+		o.BodyLimit = def.HTTP.BodyLimit
 	}
 	if o.MaxQueryBytes <= 0 {
-		o.MaxQueryBytes = 16 << 10
+		o.MaxQueryBytes = def.Router.MaxQueryBytes
 	}
 	if o.MaxHistory <= 0 {
-		o.MaxHistory = 20
+		o.MaxHistory = def.Router.MaxHistory
 	}
 	if o.RequestTimeout <= 0 {
-		o.RequestTimeout = 120 * time.Second
+		o.RequestTimeout = def.HTTP.RequestTimeout.D()
 	}
 	if o.StreamHeartbeat <= 0 {
 		o.StreamHeartbeat = 2 * time.Second

@@ -33,11 +33,11 @@ type definition struct {
 
 var definitions = map[string]definition{
 	"calculator": {
-		purpose: "Exact arithmetic: add, subtract, multiply, divide, powers, roots and evaluation of arithmetic expressions.",
+		purpose: "Arithmetic: add, subtract, multiply, divide, powers, roots and evaluating arithmetic expressions",
 		tools:   func(func() time.Time) []server.ServerTool { return calculatorTools() },
 	},
 	"clock": {
-		purpose: "Current date and time in any IANA time zone, conversion between time zones and calendar differences between dates.",
+		purpose: "Current time in any IANA time zone, converting times between zones, and differences between dates",
 		tools:   clockTools,
 	},
 }
@@ -52,8 +52,9 @@ func Names() []string {
 	return names
 }
 
-// Purpose returns the one-line purpose of a built-in server, for the
-// inventory. It returns "" for an unknown name.
+// Purpose returns the one-line purpose of a built-in server: the only
+// description of it, which the configuration's defaults use and the server
+// sends as its instructions. It returns "" for an unknown name.
 func Purpose(name string) string {
 	return definitions[name].purpose
 }

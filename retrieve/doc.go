@@ -1,0 +1,86 @@
+// Package retrieve narrows a large tool inventory to the few tools worth showing the model for one
+// query. It owns the lexical index (BM25F over a tool's name, its server's purpose, description,
+// parameters and example queries), its incremental maintenance as servers come and go, the store
+// of example queries (configured and learned), optional dense retrieval through an embedding model
+// with an on-disk vector cache, and the budgeted shortlist. It does not call tools, talk to MCP
+// servers, render prompts or decide access: callers pass a permit function and a cost function.
+package retrieve
+
+import (
+	"fmt"
+	"slices"
+
+	"toolrouter/inventory"
+)
+
+// Doc is one tool as the index sees it, independent of where the tool came from.
+type Doc struct {
+	// Qualified is the tool's unique name ("server.tool"); empty means Server + "." + Name.
+	Qualified string
+	Server    string
+	Name      string
+	// Purpose is the server's purpose, shared by every tool of the server.
+	Purpose     string
+	Description string
+	Params      []Param
+	// Examples are queries the tool answers.
+	Examples []string
+}
+
+// Param is one parameter of a tool.
+type Param struct {
+	Name        string
+	Description string
+	// Enum holds the allowed values, as text.
+	Enum []string
+}
+
+func (d Doc) qualified() string {
+	if d.Qualified != "" {
+		return d.Qualified
+	}
+	return inventory.Qualify(d.Server, d.Name)
+}
+
+func (d Doc) equal(o Doc) bool {
+	return d.Qualified == o.Qualified && d.Server == o.Server && d.Name == o.Name &&
+		d.Purpose == o.Purpose && d.Description == o.Description &&
+		slices.Equal(d.Examples, o.Examples) &&
+		slices.EqualFunc(d.Params, o.Params, func(a, b Param) bool {
+			return a.Name == b.Name && a.Description == b.Description && slices.Equal(a.Enum, b.Enum)
+		})
+}
+
+// DocsFrom returns the documents of the tools snap may offer a model (snap.Available), in the
+// snapshot's order, with each tool's examples from examples (keyed by qualified name; nil is
+// none). A tool's title, when it has one, leads its description.
+func DocsFrom(snap *inventory.Snapshot, examples map[string][]string) []Doc {
+	purposes := make(map[string]string, len(snap.Servers))
+	for _, s := range snap.Servers {
+		purposes[s.Name] = s.Purpose
+	}
+	tools := snap.Available()
+	docs := make([]Doc, 0, len(tools))
+	for _, t := range tools {
+		d := Doc{
+			Qualified:   t.Qualified,
+			Server:      t.Server,
+			Name:        t.Name,
+			Purpose:     purposes[t.Server],
+			Description: t.Description,
+			Examples:    examples[t.Qualified],
+		}
+		if t.Title != "" && t.Title != t.Description {
+			d.Description = t.Title + ". " + t.Description
+		}
+		for _, p := range t.Parameters {
+			param := Param{Name: p.Name, Description: p.Description}
+			for _, v := range p.Enum {
+				param.Enum = append(param.Enum, fmt.Sprint(v))
+			}
+			d.Params = append(d.Params, param)
+		}
+		docs = append(docs, d)
+	}
+	return docs
+}

@@ -28,6 +28,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"toolrouter/config"
+	"toolrouter/internal/errtext"
 	"toolrouter/prompts"
 	"toolrouter/provider"
 )
@@ -354,7 +355,7 @@ func (c *Council) call(ctx context.Context, stage int, m Member, msgs []provider
 	case err != nil && ctx.Err() != nil:
 		out.reason = context.Cause(ctx).Error() // "member x: timed out after 5s", not the transport's words
 	case err != nil:
-		out.reason = err.Error()
+		out.reason = errtext.OneLine(err.Error()) // reasons are JSON fields and log values: one line
 	case strings.TrimSpace(comp.Text) == "":
 		out.reason = "empty answer"
 	}

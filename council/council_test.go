@@ -255,7 +255,7 @@ func TestPartialFailure(t *testing.T) {
 			members: []spec{good("a", "A: 407. quality=1"), good("b", "B: 407. quality=2"),
 				{name: "flaky", modelID: "flaky-model", wire: ollamaWire, script: func(stage int, prompt string) turn {
 					if stage == 2 {
-						return turn{status: 500, errMsg: "runner crashed"}
+						return turn{status: 500, errMsg: "runner crashed\nout of memory"} // reasons are one line
 					}
 					return turn{text: "F: 407. quality=3"}
 				}},
@@ -267,7 +267,7 @@ func TestPartialFailure(t *testing.T) {
 				}}},
 			chairman: good("chair", ""), peerReview: true, quorum: 2,
 			wantEvents: allStages, wantBy: council.AnsweredByCouncil, wantFinal: "Synthesis: 407 (the tool's figure).",
-			wantSkipped: []council.Skip{{Member: "flaky", Stage: 2, Reason: "runner crashed"}},
+			wantSkipped: []council.Skip{{Member: "flaky", Stage: 2, Reason: "runner crashed; out of memory"}},
 		},
 		{
 			name:     "empty answer is a failure",

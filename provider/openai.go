@@ -433,8 +433,24 @@ func (r *oaRequest) options(opts map[string]any) error {
 	default:
 		errs = append(errs, fmt.Errorf("option stop: want a string or a list of strings, got %T", s))
 	}
-	return errors.Join(errs...)
+	if len(errs) == 0 {
+		return nil
+	}
+	return joinedError(errs)
 }
+
+// joinedError is errors.Join on one line: its errors' texts separated by "; ".
+type joinedError []error
+
+func (e joinedError) Error() string {
+	msgs := make([]string, len(e))
+	for i, err := range e {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (e joinedError) Unwrap() []error { return e }
 
 func toFloat(v any) (float64, bool) {
 	switch n := v.(type) {

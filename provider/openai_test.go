@@ -95,6 +95,8 @@ func TestOpenAIRejectsUntranslatable(t *testing.T) {
 		{"bad temperature", api.ChatRequest{Options: map[string]any{"temperature": "hot"}}, "option temperature: want a number, got string"},
 		{"fractional seed", api.ChatRequest{Options: map[string]any{"seed": 1.5}}, "option seed: want a whole number"},
 		{"bad stop", api.ChatRequest{Options: map[string]any{"stop": 3}}, "option stop"},
+		{"two bad options, one line", api.ChatRequest{Options: map[string]any{"top_p": "x", "stop": 3}},
+			"option top_p: want a number, got string; option stop: want a string or a list of strings, got int"},
 		{"unknown format", api.ChatRequest{Format: json.RawMessage(`"yaml"`)}, `format "yaml"`},
 		{"images", api.ChatRequest{Messages: []api.Message{{Role: "user", Images: []api.ImageData{[]byte("x")}}}}, "images are not supported"},
 	}

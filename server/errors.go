@@ -3,11 +3,11 @@ package server
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
 	"toolrouter/council"
+	"toolrouter/internal/errtext"
 	"toolrouter/router"
 )
 
@@ -58,7 +58,7 @@ func (h *handlers) apiErrorOf(err error) *apiError {
 		h.o.Logger.Error("internal error", "err", err)
 		e = apiError{status: fiber.StatusInternalServerError, code: "internal", msg: "internal error"}
 	}
-	e.msg = oneLine(e.msg)
+	e.msg = errtext.OneLine(e.msg)
 	return &e
 }
 
@@ -78,9 +78,3 @@ func fiberCode(status int) string {
 	}
 	return "bad_request"
 }
-
-// lineBreaks are what oneLine replaces: the line breaks of error texts.
-var lineBreaks = strings.NewReplacer("\r\n", "; ", "\n", "; ", "\r", "; ")
-
-// oneLine joins the lines of an error message with "; ".
-func oneLine(s string) string { return lineBreaks.Replace(strings.TrimSpace(s)) }

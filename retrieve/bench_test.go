@@ -3,8 +3,8 @@ package retrieve_test
 import (
 	"fmt"
 	"runtime"
-	"sync"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 

@@ -1,0 +1,250 @@
+package retrieve
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// maxExampleBytes bounds one learned query; a longer one is not kept (it would make a poor
+// example and a large file).
+const maxExampleBytes = 1000
+
+// Examples holds the example queries of tools: configured ones, and learned ones that callers
+// add from queries a tool answered well. Learned examples are kept per tool up to a bound (the
+// oldest dropped first), deduplicated ignoring case and spacing, and persisted as JSON Lines so
+// that they survive a restart. It is safe for concurrent use.
+type Examples struct {
+	path    string
+	perTool int
+
+	mu         sync.Mutex // guards everything below
+	configured map[string][]string
+	learned    map[string][]string // tool → queries, oldest first
+	file       *os.File            // append-only; nil without a path or after Close
+	lines      int                 // records in the file
+	version    uint64
+}
+
+// exampleRecord is one line of the examples file.
+type exampleRecord struct {
+	Tool  string `json:"tool"`
+	Query string `json:"query"`
+}
+
+// OpenExamples loads the learned examples persisted at path (created if missing; "" keeps
+// learned examples in memory only) and keeps at most perTool per tool (perTool ≤ 0 means 20).
+// Unreadable lines, such as a line cut short by a crash, are skipped and dropped when the file is
+// next rewritten.
+func OpenExamples(path string, perTool int) (*Examples, error) {
+	if perTool <= 0 {
+		perTool = 20
+	}
+	e := &Examples{path: path, perTool: perTool, configured: map[string][]string{}, learned: map[string][]string{}}
+	if path == "" {
+		return e, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("reading examples: %w", err)
+	}
+	damaged := len(data) > 0 && data[len(data)-1] != '\n'
+	for line := range bytes.Lines(data) {
+		var r exampleRecord
+		if json.Unmarshal(line, &r) != nil || r.Tool == "" {
+			damaged = true
+			continue
+		}
+		e.lines++
+		e.add(r.Tool, r.Query)
+	}
+	if damaged || e.lines > e.compactAt() {
+		if err := e.rewrite(); err != nil {
+			return nil, err
+		}
+		return e, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening examples: %w", err)
+	}
+	e.file = f
+	return e, nil
+}
+
+// SetConfigured replaces the configured examples (tool → queries); a learned example that repeats
+// one of them is no longer reported separately.
+func (e *Examples) SetConfigured(configured map[string][]string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.configured = maps.Clone(configured)
+	e.version++
+}
+
+// Learn records query as an example of tool. It reports whether the query was added: not when it
+// is blank, over 1000 bytes, or already an example of the tool (ignoring case and spacing). When
+// the tool has perTool learned examples the oldest is dropped. The error is about persisting it;
+// the example is kept in memory either way.
+func (e *Examples) Learn(tool, query string) (bool, error) {
+	query = strings.Join(strings.Fields(query), " ")
+	if tool == "" || query == "" || len(query) > maxExampleBytes {
+		return false, nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.add(tool, query) {
+		return false, nil
+	}
+	e.version++
+	if e.file == nil {
+		return true, nil
+	}
+	line, err := json.Marshal(exampleRecord{Tool: tool, Query: query})
+	if err != nil {
+		return true, fmt.Errorf("encoding example: %w", err)
+	}
+	if _, err := e.file.Write(append(line, '\n')); err != nil {
+		return true, fmt.Errorf("writing example: %w", err)
+	}
+	e.lines++
+	if e.lines > e.compactAt() {
+		if err := e.rewrite(); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}
+
+// add adds a learned example unless the tool has it already, dropping the oldest over the bound.
+func (e *Examples) add(tool, query string) bool {
+	query = strings.Join(strings.Fields(query), " ")
+	if query == "" || len(query) > maxExampleBytes {
+		return false
+	}
+	key := normaliseExample(query)
+	same := func(q string) bool { return normaliseExample(q) == key }
+	if slices.ContainsFunc(e.configured[tool], same) || slices.ContainsFunc(e.learned[tool], same) {
+		return false
+	}
+	qs := append(e.learned[tool], query)
+	if len(qs) > e.perTool {
+		qs = slices.Clone(qs[len(qs)-e.perTool:])
+	}
+	e.learned[tool] = qs
+	return true
+}
+
+func normaliseExample(q string) string {
+	return strings.Join(strings.Fields(strings.ToLower(q)), " ")
+}
+
+// compactAt is the number of file records past which the file is rewritten with only the kept
+// examples: twice what is kept, and at least 256, so rewrites stay rare.
+func (e *Examples) compactAt() int {
+	n := 0
+	for _, qs := range e.learned {
+		n += len(qs)
+	}
+	return max(2*n, 256)
+}
+
+// rewrite replaces the file with the kept learned examples (through a temporary file and a
+// rename, so a crash leaves the old file or the new one) and reopens it for appending.
+func (e *Examples) rewrite() error {
+	if e.file != nil {
+		e.file.Close()
+		e.file = nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(e.path), filepath.Base(e.path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("rewriting examples: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	w := bufio.NewWriter(tmp)
+	n := 0
+	for _, tool := range slices.Sorted(maps.Keys(e.learned)) {
+		for _, q := range e.learned[tool] {
+			line, _ := json.Marshal(exampleRecord{Tool: tool, Query: q})
+			w.Write(append(line, '\n'))
+			n++
+		}
+	}
+	if err := w.Flush(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("rewriting examples: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("rewriting examples: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), e.path); err != nil {
+		return fmt.Errorf("rewriting examples: %w", err)
+	}
+	f, err := os.OpenFile(e.path, os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("opening examples: %w", err)
+	}
+	e.file, e.lines = f, n
+	return nil
+}
+
+// For returns the examples of one tool: configured ones, then learned ones oldest first.
+func (e *Examples) For(tool string) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.forLocked(tool)
+}
+
+func (e *Examples) forLocked(tool string) []string {
+	out := slices.Clone(e.configured[tool])
+	for _, q := range e.learned[tool] {
+		key := normaliseExample(q)
+		if !slices.ContainsFunc(out, func(c string) bool { return normaliseExample(c) == key }) {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// All returns every tool's examples (see For), for DocsFrom.
+func (e *Examples) All() map[string][]string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make(map[string][]string, len(e.configured)+len(e.learned))
+	for tool := range e.configured {
+		out[tool] = e.forLocked(tool)
+	}
+	for tool := range e.learned {
+		out[tool] = e.forLocked(tool)
+	}
+	return out
+}
+
+// Version changes whenever the examples do, so a caller knows when to rebuild documents.
+func (e *Examples) Version() uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.version
+}
+
+// Close closes the file; learned examples are kept in memory only from then on.
+func (e *Examples) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.file == nil {
+		return nil
+	}
+	err := e.file.Close()
+	e.file = nil
+	if err != nil {
+		return fmt.Errorf("closing examples: %w", err)
+	}
+	return nil
+}

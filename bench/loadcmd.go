@@ -26,6 +26,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	duration := fs.Duration("duration", 5*time.Second, "how long each run (sidecar, then floor) lasts per concurrency")
 	binary := fs.String("binary", "", "toolrouter binary to test (default: go build the repository's)")
 	out := fs.String("out", filepath.Join(benchDir(), "out"), "output folder for load.json and load.md")
+	doc := fs.String("doc", defaultDoc(), "markdown document whose load section this run rewrites (\"\": none)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -53,7 +54,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	md := loadMarkdown(strings.Join(append([]string{"go run ./bench load"}, args...), " "), res)
+	md := loadMarkdown(strings.Join(append([]string{"go run ./bench load"}, args...), " "), time.Now(), res)
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
@@ -64,9 +65,20 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := os.WriteFile(filepath.Join(*out, "load.md"), []byte(md), 0o644); err != nil {
 		return err
 	}
+	if err := updateDoc(*doc, sectionLoad, "## Load test of the sidecar\n\n"+loadIntro+md); err != nil {
+		return err
+	}
 	fmt.Fprint(stdout, md)
 	return nil
 }
+
+// loadIntro says what the load test does; its figures follow it.
+const loadIntro = "The load test builds the sidecar binary, starts it on 127.0.0.1 with its built-in defaults " +
+	"(calculator and clock in-process) against a zero-latency fake Ollama in the benchmark process, and drives " +
+	"`POST /v1/route` with one query at each concurrency (a fresh sidecar per level; peak memory is the " +
+	"process's `VmHWM`). The floor replays the same model requests straight to the fake model with the same " +
+	"client. The load generator, the fake model and the sidecar share the machine's cores, so the figures bound " +
+	"the sidecar's overhead from above and vary between runs. Nothing leaves loopback.\n\n"
 
 // buildSidecar builds the repository's toolrouter binary into path.
 func buildSidecar(ctx context.Context, path string) error {
@@ -78,9 +90,10 @@ func buildSidecar(ctx context.Context, path string) error {
 	return nil
 }
 
-func loadMarkdown(cmdline string, r *load.Result) string {
+func loadMarkdown(cmdline string, date time.Time, r *load.Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Command: `%s`  \n", cmdline)
+	fmt.Fprintf(&b, "Date: %s.  \n", date.UTC().Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(&b, "Machine: %s/%s, %d CPUs, %s. Query %q; %d model round trips per route; %.0f s per run.\n\n",
 		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), r.Query, r.RoundTrips, r.DurationSeconds)
 	b.WriteString("| concurrency | sidecar req/s | p50 ms | p99 ms | peak RSS MB | errors | floor req/s | floor p50 ms | floor p99 ms | req/s sidecar/floor | p50 sidecar/floor | p99 sidecar/floor |\n")

@@ -42,9 +42,10 @@ type runFlags struct {
 	datasets, routers                                 string
 	ollama, model                                     string
 	fake                                              bool
+	probeTimeout                                      time.Duration
 	limit, sample, concurrency                        int
 	seed                                              uint64
-	out                                               string
+	out, doc                                          string
 	quiet                                             bool
 }
 
@@ -64,10 +65,12 @@ func parseRun(args []string, stderr io.Writer) (*runFlags, error) {
 	fs.StringVar(&f.routers, "routers", strings.Join(harness.Routers, ","), "routers to run, comma-separated")
 	fs.StringVar(&f.ollama, "ollama", "http://127.0.0.1:11434", "Ollama URL for the model routers")
 	fs.StringVar(&f.model, "model", "qwen2.5:7b", "model for the model routers")
+	fs.DurationVar(&f.probeTimeout, "probe-timeout", 2*time.Minute, "how long the test chat that must succeed before the model rows run may take (it loads the model)")
 	fs.BoolVar(&f.fake, "fake-model", false, "run the model routers against a built-in fake model: a plumbing check, not a measurement")
 	fs.IntVar(&f.limit, "limit", 0, "run only the first N queries of each dataset (0: all)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the threshold folds and of -metatool-sample")
 	fs.StringVar(&f.out, "out", filepath.Join(benchDir(), "out"), "output folder for results.json, results.md and chart.svg")
+	fs.StringVar(&f.doc, "doc", defaultDoc(), "markdown document whose accuracy section this run rewrites (\"\": none)")
 	fs.IntVar(&f.concurrency, "concurrency", 1, "queries routed at once")
 	fs.BoolVar(&f.quiet, "q", false, "no progress bar")
 	if err := fs.Parse(args); err != nil {
@@ -146,11 +149,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		o.Model = report.Model{URL: f.ollama, Name: f.model, Status: "measured"}
-		if reason := harness.Probe(ctx, chat, f.ollama, f.model, 3*time.Second); reason != "" {
+		// The model counts as measured only once a real chat with it has succeeded.
+		o.Model = report.Model{URL: f.ollama, Name: f.model}
+		if reason := harness.Probe(ctx, chat, f.ollama, f.model, harness.ProbeTimeouts{List: 3 * time.Second, Chat: f.probeTimeout}); reason != "" {
 			o.SkipReason, o.Model.Status = reason, "skipped: "+reason
 		} else {
 			o.Chat, o.Settings = chat, harness.Settings(f.model)
+			o.Model.Status = "measured (a test chat with the model succeeded)"
 		}
 	default:
 		o.Model = report.Model{Status: "no model router requested"}
@@ -164,8 +169,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if err := updateDoc(f.doc, sectionAccuracy, "## Routing accuracy\n\n"+md); err != nil {
+		return err
+	}
 	fmt.Fprint(stdout, md)
 	fmt.Fprintf(stderr, "bench: wrote results.json, results.md and chart.svg to %s\n", f.out)
+	if f.doc != "" {
+		fmt.Fprintf(stderr, "bench: rewrote the accuracy section of %s\n", f.doc)
+	}
 	return nil
 }
 

@@ -19,7 +19,8 @@ import (
 type Dataset struct {
 	// Name identifies the dataset in reports ("bfcl-simple").
 	Name string
-	// Family groups datasets whose score thresholds are tuned together ("bfcl", "metatool").
+	// Family names where the dataset comes from ("bfcl", "metatool", "scenarios"). Thresholds are
+	// tuned per dataset, never per family.
 	Family string
 	// Source names the files it was read from.
 	Source string
@@ -41,8 +42,6 @@ type Case struct {
 	// Answers are the acceptable answers when a tool is needed; any one of them is right. Empty
 	// when no tool is needed, or when the dataset says a tool is needed but not which.
 	Answers []Answer
-	// Trap says why keyword matching gets the query wrong (scenario set only).
-	Trap string
 }
 
 // Answer is one acceptable answer: calls in any order (BFCL's parallel categories have several).

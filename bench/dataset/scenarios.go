@@ -14,19 +14,28 @@ import (
 // scenarioFile is the scenario set's format (bench/data/scenarios.json).
 type scenarioFile struct {
 	Description string `json:"description"`
-	// Servers maps each server the scenarios use to where it comes from: "builtin" or "npm".
+	// Servers maps each server the scenarios offer to where it comes from: "builtin" or "npm".
 	Servers   map[string]string `json:"servers"`
 	Scenarios []struct {
 		ID    string `json:"id"`
 		Query string `json:"query"`
-		// Expect lists the acceptable calls; empty when no tool is needed.
+		// Source says where the query's wording comes from (a dataset and record, a design note);
+		// it is required.
+		Source string `json:"source"`
+		// Expect lists the acceptable answers, any one of which is right; empty when no tool is
+		// needed. An answer is one call, or several calls made together ("calls").
 		Expect []struct {
-			Tool string `json:"tool"`
-			// Arguments maps parameters to allowed values, BFCL-style; null when not labeled.
-			Arguments map[string][]any `json:"arguments"`
+			scenarioCall
+			Calls []scenarioCall `json:"calls"`
 		} `json:"expect"`
-		Trap string `json:"trap,omitempty"`
 	} `json:"scenarios"`
+}
+
+// scenarioCall is one expected call.
+type scenarioCall struct {
+	Tool string `json:"tool"`
+	// Arguments maps parameters to allowed values, BFCL-style; null when not labeled.
+	Arguments map[string][]any `json:"arguments"`
 }
 
 // ScenarioOptions adapt the scenario set to the machine.
@@ -75,14 +84,30 @@ func LoadScenarios(name, path string, opts ScenarioOptions) (*Dataset, error) {
 			return nil, fmt.Errorf("%s: scenario %d: missing or duplicate id %q", path, i, s.ID)
 		}
 		seen[s.ID] = true
-		c := Case{ID: s.ID, Query: s.Query, Toolset: ts, NeedsTool: len(s.Expect) > 0, Trap: s.Trap}
+		if strings.TrimSpace(s.Source) == "" {
+			return nil, fmt.Errorf("%s: scenario %s: no source: say where the query's wording comes from", path, s.ID)
+		}
+		c := Case{ID: s.ID, Query: s.Query, Toolset: ts, NeedsTool: len(s.Expect) > 0}
 		for _, e := range s.Expect {
-			server, _, ok := strings.Cut(e.Tool, ".")
-			if !ok || f.Servers[server] == "" {
-				return nil, fmt.Errorf("%s: scenario %s: tool %q is not on a listed server", path, s.ID, e.Tool)
+			calls := e.Calls
+			if e.Tool != "" {
+				calls = append([]scenarioCall{e.scenarioCall}, calls...)
 			}
-			if avail(server) {
-				c.Answers = append(c.Answers, Answer{Calls: []metrics.Expected{{Name: e.Tool, Args: e.Arguments}}})
+			if len(calls) == 0 {
+				return nil, fmt.Errorf("%s: scenario %s: an expected answer names no tool", path, s.ID)
+			}
+			var a Answer
+			runs := true
+			for _, call := range calls {
+				server, _, ok := strings.Cut(call.Tool, ".")
+				if !ok || f.Servers[server] == "" {
+					return nil, fmt.Errorf("%s: scenario %s: tool %q is not on a listed server", path, s.ID, call.Tool)
+				}
+				runs = runs && avail(server)
+				a.Calls = append(a.Calls, metrics.Expected{Name: call.Tool, Args: call.Arguments})
+			}
+			if runs {
+				c.Answers = append(c.Answers, a)
 			}
 		}
 		if c.NeedsTool && len(c.Answers) == 0 {

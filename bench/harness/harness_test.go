@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"toolrouter/bench/dataset"
 	"toolrouter/bench/metrics"
+	"toolrouter/bench/report"
 )
 
 func num(t *testing.T, s string) map[string][]any {
@@ -88,7 +90,7 @@ func TestScore(t *testing.T) {
 		{ID: "1", Toolset: ts, NeedsTool: true, Answers: []dataset.Answer{{Calls: []metrics.Expected{{Name: "s.add", Args: num(t, `{"a": [1]}`)}}}}},
 		{ID: "2", Toolset: ts, NeedsTool: true, Answers: []dataset.Answer{{Calls: []metrics.Expected{{Name: "s.add", Args: num(t, `{"a": [2]}`)}}}}},
 		{ID: "3", Toolset: ts, NeedsTool: true, Answers: []dataset.Answer{{Calls: []metrics.Expected{{Name: "s.add", Args: num(t, `{"a": [3]}`)}}}}},
-		{ID: "4", Toolset: ts, NeedsTool: false, Trap: "what is"},
+		{ID: "4", Toolset: ts, NeedsTool: false},
 	}}
 	preds := []prediction{
 		{used: true, calls: []metrics.Call{{Name: "s.add", Args: map[string]any{"a": 1}}}, latency: 10 * time.Millisecond, modelCalls: 2, promptTokens: 100}, // right, args right
@@ -113,49 +115,178 @@ func TestScore(t *testing.T) {
 	check("arguments", *row.Arguments, metrics.Ratio{Correct: 1, Total: 2})
 	check("routing", row.Routing, metrics.Ratio{Correct: 2, Total: 4})
 	check("end-to-end", *row.EndToEnd, metrics.Ratio{Correct: 1, Total: 4})
-	check("traps", *row.Traps, metrics.Ratio{Correct: 0, Total: 1})
 	// Latency: nearest rank of 10, 20, 30, 40 ms: p50 20, p95 40. Usage: 8 calls, 400 tokens over 4.
 	if row.Latency.P50 != 20 || row.Latency.P95 != 40 || *row.ModelCallsPerQuery != 2 || *row.PromptTokensPerQuery != 100 || row.QPS != nil {
 		t.Errorf("got latency %+v, calls/q %v, tokens/q %v, qps %v", row.Latency, *row.ModelCallsPerQuery, *row.PromptTokensPerQuery, row.QPS)
 	}
 
-	// A model-free router on the same predictions: no argument or end-to-end figures (the dataset
-	// labels arguments), and queries per second = 4 / 0.1 s.
+	// A model-free router on the same predictions: no argument or end-to-end figures (it executes
+	// nothing), and queries per second = 4 / 0.1 s.
 	kw := score(ds, CouncilKeywords, preds, specs)
 	if kw.Arguments != nil || kw.EndToEnd != nil || kw.QPS == nil || *kw.QPS != 40 || kw.ModelCallsPerQuery != nil {
 		t.Errorf("model-free row: got arguments %v, end-to-end %v, qps %v, calls/q %v", kw.Arguments, kw.EndToEnd, kw.QPS, kw.ModelCallsPerQuery)
 	}
 }
 
-type lister struct {
-	models []string
-	err    error
+// TestScoreDegraded scores a dead model: every answer degraded to "no tool". Degraded is its own
+// outcome, so none of them is right, the no-tool cases included.
+func TestScoreDegraded(t *testing.T) {
+	ts := &dataset.Toolset{ID: "t", Server: "s"}
+	specs := &specBook{}
+	specs.put(ts, map[string]metrics.FunctionSpec{"s.f": {Name: "s.f"}})
+	ds := &dataset.Dataset{Name: "d", Cases: []dataset.Case{
+		{ID: "1", Toolset: ts, NeedsTool: true, Answers: []dataset.Answer{{Calls: []metrics.Expected{{Name: "s.f"}}}}},
+		{ID: "2", Toolset: ts, NeedsTool: false},
+		{ID: "3", Toolset: ts, NeedsTool: false},
+	}}
+	dead := make([]prediction, len(ds.Cases))
+	for i := range dead {
+		dead[i] = prediction{degraded: true, modelCalls: 1}
+	}
+	row := score(ds, TwoPhase, dead, specs)
+	if row.Degraded != 3 || row.Routing != (metrics.Ratio{Total: 3}) || *row.EndToEnd != (metrics.Ratio{Total: 3}) {
+		t.Errorf("got %d degraded, routing %+v, end-to-end %+v; want 3 degraded, 0 of 3 right in both", row.Degraded, row.Routing, *row.EndToEnd)
+	}
+	if row.Decision.TN != 0 || row.Decision.Degraded() != 3 || *row.Recall != 0 {
+		t.Errorf("got decision %+v, recall %v; want no true negative, 3 degraded, recall 0", row.Decision, *row.Recall)
+	}
+	// A degraded answer that still holds the right call is not right either.
+	partial := []prediction{{degraded: true, used: true, calls: []metrics.Call{{Name: "s.f", Args: map[string]any{}}}}, {}, {}}
+	row = score(ds, TwoPhase, partial, specs)
+	if row.Selection.Correct != 0 || row.Routing.Correct != 2 {
+		t.Errorf("got selection %+v, routing %+v; want the degraded case wrong, the two no-tool cases right", row.Selection, row.Routing)
+	}
 }
 
-func (l lister) List(context.Context) (*api.ListResponse, error) {
-	if l.err != nil {
-		return nil, l.err
+// TestScoreEndToEnd checks that end-to-end credits only calls that ran and returned without error.
+func TestScoreEndToEnd(t *testing.T) {
+	ts := &dataset.Toolset{ID: "t", Server: "s"}
+	specs := &specBook{}
+	specs.put(ts, map[string]metrics.FunctionSpec{"s.add": {Name: "s.add", Required: []string{"a"}, Params: map[string]metrics.ParamSpec{"a": {Type: "integer"}}}})
+	ds := &dataset.Dataset{Name: "d", Cases: []dataset.Case{
+		{ID: "1", Toolset: ts, NeedsTool: true, Answers: []dataset.Answer{{Calls: []metrics.Expected{{Name: "s.add", Args: num(t, `{"a": [1]}`)}}}}},
+	}}
+	right := metrics.Call{Name: "s.add", Args: map[string]any{"a": 1}}
+	tests := []struct {
+		name string
+		p    prediction
+		want bool
+	}{
+		{"ran and succeeded", prediction{used: true, calls: []metrics.Call{right}, executed: 1}, true},
+		{"failed: error, no result or isError", prediction{used: true, calls: []metrics.Call{right}, failed: 1}, false},
+		{"an extra call to an unknown tool", prediction{used: true, calls: []metrics.Call{right}, executed: 1, failed: 1}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			row := score(ds, TwoPhase, []prediction{tc.p}, specs)
+			if got := row.EndToEnd.Correct == 1; got != tc.want || row.Routing.Correct != 1 || row.Arguments.Correct != 1 {
+				t.Errorf("got end-to-end %v (routing %+v, arguments %+v), want %v with routing and arguments right", got, row.Routing, *row.Arguments, tc.want)
+			}
+		})
+	}
+}
+
+// TestTunePerDataset checks that a dataset's thresholds come from its own cases only: growing one
+// dataset (as a bigger MetaTool CSV would) leaves the other's thresholds and decisions unchanged,
+// even when both come from the same source.
+func TestTunePerDataset(t *testing.T) {
+	tool := []dataset.Answer{{Calls: []metrics.Expected{{Name: "s.x"}}}}
+	// build makes a dataset of n cases alternating tool / no tool, and a thresholded router's
+	// predictions: the tool cases score above the no-tool cases by a margin that depends on base.
+	build := func(name string, n int, base float64) (*dataset.Dataset, []prediction) {
+		ds := &dataset.Dataset{Name: name, Family: "metatool"}
+		var preds []prediction
+		for i := range n {
+			needs := i%2 == 0
+			c := dataset.Case{ID: fmt.Sprint(i), NeedsTool: needs}
+			score := base + float64(i%7)
+			if needs {
+				c.Answers = tool
+				score += 10
+			}
+			ds.Cases = append(ds.Cases, c)
+			preds = append(preds, prediction{best: "s.x", score: score})
+		}
+		return ds, preds
+	}
+	// run tunes both datasets and returns the thresholds and dataset b's decisions.
+	run := func(aRows int) ([]report.Threshold, []bool) {
+		a, pa := build("a", aRows, 100)
+		b, pb := build("b", 40, 1)
+		ths := tune(1, []*dataset.Dataset{a, b}, []string{BM25}, [][][]prediction{{pa}, {pb}})
+		var used []bool
+		for _, p := range pb {
+			used = append(used, p.used)
+		}
+		return ths, used
+	}
+	of := func(ths []report.Threshold, ds string) []report.Threshold {
+		var out []report.Threshold
+		for _, th := range ths {
+			if th.Dataset == ds {
+				out = append(out, th)
+			}
+		}
+		return out
+	}
+	small, usedSmall := run(20)
+	large, usedLarge := run(400)
+	if fmt.Sprint(of(small, "b")) != fmt.Sprint(of(large, "b")) || fmt.Sprint(usedSmall) != fmt.Sprint(usedLarge) {
+		t.Errorf("dataset b's thresholds or decisions moved when dataset a grew: got %v, then %v", of(small, "b"), of(large, "b"))
+	}
+	if len(of(small, "b")) != 2 || len(of(large, "a")) != 2 || of(large, "a")[0].TunedOn+of(large, "a")[1].TunedOn != 400 {
+		t.Errorf("got thresholds %v, want two folds per dataset, a's tuned on its own 400 rows", large)
+	}
+}
+
+// prober is a fake model server for Probe: the models it lists, and how its chats end.
+type prober struct {
+	models  []string
+	listErr error
+	chatErr error
+	noDone  bool
+	chats   int
+}
+
+func (p *prober) List(context.Context) (*api.ListResponse, error) {
+	if p.listErr != nil {
+		return nil, p.listErr
 	}
 	var r api.ListResponse
-	for _, m := range l.models {
+	for _, m := range p.models {
 		r.Models = append(r.Models, api.ListModelResponse{Name: m, Model: m})
 	}
 	return &r, nil
 }
 
+func (p *prober) Chat(_ context.Context, req *api.ChatRequest, fn api.ChatResponseFunc) error {
+	p.chats++
+	if p.chatErr != nil {
+		return p.chatErr
+	}
+	return fn(api.ChatResponse{Model: req.Model, Message: api.Message{Role: "assistant", Content: "ready"}, Done: !p.noDone})
+}
+
 func TestProbe(t *testing.T) {
 	tests := []struct {
-		name string
-		l    lister
-		want string
+		name      string
+		p         prober
+		want      string
+		wantChats int
 	}{
-		{"down", lister{err: errors.New("connection refused")}, "no model server at http://h:1"},
-		{"not pulled", lister{models: []string{"llama3.1:8b"}}, "model qwen2.5:7b is not pulled at http://h:1 (ollama pull qwen2.5:7b)"},
-		{"pulled", lister{models: []string{"qwen2.5:7b"}}, ""},
+		{"down", prober{listErr: errors.New("connection refused")}, "no model server at http://h:1", 0},
+		{"not pulled", prober{models: []string{"llama3.1:8b"}}, "model qwen2.5:7b is not pulled at http://h:1 (ollama pull qwen2.5:7b)", 0},
+		{"listed but every chat fails", prober{models: []string{"qwen2.5:7b"}, chatErr: errors.New("model requires more system memory")},
+			"model qwen2.5:7b at http://h:1 failed a test chat: model requires more system memory", 1},
+		{"listed, chat never finishes", prober{models: []string{"qwen2.5:7b"}, noDone: true}, "model qwen2.5:7b at http://h:1 did not finish a test chat", 1},
+		{"listed and chats", prober{models: []string{"qwen2.5:7b"}}, "", 1},
 	}
 	for _, tc := range tests {
-		if got := Probe(context.Background(), tc.l, "http://h:1", "qwen2.5:7b", time.Second); got != tc.want {
-			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			got := Probe(context.Background(), &tc.p, "http://h:1", "qwen2.5:7b", ProbeTimeouts{List: time.Second, Chat: time.Second})
+			if got != tc.want || tc.p.chats != tc.wantChats {
+				t.Errorf("got %q after %d chats, want %q after %d", got, tc.p.chats, tc.want, tc.wantChats)
+			}
+		})
 	}
 }

@@ -55,26 +55,57 @@ func Client(base string) (*api.Client, error) {
 	}}), nil
 }
 
-// Lister is the model-server probe; *api.Client satisfies it.
-type Lister interface {
+// Prober is what the model-server probe needs; *api.Client satisfies it.
+type Prober interface {
 	List(ctx context.Context) (*api.ListResponse, error)
+	Chat(ctx context.Context, req *api.ChatRequest, fn api.ChatResponseFunc) error
 }
 
-// Probe asks the model server for its models within timeout. It returns "" when the server
-// answers and has the model, else the reason the model rows are skipped.
-func Probe(ctx context.Context, l Lister, base, model string, timeout time.Duration) string {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	list, err := l.List(ctx)
+// ProbeTimeouts bound the probe's two steps. Chat covers loading the model into memory, which on
+// a CPU-only host takes tens of seconds.
+type ProbeTimeouts struct {
+	List, Chat time.Duration
+}
+
+// Probe says whether the model can be measured: the server lists the model, and then one tiny
+// chat with that model succeeds (a server that lists its models can still fail every chat: out
+// of memory, a broken model file). It returns "" when both succeed, else the reason the model
+// rows are skipped.
+func Probe(ctx context.Context, p Prober, base, model string, to ProbeTimeouts) string {
+	lctx, cancel := context.WithTimeout(ctx, to.List)
+	list, err := p.List(lctx)
+	cancel()
 	if err != nil {
 		return "no model server at " + base
 	}
+	listed := false
 	for _, m := range list.Models {
-		if m.Name == model || m.Model == model || m.Name == model+":latest" {
-			return ""
-		}
+		listed = listed || m.Name == model || m.Model == model || m.Name == model+":latest"
 	}
-	return fmt.Sprintf("model %s is not pulled at %s (ollama pull %s)", model, base, model)
+	if !listed {
+		return fmt.Sprintf("model %s is not pulled at %s (ollama pull %s)", model, base, model)
+	}
+	cctx, cancel := context.WithTimeout(ctx, to.Chat)
+	defer cancel()
+	stream := false
+	req := &api.ChatRequest{
+		Model:    model,
+		Messages: []api.Message{{Role: "user", Content: "Reply with the single word: ready"}},
+		Stream:   &stream,
+		Options:  map[string]any{"num_predict": 8, "temperature": 0},
+	}
+	done := false
+	err = p.Chat(cctx, req, func(r api.ChatResponse) error {
+		done = done || r.Done
+		return nil
+	})
+	switch {
+	case err != nil:
+		return fmt.Sprintf("model %s at %s failed a test chat: %v", model, base, err)
+	case !done:
+		return fmt.Sprintf("model %s at %s did not finish a test chat", model, base)
+	}
+	return ""
 }
 
 // PlumbingNote describes the fake model's rows wherever they are shown.

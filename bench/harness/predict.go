@@ -43,10 +43,18 @@ type prediction struct {
 	latency time.Duration
 	// Model routers only.
 	modelCalls, promptTokens int
-	degraded                 bool
-	executed                 int // calls that reached the tool
-	recorded                 int // calls the benchmark's handlers saw
-	mismatches               int // recorded arguments that differ from the outcome's
+	// degraded says the model failed and the router fell back (Outcome.Degraded, or the loop
+	// stopped on a model failure): an outcome of its own, never a right answer.
+	degraded bool
+	// degradedBy is the router's classification of a degraded answer ("model_failure",
+	// "prompt_over_window", …).
+	degradedBy string
+	// failed counts the outcome's calls that did not run or did not succeed: an unknown tool, a
+	// call error (invalid arguments, a broken transport), no result, or a result marked isError.
+	failed     int
+	executed   int // calls that reached the tool
+	recorded   int // calls the benchmark's handlers saw
+	mismatches int // recorded arguments that differ from the outcome's
 }
 
 // predict runs one router on one case.
@@ -83,10 +91,10 @@ func predict(ctx context.Context, name string, e *env, c dataset.Case) (predicti
 	return prediction{}, fmt.Errorf("unknown router %q", name)
 }
 
-// route runs the real router and reads its outcome: the calls it made (every round), what reached
-// the benchmark's handlers (inProcess: every executed call must have been recorded there), and
-// the usage. A degraded "no tool" counts as no tool: it is what the
-// caller gets.
+// route runs the real router and reads its outcome: the calls it made (every round), whether each
+// one ran and succeeded, what reached the benchmark's handlers (inProcess: every executed call
+// must have been recorded there), and the usage. A degraded outcome (the model failed) is marked
+// as such; the scorer never counts it right, whatever calls it holds.
 func route(ctx context.Context, rt *router.Router, c dataset.Case, inProcess bool, t0 time.Time) (prediction, error) {
 	if rt == nil {
 		return prediction{}, fmt.Errorf("router is not available")
@@ -98,14 +106,24 @@ func route(ctx context.Context, rt *router.Router, c dataset.Case, inProcess boo
 		return p, fmt.Errorf("routing %s: %w", c.ID, err)
 	}
 	p.modelCalls, p.promptTokens = out.Usage.LLMCalls, out.Usage.PromptTokens
-	p.degraded = out.Degraded != ""
+	p.degraded = out.Degraded != "" || out.Stopped == router.StopModelFailure
+	if p.degraded {
+		p.degradedBy = string(out.DegradedReason)
+		if p.degradedBy == "" {
+			p.degradedBy = string(router.DegradedModelFailure)
+		}
+	}
 	var executed []metrics.Call
 	for _, call := range out.Calls {
 		if call.Server == "" || call.Tool == "" {
-			continue // an unknown tool name: nothing was called
+			p.failed++ // an unknown tool name: nothing was called
+			continue
 		}
 		mc := metrics.Call{Name: call.Server + "." + call.Tool, Args: call.Arguments}
 		p.calls = append(p.calls, mc)
+		if call.Error != nil || call.Result == nil || call.Result.IsError {
+			p.failed++
+		}
 		if call.Result != nil && call.ReusedFrom == 0 {
 			executed = append(executed, mc)
 		}

@@ -10,33 +10,30 @@ import (
 	"toolrouter/bench/report"
 )
 
-// producesArguments reports whether a router writes arguments (the model routers).
+// producesArguments reports whether a router writes arguments and executes calls (the model
+// routers).
 func producesArguments(name string) bool { return needsModel(name) }
 
 // score turns one router's predictions on a dataset into a row. Definitions (also in
-// BENCHMARKS.md):
-//   - decision: "needs a tool" against "used a tool", over every case;
+// docs/benchmarks.md):
+//   - degraded: the model failed and the router fell back; such an answer is its own outcome and
+//     is right by no measure (not a right "no tool", not a right selection);
+//   - decision: "needs a tool" against "used a tool", over every case (degraded answers apart, see
+//     metrics.Confusion);
 //   - selection: over tool cases with a labeled tool, the distinct tools called are exactly those
 //     of one acceptable answer;
 //   - arguments (routers that write them): over cases with the right tools and labeled arguments,
 //     the calls pass BFCL's checker against that answer (no order, counts must match);
 //   - routing: every case; a no-tool case is right without a call, a tool case with the right
 //     tools (any tool when the dataset names none);
-//   - end-to-end: routing, and the arguments right where they are scored; undefined for routers
-//     that write no arguments on datasets that label arguments.
+//   - end-to-end (routers that execute calls): routing, and every call executed and returned
+//     without error (no call error, a result not marked isError), and the arguments right where
+//     they are labeled. Undefined for the model-free routers: they execute nothing.
 func score(ds *dataset.Dataset, name string, preds []prediction, specs *specBook) report.Row {
 	row := report.Row{Dataset: ds.Name, Router: name, Status: report.Measured, Cases: len(ds.Cases)}
-	labelsArgs := false
-	for _, c := range ds.Cases {
-		for _, a := range c.Answers {
-			labelsArgs = labelsArgs || a.Labeled()
-		}
-	}
 	writesArgs := producesArguments(name)
 	if writesArgs {
 		row.Arguments = &metrics.Ratio{}
-	}
-	if writesArgs || !labelsArgs {
 		row.EndToEnd = &metrics.Ratio{}
 	}
 	if thresholded(name) {
@@ -45,14 +42,17 @@ func score(ds *dataset.Dataset, name string, preds []prediction, specs *specBook
 	checker := metrics.Checker{Strings: ds.Strings}
 	lat := make([]time.Duration, 0, len(preds))
 	var sum time.Duration
-	var traps metrics.Ratio
 	for i, c := range ds.Cases {
 		p := preds[i]
 		lat = append(lat, p.latency)
 		sum += p.latency
-		row.Decision.Add(c.NeedsTool, p.used)
+		if p.degraded {
+			row.Decision.AddDegraded(c.NeedsTool)
+		} else {
+			row.Decision.Add(c.NeedsTool, p.used)
+		}
 		matching := matchingAnswers(c, p)
-		selOK := p.used && len(matching) > 0
+		selOK := !p.degraded && p.used && len(matching) > 0
 		if c.NeedsTool && len(c.Answers) > 0 {
 			row.Selection.Add(selOK)
 			if row.Ranking != nil {
@@ -61,6 +61,8 @@ func score(ds *dataset.Dataset, name string, preds []prediction, specs *specBook
 		}
 		var routeOK bool
 		switch {
+		case p.degraded:
+			routeOK = false
 		case !c.NeedsTool:
 			routeOK = !p.used
 		case len(c.Answers) == 0:
@@ -90,23 +92,22 @@ func score(ds *dataset.Dataset, name string, preds []prediction, specs *specBook
 			}
 		}
 		if row.EndToEnd != nil {
-			row.EndToEnd.Add(routeOK && argsOK)
-		}
-		if c.Trap != "" {
-			traps.Add(!p.used)
+			row.EndToEnd.Add(routeOK && argsOK && p.failed == 0)
 		}
 		row.ModelCalls += p.modelCalls
 		row.PromptTokens += p.promptTokens
 		row.Calls += len(p.calls)
+		row.Failed += p.failed
 		row.Executed += p.executed
 		row.Recorded += p.recorded
 		row.Mismatches += p.mismatches
 		if p.degraded {
 			row.Degraded++
+			if row.DegradedBy == nil {
+				row.DegradedBy = map[string]int{}
+			}
+			row.DegradedBy[p.degradedBy]++
 		}
-	}
-	if traps.Total > 0 {
-		row.Traps = &traps
 	}
 	row.Latency = report.LatencyOf(metrics.Latencies(lat))
 	if n := float64(len(ds.Cases)); n > 0 {
@@ -151,7 +152,7 @@ func plumbingRow(r report.Row) report.Row {
 		Dataset: r.Dataset, Router: r.Router, Status: report.Plumbing, Reason: PlumbingNote, Cases: r.Cases,
 		Latency: r.Latency, ModelCalls: r.ModelCalls, PromptTokens: r.PromptTokens,
 		ModelCallsPerQuery: r.ModelCallsPerQuery, PromptTokensPerQuery: r.PromptTokensPerQuery,
-		Degraded: r.Degraded, Calls: r.Calls, Executed: r.Executed, Recorded: r.Recorded, Mismatches: r.Mismatches,
+		Degraded: r.Degraded, DegradedBy: r.DegradedBy, Calls: r.Calls, Failed: r.Failed, Executed: r.Executed, Recorded: r.Recorded, Mismatches: r.Mismatches,
 	}
 }
 

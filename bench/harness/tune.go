@@ -10,11 +10,12 @@ import (
 	"toolrouter/bench/report"
 )
 
-// Thresholds are chosen by two-fold cross-fitting: every case falls in fold 0 or 1 by a hash of
-// the seed, its dataset and its id; the threshold that decides a fold's cases is the one that
-// maximises routing accuracy on the other fold's cases of the same family (all BFCL categories
-// together, both MetaTool tasks together, the scenarios alone). So every case is scored, and no
-// case's own label ever sets the threshold applied to it.
+// Thresholds are chosen by two-fold cross-fitting within each dataset: every case falls in fold 0
+// or 1 by a hash of the seed, its dataset and its id; the threshold that decides a fold's cases is
+// the one that maximises routing accuracy on the other fold's cases of the same dataset. So every
+// case is scored, no case's own label ever sets the threshold applied to it, and a dataset's
+// figures depend on its own cases only: adding rows to one dataset (say MetaTool's selection CSV)
+// never moves another's thresholds.
 
 // fold assigns a case to fold 0 or 1.
 func fold(seed uint64, ds, id string) int {
@@ -74,30 +75,19 @@ func chooseThreshold(cases []tuneCase) float64 {
 	return best
 }
 
-// tune chooses the thresholds of the thresholded routers per family and fold and applies them to
-// their predictions (setting used and calls).
+// tune chooses the thresholds of the thresholded routers per dataset and fold and applies them to
+// their predictions (setting used and calls). all is indexed dataset → active router → case.
 func tune(seed uint64, datasets []*dataset.Dataset, active []string, all [][][]prediction) []report.Threshold {
 	var out []report.Threshold
-	var families []string
-	for _, ds := range datasets {
-		if !slices.Contains(families, ds.Family) {
-			families = append(families, ds.Family)
-		}
-	}
 	for j, name := range active {
 		if !thresholded(name) {
 			continue
 		}
-		for _, fam := range families {
+		for i, ds := range datasets {
 			var folds [2][]tuneCase
-			for i, ds := range datasets {
-				if ds.Family != fam {
-					continue
-				}
-				for k := range ds.Cases {
-					tc := tuneCase{c: &ds.Cases[k], p: &all[i][j][k], fold: fold(seed, ds.Name, ds.Cases[k].ID)}
-					folds[tc.fold] = append(folds[tc.fold], tc)
-				}
+			for k := range ds.Cases {
+				tc := tuneCase{c: &ds.Cases[k], p: &all[i][j][k], fold: fold(seed, ds.Name, ds.Cases[k].ID)}
+				folds[tc.fold] = append(folds[tc.fold], tc)
 			}
 			for f := range 2 {
 				t := chooseThreshold(folds[1-f])
@@ -108,7 +98,7 @@ func tune(seed uint64, datasets []*dataset.Dataset, active []string, all [][][]p
 						tc.p.calls = []metrics.Call{{Name: tc.p.best}}
 					}
 				}
-				out = append(out, report.Threshold{Family: fam, Router: name, Fold: f, Value: t, TunedOn: len(folds[1-f]), AppliedTo: len(folds[f])})
+				out = append(out, report.Threshold{Dataset: ds.Name, Router: name, Fold: f, Value: t, TunedOn: len(folds[1-f]), AppliedTo: len(folds[f])})
 			}
 		}
 	}

@@ -10,12 +10,17 @@ import (
 	"time"
 )
 
-// Confusion counts "needs a tool" decisions; the positive class is "uses a tool".
+// Confusion counts "needs a tool" decisions; the positive class is "uses a tool". A degraded
+// answer (the model failed and the router fell back) is no decision: it is counted apart, as DT on
+// a case that needed a tool and DN on one that needed none, and is never right. On a tool case it
+// is a miss (recall and F1 count it like FN); on a no-tool case it is not a true negative.
 type Confusion struct {
-	TP int `json:"tp"` // needed a tool, used one
-	FP int `json:"fp"` // needed none, used one
-	FN int `json:"fn"` // needed a tool, used none
-	TN int `json:"tn"` // needed none, used none
+	TP int `json:"tp"`            // needed a tool, used one
+	FP int `json:"fp"`            // needed none, used one
+	FN int `json:"fn"`            // needed a tool, used none
+	TN int `json:"tn"`            // needed none, used none
+	DT int `json:"degraded_tool"` // needed a tool, the answer degraded
+	DN int `json:"degraded_none"` // needed none, the answer degraded
 }
 
 // Add counts one decision.
@@ -32,18 +37,30 @@ func (c *Confusion) Add(needed, used bool) {
 	}
 }
 
-// Total is the number of decisions counted.
-func (c Confusion) Total() int { return c.TP + c.FP + c.FN + c.TN }
+// AddDegraded counts one degraded answer.
+func (c *Confusion) AddDegraded(needed bool) {
+	if needed {
+		c.DT++
+	} else {
+		c.DN++
+	}
+}
+
+// Total is the number of answers counted, degraded ones included.
+func (c Confusion) Total() int { return c.TP + c.FP + c.FN + c.TN + c.DT + c.DN }
+
+// Degraded is the number of degraded answers.
+func (c Confusion) Degraded() int { return c.DT + c.DN }
 
 // Precision is TP / (TP + FP); ok is false when no tool was used at all.
 func (c Confusion) Precision() (v float64, ok bool) { return ratio(c.TP, c.TP+c.FP) }
 
-// Recall is TP / (TP + FN); ok is false when no case needed a tool.
-func (c Confusion) Recall() (v float64, ok bool) { return ratio(c.TP, c.TP+c.FN) }
+// Recall is TP / (TP + FN + DT); ok is false when no case needed a tool.
+func (c Confusion) Recall() (v float64, ok bool) { return ratio(c.TP, c.TP+c.FN+c.DT) }
 
-// F1 is the harmonic mean of precision and recall, 2TP / (2TP + FP + FN); ok is false when there
-// is no positive case and no positive decision.
-func (c Confusion) F1() (v float64, ok bool) { return ratio(2*c.TP, 2*c.TP+c.FP+c.FN) }
+// F1 is the harmonic mean of precision and recall, 2TP / (2TP + FP + FN + DT); ok is false when
+// there is no positive case and no positive decision.
+func (c Confusion) F1() (v float64, ok bool) { return ratio(2*c.TP, 2*c.TP+c.FP+c.FN+c.DT) }
 
 // Ratio is a count of correct cases out of the cases it applies to.
 type Ratio struct {

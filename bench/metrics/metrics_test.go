@@ -10,6 +10,7 @@ func TestConfusion(t *testing.T) {
 	tests := []struct {
 		name        string
 		decisions   [][2]bool // needed, used
+		degraded    []bool    // needed, for answers that degraded (the model failed)
 		p, r, f1    float64
 		pOK, rOK, f bool
 	}{
@@ -31,6 +32,20 @@ func TestConfusion(t *testing.T) {
 			r:         0, pOK: false, rOK: true, f: true,
 		},
 		{
+			// TP=1 FN=0 plus one degraded tool case: a miss, R = 1/2, F1 = 2/3; P = 1/1.
+			name:      "a degraded tool case is a miss",
+			decisions: [][2]bool{{true, true}},
+			degraded:  []bool{true},
+			p:         1, r: 0.5, f1: 2.0 / 3, pOK: true, rOK: true, f: true,
+		},
+		{
+			// A model that always fails: nothing is right, recall 0/2, and the two no-tool cases
+			// are not true negatives.
+			name:     "a dead model",
+			degraded: []bool{true, true, false, false},
+			r:        0, pOK: false, rOK: true, f: true,
+		},
+		{
 			// Nothing needs a tool and nothing used one: all undefined.
 			name:      "all negatives",
 			decisions: [][2]bool{{false, false}},
@@ -43,8 +58,14 @@ func TestConfusion(t *testing.T) {
 			for _, d := range tc.decisions {
 				c.Add(d[0], d[1])
 			}
-			if c.Total() != len(tc.decisions) {
-				t.Fatalf("got total %d, want %d", c.Total(), len(tc.decisions))
+			for _, needed := range tc.degraded {
+				c.AddDegraded(needed)
+			}
+			if c.Total() != len(tc.decisions)+len(tc.degraded) || c.Degraded() != len(tc.degraded) {
+				t.Fatalf("got total %d, %d degraded; want %d, %d", c.Total(), c.Degraded(), len(tc.decisions)+len(tc.degraded), len(tc.degraded))
+			}
+			if tn := trueNegatives(tc.decisions); c.TN != tn {
+				t.Errorf("got TN %d, want %d: a degraded answer is never a true negative", c.TN, tn)
 			}
 			check := func(what string, got float64, ok bool, want float64, wantOK bool) {
 				t.Helper()
@@ -110,4 +131,15 @@ func TestLatencies(t *testing.T) {
 	if got := Latencies(many); got.P95 != 190*time.Millisecond || got.P99 != 198*time.Millisecond || got.P50 != 100*time.Millisecond {
 		t.Errorf("got p50 %v p95 %v p99 %v, want 100ms 190ms 198ms", got.P50, got.P95, got.P99)
 	}
+}
+
+// trueNegatives counts the answers that needed no tool and used none.
+func trueNegatives(decisions [][2]bool) int {
+	n := 0
+	for _, d := range decisions {
+		if !d[0] && !d[1] {
+			n++
+		}
+	}
+	return n
 }

@@ -2,20 +2,26 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
 
-// Markdown renders the results: one table per dataset (measured, skipped and unavailable rows),
-// the plumbing rows apart (they measure no model), and the thresholds.
+// DegradedLimit is the share of degraded answers above which a report warns at its top.
+const DegradedLimit = 0.01
+
+// Markdown renders the results: a warning when more than DegradedLimit of the answers degraded,
+// one table per dataset (measured, skipped and unavailable rows), the plumbing rows apart (they
+// measure no model), and the thresholds.
 func Markdown(res *Results) string {
 	var b strings.Builder
+	b.WriteString(degradedWarning(res))
 	fmt.Fprintf(&b, "Command: `%s`  \n", res.Command)
 	fmt.Fprintf(&b, "Machine: %s/%s, %d CPUs, %s; seed %d", res.Machine.OS, res.Machine.Arch, res.Machine.CPUs, res.Machine.GoVersion, res.Seed)
 	if res.Limit > 0 {
 		fmt.Fprintf(&b, "; first %d queries of each dataset", res.Limit)
 	}
-	fmt.Fprintf(&b, "; %.0f s.  \nModel: %s\n", res.Seconds, modelLine(res.Model))
+	fmt.Fprintf(&b, "; %.0f s.  \nDate: %s.  \nModel: %s\n", res.Seconds, res.Started.UTC().Format("2006-01-02 15:04 MST"), modelLine(res.Model))
 
 	b.WriteString(summary(res))
 	for _, ds := range res.Datasets {
@@ -23,19 +29,19 @@ func Markdown(res *Results) string {
 		for _, n := range ds.Notes {
 			fmt.Fprintf(&b, "Note: %s.\n", n)
 		}
-		b.WriteString("\n| router | P | R | F1 | selection | arguments | end-to-end | routing | p50 ms | p95 ms | p99 ms | model calls/q | prompt tokens/q | q/s |\n")
-		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		b.WriteString("\n| router | P | R | F1 | selection | arguments | end-to-end | routing | degraded | p50 ms | p95 ms | p99 ms | model calls/q | prompt tokens/q | q/s |\n")
+		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, r := range res.Rows {
 			if r.Dataset != ds.Name || r.Status == Plumbing {
 				continue
 			}
 			if r.Status != Measured {
-				fmt.Fprintf(&b, "| %s | %s |||||||||||||\n", r.Router, rowReason(r))
+				fmt.Fprintf(&b, "| %s | %s ||||||||||||||\n", r.Router, rowReason(r))
 				continue
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s |\n",
 				r.Router, num(r.Precision), num(r.Recall), num(r.F1),
-				num(r.SelectionAccuracy), argCell(r), e2eCell(r), num(r.RoutingAccuracy),
+				num(r.SelectionAccuracy), argCell(r), e2eCell(r), num(r.RoutingAccuracy), r.Degraded,
 				ms(r.Latency.P50), ms(r.Latency.P95), ms(r.Latency.P99),
 				num(r.ModelCallsPerQuery), tokens(r.PromptTokensPerQuery), qps(r.QPS))
 		}
@@ -48,30 +54,22 @@ func Markdown(res *Results) string {
 		if len(ranking) > 0 {
 			fmt.Fprintf(&b, "\nTop-ranked tool right, threshold ignored (tool queries): %s.\n", strings.Join(ranking, ", "))
 		}
-		for _, r := range res.Rows {
-			if r.Dataset == ds.Name && r.Status == Measured && r.Traps != nil {
-				fmt.Fprintf(&b, "\n- %s: %d of %d keyword-trap queries answered without a tool.", r.Router, r.Traps.Correct, r.Traps.Total)
-			}
-		}
-		if hasTraps(res, ds.Name) {
-			b.WriteString("\n")
-		}
 	}
 
 	if plumbing := rowsWith(res, Plumbing); len(plumbing) > 0 {
 		b.WriteString("\n### Plumbing runs (fake model: not a measurement of any model)\n\n")
 		fmt.Fprintf(&b, "%s\n\n", plumbing[0].Reason)
-		b.WriteString("| dataset | router | queries | calls | executed over MCP | recorded by handlers | mismatches | model calls/q | p50 ms |\n")
-		b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+		b.WriteString("| dataset | router | queries | calls | failed | executed over MCP | recorded by handlers | mismatches | degraded | model calls/q | p50 ms |\n")
+		b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, r := range plumbing {
-			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %s | %s |\n", r.Dataset, r.Router, r.Cases, r.Calls, r.Executed, r.Recorded, r.Mismatches, num(r.ModelCallsPerQuery), ms(r.Latency.P50))
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d | %s | %s |\n", r.Dataset, r.Router, r.Cases, r.Calls, r.Failed, r.Executed, r.Recorded, r.Mismatches, r.Degraded, num(r.ModelCallsPerQuery), ms(r.Latency.P50))
 		}
 	}
 
 	if len(res.Thresholds) > 0 {
-		b.WriteString("\n### \"No tool\" thresholds (chosen on the other fold)\n\n| family | router | fold | threshold | tuned on | applied to |\n|---|---|---:|---:|---:|---:|\n")
+		b.WriteString("\n### \"No tool\" thresholds (chosen on the same dataset's other fold)\n\n| dataset | router | fold | threshold | tuned on | applied to |\n|---|---|---:|---:|---:|---:|\n")
 		for _, t := range res.Thresholds {
-			fmt.Fprintf(&b, "| %s | %s | %d | %.3f | %d | %d |\n", t.Family, t.Router, t.Fold, t.Value, t.TunedOn, t.AppliedTo)
+			fmt.Fprintf(&b, "| %s | %s | %d | %.3f | %d | %d |\n", t.Dataset, t.Router, t.Fold, t.Value, t.TunedOn, t.AppliedTo)
 		}
 	}
 	return b.String()
@@ -94,13 +92,49 @@ func rowReason(r Row) string {
 	return string(r.Status) + ": " + r.Reason
 }
 
-func hasTraps(res *Results, ds string) bool {
+// degradedWarning is the report's first line when more than DegradedLimit of the answers that
+// ran (measured and plumbing rows) degraded, naming the routers over the limit; else "".
+func degradedWarning(res *Results) string {
+	var all, bad int
+	perRouter := map[string][2]int{} // router → degraded, answers
+	reasons := map[string]int{}
+	var routers []string
 	for _, r := range res.Rows {
-		if r.Dataset == ds && r.Status == Measured && r.Traps != nil {
-			return true
+		if r.Status != Measured && r.Status != Plumbing {
+			continue
+		}
+		all += r.Cases
+		bad += r.Degraded
+		for why, n := range r.DegradedBy {
+			reasons[why] += n
+		}
+		if _, ok := perRouter[r.Router]; !ok {
+			routers = append(routers, r.Router)
+		}
+		c := perRouter[r.Router]
+		perRouter[r.Router] = [2]int{c[0] + r.Degraded, c[1] + r.Cases}
+	}
+	if all == 0 || float64(bad) <= DegradedLimit*float64(all) {
+		return ""
+	}
+	var over []string
+	for _, name := range routers {
+		c := perRouter[name]
+		if c[1] > 0 && float64(c[0]) > DegradedLimit*float64(c[1]) {
+			over = append(over, fmt.Sprintf("%s %d of %d", name, c[0], c[1]))
 		}
 	}
-	return false
+	var why []string
+	for _, k := range slices.Sorted(maps.Keys(reasons)) {
+		why = append(why, fmt.Sprintf("%s %d", k, reasons[k]))
+	}
+	because := ""
+	if len(why) > 0 {
+		because = "; reasons: " + strings.Join(why, ", ")
+	}
+	return fmt.Sprintf("**Warning: %d of %d answers (%.1f%%) degraded: the router fell back without the tool results "+
+		"asked for (%s%s). Degraded answers count as wrong everywhere.**\n\n",
+		bad, all, 100*float64(bad)/float64(all), strings.Join(over, "; "), because)
 }
 
 func rowsWith(res *Results, s Status) []Row {
@@ -176,14 +210,18 @@ func summary(res *Results) string {
 	for _, ds := range res.Datasets {
 		fmt.Fprintf(&b, " %s |", ds.Name)
 	}
-	b.WriteString("\n|---|" + strings.Repeat("---:|", len(res.Datasets)) + "\n")
+	b.WriteString(" degraded |\n|---|" + strings.Repeat("---:|", len(res.Datasets)+1) + "\n")
 	for _, name := range routers {
 		fmt.Fprintf(&b, "| %s |", name)
+		degraded, answers := 0, 0
 		for _, ds := range res.Datasets {
 			cell := "—"
 			for _, r := range res.Rows {
 				if r.Router != name || r.Dataset != ds.Name {
 					continue
+				}
+				if r.Status == Measured || r.Status == Plumbing {
+					degraded, answers = degraded+r.Degraded, answers+r.Cases
 				}
 				switch r.Status {
 				case Measured:
@@ -198,7 +236,11 @@ func summary(res *Results) string {
 			}
 			fmt.Fprintf(&b, " %s |", cell)
 		}
-		b.WriteString("\n")
+		if answers == 0 {
+			b.WriteString(" — |\n")
+		} else {
+			fmt.Fprintf(&b, " %d of %d |\n", degraded, answers)
+		}
 	}
 	return b.String()
 }

@@ -69,12 +69,13 @@ type Dataset struct {
 	Notes    []string `json:"notes,omitempty"`
 }
 
-// Threshold is one "no tool" score threshold chosen on a tuning fold.
+// Threshold is one "no tool" score threshold, chosen on one fold of a dataset and applied to the
+// other fold of the same dataset.
 type Threshold struct {
-	Family string  `json:"family"`
-	Router string  `json:"router"`
-	Fold   int     `json:"fold"`
-	Value  float64 `json:"value"`
+	Dataset string  `json:"dataset"`
+	Router  string  `json:"router"`
+	Fold    int     `json:"fold"`
+	Value   float64 `json:"value"`
 	// TunedOn is the number of cases of the other fold it was chosen on; AppliedTo the cases of
 	// this fold it decided.
 	TunedOn   int `json:"tuned_on"`
@@ -107,8 +108,8 @@ type Row struct {
 	// tools for a tool case (a tool case without a tool label: any tool).
 	Routing         metrics.Ratio `json:"routing"`
 	RoutingAccuracy *float64      `json:"routing_accuracy"`
-	// EndToEnd: Routing, and the arguments right where they are labeled; nil for routers that write
-	// no arguments on datasets that label them.
+	// EndToEnd: Routing, every call executed and returned without error, and the arguments right
+	// where they are labeled; nil for routers that execute no calls (the model-free ones).
 	EndToEnd         *metrics.Ratio `json:"end_to_end"`
 	EndToEndAccuracy *float64       `json:"end_to_end_accuracy"`
 
@@ -126,17 +127,20 @@ type Row struct {
 	// QPS is queries per second of one goroutine (model-free routers): cases / summed latency.
 	QPS *float64 `json:"queries_per_second"`
 
-	// Degraded counts answers that were "no tool" because the model failed.
+	// Degraded counts answers where the model failed and the router fell back (fewer tool results
+	// than asked for, usually none). They are right by no measure.
 	Degraded int `json:"degraded"`
-	// Calls counts calls in the outcomes, Executed those that reached the tool, Recorded those the
-	// benchmark's own MCP handlers saw; Mismatches counts calls whose arguments differ between the
-	// outcome and the handler.
+	// DegradedBy counts the degraded answers by the router's reason ("model_failure",
+	// "prompt_over_window", "unknown_tool", "deadline").
+	DegradedBy map[string]int `json:"degraded_by,omitempty"`
+	// Calls counts calls in the outcomes, Failed those that did not run or returned an error,
+	// Executed those that reached the tool, Recorded those the benchmark's own MCP handlers saw;
+	// Mismatches counts calls whose arguments differ between the outcome and the handler.
 	Calls      int `json:"calls"`
+	Failed     int `json:"failed"`
 	Executed   int `json:"executed"`
 	Recorded   int `json:"recorded"`
 	Mismatches int `json:"mismatches"`
-	// Traps counts keyword-trap queries (scenario set) answered without a tool.
-	Traps *metrics.Ratio `json:"traps,omitempty"`
 }
 
 // Latency holds per-query latency in milliseconds.

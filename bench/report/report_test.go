@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -33,7 +34,7 @@ func sample() *Results {
 		Rows: []Row{measured, model,
 			{Dataset: "bfcl-simple", Router: "native", Status: Unavailable, Reason: "not landed"},
 			{Dataset: "bfcl-simple", Router: "hybrid", Status: Skipped, Reason: "no model server at http://127.0.0.1:11434"}},
-		Thresholds: []Threshold{{Family: "bfcl", Router: "bm25", Fold: 0, Value: 1.5, TunedOn: 2, AppliedTo: 2}},
+		Thresholds: []Threshold{{Dataset: "bfcl-simple", Router: "bm25", Fold: 0, Value: 1.5, TunedOn: 2, AppliedTo: 2}},
 	}
 }
 
@@ -54,21 +55,56 @@ func TestMarkdown(t *testing.T) {
 	md := Markdown(sample())
 	for _, want := range []string{
 		"### bfcl-simple",
-		"| router | bfcl-simple |",
-		"| bm25 | 0.250 |",
-		"| hybrid | skipped |",
-		"| native | n/a |",
-		"| bm25 | 0.667 | 0.667 | 0.667 | 0.333 | n/a | n/a | 0.250 | 0.050 | 0.100 | 0.100 | — | — | 20000 |",
-		"| two-phase | 1.000 | 1.000 | 1.000 | 1.000 | 0.667 | 0.750 | 1.000 | 800 | 1500 | 1600 | 1.750 | 900 | — |",
+		"| router | bfcl-simple | degraded |",
+		"| bm25 | 0.250 | 0 of 4 |",
+		"| hybrid | skipped | — |",
+		"| native | n/a | — |",
+		"| bm25 | 0.667 | 0.667 | 0.667 | 0.333 | n/a | n/a | 0.250 | 0 | 0.050 | 0.100 | 0.100 | — | — | 20000 |",
+		"| two-phase | 1.000 | 1.000 | 1.000 | 1.000 | 0.667 | 0.750 | 1.000 | 0 | 800 | 1500 | 1600 | 1.750 | 900 | — |",
 		"| native | not yet available: not landed |",
 		"| hybrid | skipped: no model server at http://127.0.0.1:11434 |",
 		"Note: a note.",
 		"Top-ranked tool right, threshold ignored (tool queries): bm25 0.667.",
-		"| bfcl | bm25 | 0 | 1.500 | 2 | 2 |",
+		"| bfcl-simple | bm25 | 0 | 1.500 | 2 | 2 |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
+	}
+	if strings.Contains(md, "Warning") {
+		t.Errorf("a run without degraded answers warns:\n%s", md)
+	}
+}
+
+// TestDegradedWarning checks that a run where more than 1% of the answers degraded says so at the
+// top, and that a degraded count shows in the tables.
+func TestDegradedWarning(t *testing.T) {
+	tests := []struct {
+		name     string
+		degraded int // of the model row's 4 answers; the bm25 row has 4 more, none degraded
+		warn     bool
+	}{
+		{"none", 0, false},
+		{"one of eight", 1, true},
+		{"all", 4, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := sample()
+			res.Rows[1].Degraded = tc.degraded
+			md := Markdown(res)
+			top, _, _ := strings.Cut(md, "\n")
+			want := fmt.Sprintf("**Warning: %d of 8 answers", tc.degraded)
+			if got := strings.HasPrefix(top, want); got != tc.warn {
+				t.Errorf("got first line %q, want a warning %v", top, tc.warn)
+			}
+			if tc.warn && !strings.Contains(top, fmt.Sprintf("two-phase %d of 4", tc.degraded)) {
+				t.Errorf("warning %q does not name the router", top)
+			}
+			if row := fmt.Sprintf("| 1.000 | %d | 800 |", tc.degraded); !strings.Contains(md, row) {
+				t.Errorf("table lacks the degraded count %q:\n%s", row, md)
+			}
+		})
 	}
 }
 

@@ -5,8 +5,9 @@
 //	go run ./bench load [flags]       drive /v1/route of the sidecar against a zero-latency fake model
 //	go run ./bench sample [flags]     write a seeded sample of MetaTool's all_clean_data.csv
 //
-// Run writes a markdown table on stdout and results.json, results.md and chart.svg in -out. See
-// BENCHMARKS.md for the figures and the commands that reproduce them.
+// Run writes a markdown table on stdout and results.json, results.md and chart.svg in -out; run and
+// load each rewrite their own section of docs/benchmarks.md (-doc), the one place the figures live,
+// each next to the command that produced it.
 package main
 
 import (

@@ -92,6 +92,11 @@ func Run(ctx context.Context, o Options) (*report.Results, error) {
 				info.NoTool++
 			}
 		}
+		if (info.NeedTool == 0 || info.NoTool == 0) && slices.ContainsFunc(active, thresholded) {
+			info.Notes = append(info.Notes, "every query here carries the same tool-use label, so the thresholds tuned on this "+
+				"dataset's other fold learn that label: the routing figures of keyword-overlap and bm25 here do not test their "+
+				"\"no tool\" decision (the top-ranked line below shows their retrieval)")
+		}
 		res.Datasets = append(res.Datasets, info)
 	}
 	res.Thresholds = tune(o.Seed, o.Datasets, active, all)

@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"toolrouter/config"
+	"toolrouter/internal/errtext"
 	"toolrouter/inventory/builtin"
 )
 
@@ -109,7 +110,8 @@ func (s *session) withStderr(err error) error {
 		return err
 	}
 	if tail := s.stderr.String(); tail != "" {
-		return fmt.Errorf("%w (stderr: %s)", err, tail)
+		// One line: the error reaches /readyz, /v1/inventory and tool-call errors as a JSON string.
+		return fmt.Errorf("%w (stderr: %s)", err, errtext.OneLine(tail))
 	}
 	return err
 }

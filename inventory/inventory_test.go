@@ -325,10 +325,10 @@ func TestDownServerIsolatedAndRetried(t *testing.T) {
 }
 
 func TestFirstFailureShowsStderr(t *testing.T) {
-	cfg := timeouts(config.Server{Transport: config.TransportStdio, Command: "sh", Args: []string{"-c", `echo "cannot open database" >&2; exit 2`}})
+	cfg := timeouts(config.Server{Transport: config.TransportStdio, Command: "sh", Args: []string{"-c", `echo "cannot open database" >&2; echo "at db.js:1" >&2; exit 2`}})
 	m := start(t, map[string]config.Server{"bad": cfg}, inventory.Options{Backoff: func(int) time.Duration { return time.Hour }})
-	if e := server_(m.Snapshot(), "bad").Error; !strings.Contains(e, "cannot open database") {
-		t.Errorf("got error %q, want the server's stderr in it", e)
+	if e := server_(m.Snapshot(), "bad").Error; !strings.Contains(e, "cannot open database; at db.js:1") || strings.ContainsAny(e, "\r\n") {
+		t.Errorf("got error %q, want the server's stderr in it, on one line", e)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"toolrouter/internal/errtext"
 	"toolrouter/inventory"
 	"toolrouter/prompts"
 	"toolrouter/schema"
@@ -59,10 +60,10 @@ func (tp *twoPhase) arguments(reqCtx context.Context, c *Call, p planned, finish
 			tp.j.step(step)
 			tp.j.record("arguments", step, msgs, format, rep.Text, nil, nil, trajectory.Outcome{Error: err.Error()})
 			if expired(reqCtx) {
-				c.Error = &Error{Code: CodeDeadline, Message: err.Error()}
+				c.Error = &Error{Code: CodeDeadline, Message: errtext.OneLine(err.Error())}
 				return nil
 			}
-			c.Error = &Error{Code: CodeModelFailed, Message: err.Error()}
+			c.Error = &Error{Code: CodeModelFailed, Message: errtext.OneLine(err.Error())}
 			return err
 		}
 		args, verr := validArguments(tool, rep.Text, finished)
@@ -103,7 +104,7 @@ func validArguments(tool *inventory.Tool, text string, finished []Call) (map[str
 		if errors.As(err, &verr) {
 			return nil, verr
 		}
-		return nil, &schema.ValidationError{Issues: []schema.Issue{{Path: "/", Message: err.Error()}}}
+		return nil, &schema.ValidationError{Issues: []schema.Issue{{Path: "/", Message: errtext.OneLine(err.Error())}}}
 	}
 	return args, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"toolrouter/internal/errtext"
 	"toolrouter/inventory"
 	"toolrouter/prompts"
 	"toolrouter/trajectory"
@@ -31,13 +32,13 @@ func (r *Router) execute(reqCtx context.Context, j *journal, tool *inventory.Too
 	case err == nil:
 		c.Result = convertResult(res)
 	case reqCtx.Err() != nil:
-		c.Error = &Error{Code: CodeDeadline, Message: err.Error()}
+		c.Error = &Error{Code: CodeDeadline, Message: errtext.OneLine(err.Error())}
 	case errors.Is(err, context.DeadlineExceeded):
-		c.Error = &Error{Code: CodeToolTimeout, Message: err.Error()}
+		c.Error = &Error{Code: CodeToolTimeout, Message: errtext.OneLine(err.Error())}
 	case errors.Is(err, inventory.ErrServerDown), errors.Is(err, inventory.ErrUnknownServer):
-		c.Error = &Error{Code: CodeToolUnavailable, Message: err.Error()}
+		c.Error = &Error{Code: CodeToolUnavailable, Message: errtext.OneLine(err.Error())}
 	default:
-		c.Error = &Error{Code: CodeToolFailed, Message: err.Error()}
+		c.Error = &Error{Code: CodeToolFailed, Message: errtext.OneLine(err.Error())}
 	}
 	step := Step{Kind: StepExecute, Round: c.Round, Call: c.Step, Tool: tool.Qualified, StartMS: j.since(t0), DurationMS: ms(d)}
 	out := trajectory.Outcome{ToolSucceeded: boolPtr(c.ok())}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"text/template"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -16,11 +17,10 @@ import (
 var files embed.FS
 
 var templates = template.Must(template.New("").Funcs(template.FuncMap{
-	"json":   toJSON,
-	"values": values,
-	"oneline": func(s string) string {
-		return strings.Join(strings.Fields(s), " ")
-	},
+	"json":    toJSON,
+	"values":  values,
+	"oneline": oneline,
+	"brief":   brief,
 }).ParseFS(files, "*.tmpl"))
 
 // Server is one server as the selection prompt shows it.
@@ -47,10 +47,49 @@ type Param struct {
 	Enum        []any
 }
 
-// Select renders the static part of the phase-1 prompt: instructions and the inventory. The query
-// goes in a later message, so the model server can reuse the cached prefix across queries.
-func Select(servers []Server) (string, error) {
-	return render("select.tmpl", struct{ Servers []Server }{servers})
+// Select renders the phase-1 system prompt: the instructions, then the tools. Everything before
+// the tools is the same for every query (there is one wording for a whole inventory and one for a
+// shortlist), so the model server reuses its cached prefix; with the whole inventory shown the
+// entire prompt is static. The query goes in a later message.
+func Select(servers []Server, shortlist bool) (string, error) {
+	return render("select.tmpl", struct {
+		Servers   []Server
+		Shortlist bool
+	}{servers, shortlist})
+}
+
+// SelectServerText and SelectToolText are a server's heading and a tool's entry exactly as
+// Select writes them, for measuring what each adds to the prompt.
+func SelectServerText(s Server) (string, error) {
+	return render("select_server", Server{Name: s.Name, Purpose: s.Purpose})
+}
+
+// SelectToolText: see SelectServerText.
+func SelectToolText(t Tool) (string, error) { return render("select_tool", t) }
+
+// MaxBrief bounds a description or purpose in the selection prompt; the full text stays in the
+// inventory export and the phase-2 prompt of the chosen tool.
+const MaxBrief = 600
+
+func oneline(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// brief is a server's text on one line, without control characters (which could forge prompt
+// structure), shortened to MaxBrief bytes.
+func brief(s string) string {
+	s = oneline(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s))
+	if len(s) <= MaxBrief {
+		return s
+	}
+	cut := MaxBrief
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // ArgumentsTool renders the static, per-tool part of the phase-2 prompt (instructions, the tool's

@@ -148,7 +148,7 @@ func (r *Router) promptSet(snap *inventory.Snapshot, policy string, tools []*inv
 			delete(r.prompts, k)
 		}
 	}
-	text, err := prompts.Select(promptServers(snap, tools))
+	text, err := prompts.Select(promptServers(snap, tools), false)
 	if err != nil {
 		return nil, err
 	}

@@ -19,8 +19,8 @@ import (
 type Dataset struct {
 	// Name identifies the dataset in reports ("bfcl-simple").
 	Name string
-	// Family names where the dataset comes from ("bfcl", "metatool", "scenarios"). Thresholds are
-	// tuned per dataset, never per family.
+	// Family names the source the dataset comes from ("bfcl", "metatool", "scenarios"). The
+	// benchmark tunes thresholds per family, its datasets pooled.
 	Family string
 	// Source names the files it was read from.
 	Source string

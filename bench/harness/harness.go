@@ -1,7 +1,7 @@
 // Package harness runs the benchmark: for every dataset and router it brings each toolset up the
 // production way (MCP servers in an inventory.Manager; the real router on top), routes every query,
-// tunes the model-free routers' "no tool" thresholds on the other fold, and scores the predictions
-// into report rows. It owns no metric definitions (metrics), no data formats (dataset) and no
+// tunes the model-free routers' "no tool" thresholds per source by cross-fitting, and scores the
+// predictions into report rows. It owns no metric definitions (metrics), no data formats (dataset) and no
 // output formats (report).
 package harness
 
@@ -92,14 +92,18 @@ func Run(ctx context.Context, o Options) (*report.Results, error) {
 				info.NoTool++
 			}
 		}
-		if (info.NeedTool == 0 || info.NoTool == 0) && slices.ContainsFunc(active, thresholded) {
-			info.Notes = append(info.Notes, "every query here carries the same tool-use label, so the thresholds tuned on this "+
-				"dataset's other fold learn that label: the routing figures of keyword-overlap and bm25 here do not test their "+
-				"\"no tool\" decision (the top-ranked line below shows their retrieval)")
-		}
 		res.Datasets = append(res.Datasets, info)
 	}
-	res.Thresholds = tune(o.Seed, o.Datasets, active, all)
+	var notes map[string]string
+	res.Thresholds, notes = tune(o.Seed, o.Datasets, active, all)
+	for i := range res.Datasets {
+		if n, ok := notes[res.Datasets[i].Family]; ok {
+			res.Datasets[i].Notes = append(res.Datasets[i].Notes, n)
+		}
+	}
+	if slices.ContainsFunc(active, thresholded) {
+		res.Tuning = tuningLine(o.Datasets, active)
+	}
 	for i, ds := range o.Datasets {
 		for _, name := range o.Routers {
 			j := slices.Index(active, name)

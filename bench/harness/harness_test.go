@@ -65,15 +65,16 @@ func TestChooseThreshold(t *testing.T) {
 }
 
 func TestFold(t *testing.T) {
-	counts := [2]int{}
+	var counts [Folds]int
 	for i := range 1000 {
-		f := fold(1, "ds", string(rune('a'+i%26))+string(rune('a'+i/26)))
-		counts[f]++
+		counts[fold(1, "bfcl", "ds", fmt.Sprint(i))]++
 	}
-	if counts[0] < 400 || counts[1] < 400 {
-		t.Errorf("folds %v, want roughly half each", counts)
+	for f, n := range counts {
+		if n < 1000/Folds*3/4 {
+			t.Errorf("fold %d got %d of 1000 cases, want roughly %d (all: %v)", f, n, 1000/Folds, counts)
+		}
 	}
-	first, again := fold(1, "ds", "x"), fold(1, "ds", "x")
+	first, again := fold(1, "bfcl", "ds", "x"), fold(1, "bfcl", "ds", "x")
 	if first != again {
 		t.Errorf("fold gave %d then %d for the same query, want it deterministic", first, again)
 	}
@@ -186,56 +187,172 @@ func TestScoreEndToEnd(t *testing.T) {
 	}
 }
 
-// TestTunePerDataset checks that a dataset's thresholds come from its own cases only: growing one
-// dataset (as a bigger MetaTool CSV would) leaves the other's thresholds and decisions unchanged,
-// even when both come from the same source.
-func TestTunePerDataset(t *testing.T) {
-	tool := []dataset.Answer{{Calls: []metrics.Expected{{Name: "s.x"}}}}
-	// build makes a dataset of n cases alternating tool / no tool, and a thresholded router's
-	// predictions: the tool cases score above the no-tool cases by a margin that depends on base.
-	build := func(name string, n int, base float64) (*dataset.Dataset, []prediction) {
-		ds := &dataset.Dataset{Name: name, Family: "metatool"}
-		var preds []prediction
-		for i := range n {
-			needs := i%2 == 0
-			c := dataset.Case{ID: fmt.Sprint(i), NeedsTool: needs}
-			score := base + float64(i%7)
-			if needs {
-				c.Answers = tool
-				score += 10
-			}
-			ds.Cases = append(ds.Cases, c)
-			preds = append(preds, prediction{best: "s.x", score: score})
+// tuneData builds datasets and a thresholded router's predictions for the tuning tests.
+type tuneData struct {
+	datasets []*dataset.Dataset
+	preds    [][][]prediction // dataset → router (one) → case
+}
+
+// add appends a dataset of source family with n cases; label and score give each case's label and
+// the router's top score (its top tool is always "s.x", the right tool of every tool case).
+func (d *tuneData) add(family, name string, n int, label func(i int) bool, score func(i int) float64) {
+	ds := &dataset.Dataset{Name: name, Family: family}
+	var preds []prediction
+	for i := range n {
+		c := dataset.Case{ID: fmt.Sprint(i), NeedsTool: label(i)}
+		if c.NeedsTool {
+			c.Answers = []dataset.Answer{{Calls: []metrics.Expected{{Name: "s.x"}}}}
 		}
-		return ds, preds
+		ds.Cases = append(ds.Cases, c)
+		preds = append(preds, prediction{best: "s.x", score: score(i)})
 	}
-	// run tunes both datasets and returns the thresholds and dataset b's decisions.
-	run := func(aRows int) ([]report.Threshold, []bool) {
-		a, pa := build("a", aRows, 100)
-		b, pb := build("b", 40, 1)
-		ths := tune(1, []*dataset.Dataset{a, b}, []string{BM25}, [][][]prediction{{pa}, {pb}})
-		var used []bool
-		for _, p := range pb {
-			used = append(used, p.used)
-		}
-		return ths, used
-	}
-	of := func(ths []report.Threshold, ds string) []report.Threshold {
-		var out []report.Threshold
-		for _, th := range ths {
-			if th.Dataset == ds {
-				out = append(out, th)
+	d.datasets = append(d.datasets, ds)
+	d.preds = append(d.preds, [][]prediction{preds})
+}
+
+func (d *tuneData) tune() ([]report.Threshold, map[string]string) {
+	return tune(1, d.datasets, []string{BM25}, d.preds)
+}
+
+// used returns a dataset's decisions after tuning.
+func (d *tuneData) used(name string) []bool {
+	var out []bool
+	for i, ds := range d.datasets {
+		if ds.Name == name {
+			for _, p := range d.preds[i][0] {
+				out = append(out, p.used)
 			}
 		}
-		return out
 	}
-	small, usedSmall := run(20)
-	large, usedLarge := run(400)
-	if fmt.Sprint(of(small, "b")) != fmt.Sprint(of(large, "b")) || fmt.Sprint(usedSmall) != fmt.Sprint(usedLarge) {
-		t.Errorf("dataset b's thresholds or decisions moved when dataset a grew: got %v, then %v", of(small, "b"), of(large, "b"))
+	return out
+}
+
+func ofSource(ths []report.Threshold, source string) []report.Threshold {
+	var out []report.Threshold
+	for _, th := range ths {
+		if th.Source == source {
+			out = append(out, th)
+		}
 	}
-	if len(of(small, "b")) != 2 || len(of(large, "a")) != 2 || of(large, "a")[0].TunedOn+of(large, "a")[1].TunedOn != 400 {
-		t.Errorf("got thresholds %v, want two folds per dataset, a's tuned on its own 400 rows", large)
+	return out
+}
+
+// TestTunePerSource checks that a source's thresholds come from its own cases only: growing
+// MetaTool's selection set leaves BFCL's thresholds and decisions unchanged, while MetaTool's
+// thresholds are tuned on its two datasets pooled.
+func TestTunePerSource(t *testing.T) {
+	toolEven := func(i int) bool { return i%2 == 0 }
+	tool := func(int) bool { return true }
+	// Tool cases score above no-tool cases by a margin, with some spread.
+	spread := func(base float64) func(int) float64 {
+		return func(i int) float64 {
+			s := base + float64(i%7)
+			if i%2 == 0 {
+				s += 10
+			}
+			return s
+		}
+	}
+	run := func(selectionRows int) (*tuneData, []report.Threshold) {
+		d := &tuneData{}
+		d.add("bfcl", "bfcl-a", 40, toolEven, spread(1))
+		d.add("metatool", "metatool-selection", selectionRows, tool, func(i int) float64 { return 100 + float64(i%5) })
+		d.add("metatool", "metatool-awareness", 40, toolEven, spread(100))
+		ths, _ := d.tune()
+		return d, ths
+	}
+	small, thSmall := run(20)
+	large, thLarge := run(400)
+	if got, want := fmt.Sprint(ofSource(thLarge, "bfcl")), fmt.Sprint(ofSource(thSmall, "bfcl")); got != want {
+		t.Errorf("BFCL's thresholds moved when MetaTool grew: got %v, want %v", got, want)
+	}
+	if got, want := fmt.Sprint(large.used("bfcl-a")), fmt.Sprint(small.used("bfcl-a")); got != want {
+		t.Errorf("BFCL's decisions moved when MetaTool grew: got %v, want %v", got, want)
+	}
+	mt := ofSource(thLarge, "metatool")
+	tunedOn, applied := 0, 0
+	for _, th := range mt {
+		tunedOn += th.TunedOn
+		applied += th.AppliedTo
+		if th.OneLabel {
+			t.Errorf("fold %d of MetaTool learned no threshold, want one: its training data hold both labels", th.Fold)
+		}
+	}
+	if len(mt) != Folds || applied != 440 || tunedOn != (Folds-1)*440 {
+		t.Errorf("got %d MetaTool thresholds applied to %d cases and tuned on %d, want %d applied to 440 (both datasets), each tuned on the other %d folds (%d in all)",
+			len(mt), applied, tunedOn, Folds, Folds-1, (Folds-1)*440)
+	}
+}
+
+// TestTuneSingleLabelSplit checks that a category holding one label is decided by its source's
+// threshold, not by one learned on itself: BFCL's irrelevance queries here score above every tool
+// query, so a threshold tuned on irrelevance alone would answer "no tool" to all of them, while the
+// source, with four times more tool queries, keeps any match.
+func TestTuneSingleLabelSplit(t *testing.T) {
+	d := &tuneData{}
+	d.add("bfcl", "bfcl-simple", 200, func(int) bool { return true }, func(i int) float64 { return 1 + float64(i%5) })
+	d.add("bfcl", "bfcl-irrelevance", 50, func(int) bool { return false }, func(i int) float64 { return 10 + float64(i%5) })
+	_, notes := d.tune()
+	right := 0
+	for _, used := range d.used("bfcl-irrelevance") {
+		if !used {
+			right++
+		}
+	}
+	if right != 0 {
+		t.Errorf("got %d of 50 irrelevance queries routed right, want 0: the pooled threshold keeps the 200 tool queries", right)
+	}
+	if len(notes) != 0 {
+		t.Errorf("got notes %v, want none: the source holds both labels", notes)
+	}
+}
+
+// TestTuneOneLabelSource checks that a source whose training data hold one label learns no
+// threshold (any match uses a tool) and says so, instead of learning the constant label.
+func TestTuneOneLabelSource(t *testing.T) {
+	tests := []struct {
+		name     string
+		label    func(i int) bool
+		n        int
+		wantNote string // a part of the note; "" for none
+	}{
+		{"only tool queries", func(int) bool { return true }, 60, `hold only "tool" queries in 5 of 5 folds`},
+		{"only no-tool queries", func(int) bool { return false }, 60, `hold only "no tool" queries in 5 of 5 folds`},
+		{"both labels", func(i int) bool { return i%2 == 0 }, 60, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &tuneData{}
+			// No-tool queries score 5, tool queries 1: a threshold learned on no-tool queries alone would be 5.
+			d.add("bfcl", "bfcl-x", tc.n, tc.label, func(i int) float64 {
+				if tc.label(i) {
+					return 1
+				}
+				return 5
+			})
+			ths, notes := d.tune()
+			note := notes["bfcl"]
+			if tc.wantNote == "" {
+				if note != "" {
+					t.Errorf("got note %q, want none", note)
+				}
+				return
+			}
+			if !strings.Contains(note, tc.wantNote) {
+				t.Errorf("got note %q, want it to say %q", note, tc.wantNote)
+			}
+			for _, th := range ths {
+				if !th.OneLabel || th.Value != 0 {
+					t.Errorf("fold %d: got threshold %v (one label %v), want none learned: 0, one label", th.Fold, th.Value, th.OneLabel)
+				}
+			}
+			for i, used := range d.used("bfcl-x") {
+				if !used {
+					t.Errorf("case %d: got no tool, want a tool on any match when no threshold is learned", i)
+					break
+				}
+			}
+		})
 	}
 }
 

@@ -30,7 +30,7 @@ func needsModel(name string) bool {
 }
 
 // thresholded reports whether a router's "no tool" decision is a score threshold tuned on the
-// other fold.
+// other folds of the query's source.
 func thresholded(name string) bool { return name == KeywordOverlap || name == BM25 }
 
 // prediction is what one router did with one case.

@@ -12,7 +12,7 @@ const DegradedLimit = 0.01
 
 // Markdown renders the results: a warning when more than DegradedLimit of the answers degraded,
 // one table per dataset (measured, skipped and unavailable rows), the plumbing rows apart (they
-// measure no model), and the thresholds.
+// measure no model), and the thresholds with a line on how they were tuned.
 func Markdown(res *Results) string {
 	var b strings.Builder
 	b.WriteString(degradedWarning(res))
@@ -22,6 +22,9 @@ func Markdown(res *Results) string {
 		fmt.Fprintf(&b, "; first %d queries of each dataset", res.Limit)
 	}
 	fmt.Fprintf(&b, "; %.0f s.  \nDate: %s.  \nModel: %s\n", res.Seconds, res.Started.UTC().Format("2006-01-02 15:04 MST"), modelLine(res.Model))
+	if res.Tuning != "" {
+		fmt.Fprintf(&b, "\nThresholds: %s\n", res.Tuning)
+	}
 
 	b.WriteString(summary(res))
 	for _, ds := range res.Datasets {
@@ -67,9 +70,13 @@ func Markdown(res *Results) string {
 	}
 
 	if len(res.Thresholds) > 0 {
-		b.WriteString("\n### \"No tool\" thresholds (chosen on the same dataset's other fold)\n\n| dataset | router | fold | threshold | tuned on | applied to |\n|---|---|---:|---:|---:|---:|\n")
+		b.WriteString("\n### \"No tool\" thresholds (each chosen on the other folds of its source)\n\n| source | router | fold | threshold | tuned on | applied to |\n|---|---|---:|---:|---:|---:|\n")
 		for _, t := range res.Thresholds {
-			fmt.Fprintf(&b, "| %s | %s | %d | %.3f | %d | %d |\n", t.Dataset, t.Router, t.Fold, t.Value, t.TunedOn, t.AppliedTo)
+			value := fmt.Sprintf("%.3f", t.Value)
+			if t.OneLabel {
+				value = "none (one label)"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %d | %s | %d | %d |\n", t.Source, t.Router, t.Fold, value, t.TunedOn, t.AppliedTo)
 		}
 	}
 	return b.String()

@@ -31,15 +31,17 @@ const (
 
 // Results is one run of the benchmark.
 type Results struct {
-	Command    string      `json:"command"`
-	Started    time.Time   `json:"started"`
-	Seconds    float64     `json:"seconds"`
-	Machine    Machine     `json:"machine"`
-	Seed       uint64      `json:"seed"`
-	Limit      int         `json:"limit"`
-	Model      Model       `json:"model"`
-	Datasets   []Dataset   `json:"datasets"`
-	Rows       []Row       `json:"rows"`
+	Command  string    `json:"command"`
+	Started  time.Time `json:"started"`
+	Seconds  float64   `json:"seconds"`
+	Machine  Machine   `json:"machine"`
+	Seed     uint64    `json:"seed"`
+	Limit    int       `json:"limit"`
+	Model    Model     `json:"model"`
+	Datasets []Dataset `json:"datasets"`
+	Rows     []Row     `json:"rows"`
+	// Tuning describes in one line how the thresholds were tuned ("" when no thresholded router ran).
+	Tuning     string      `json:"tuning,omitempty"`
 	Thresholds []Threshold `json:"thresholds"`
 }
 
@@ -69,17 +71,20 @@ type Dataset struct {
 	Notes    []string `json:"notes,omitempty"`
 }
 
-// Threshold is one "no tool" score threshold, chosen on one fold of a dataset and applied to the
-// other fold of the same dataset.
+// Threshold is one "no tool" score threshold of a source (a dataset family: "bfcl", "metatool",
+// "scenarios"), chosen on the source's other folds and applied to this fold.
 type Threshold struct {
-	Dataset string  `json:"dataset"`
-	Router  string  `json:"router"`
-	Fold    int     `json:"fold"`
-	Value   float64 `json:"value"`
-	// TunedOn is the number of cases of the other fold it was chosen on; AppliedTo the cases of
+	Source string  `json:"source"`
+	Router string  `json:"router"`
+	Fold   int     `json:"fold"`
+	Value  float64 `json:"value"`
+	// TunedOn is the number of cases of the other folds it was chosen on; AppliedTo the cases of
 	// this fold it decided.
 	TunedOn   int `json:"tuned_on"`
 	AppliedTo int `json:"applied_to"`
+	// OneLabel says the other folds held one tool-use label only: no threshold was learned, Value
+	// is 0 and any match uses a tool.
+	OneLabel bool `json:"one_label,omitempty"`
 }
 
 // Row is one router on one dataset. Counts are always filled for measured and plumbing rows;

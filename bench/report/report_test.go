@@ -34,7 +34,9 @@ func sample() *Results {
 		Rows: []Row{measured, model,
 			{Dataset: "bfcl-simple", Router: "native", Status: Unavailable, Reason: "not landed"},
 			{Dataset: "bfcl-simple", Router: "hybrid", Status: Skipped, Reason: "no model server at http://127.0.0.1:11434"}},
-		Thresholds: []Threshold{{Dataset: "bfcl-simple", Router: "bm25", Fold: 0, Value: 1.5, TunedOn: 2, AppliedTo: 2}},
+		Tuning: "tuned per source.",
+		Thresholds: []Threshold{{Source: "bfcl", Router: "bm25", Fold: 0, Value: 1.5, TunedOn: 2, AppliedTo: 2},
+			{Source: "bfcl", Router: "bm25", Fold: 1, TunedOn: 2, AppliedTo: 2, OneLabel: true}},
 	}
 }
 
@@ -65,7 +67,9 @@ func TestMarkdown(t *testing.T) {
 		"| hybrid | skipped: no model server at http://127.0.0.1:11434 |",
 		"Note: a note.",
 		"Top-ranked tool right, threshold ignored (tool queries): bm25 0.667.",
-		"| bfcl-simple | bm25 | 0 | 1.500 | 2 | 2 |",
+		"Thresholds: tuned per source.",
+		"| bfcl | bm25 | 0 | 1.500 | 2 | 2 |",
+		"| bfcl | bm25 | 1 | none (one label) | 2 | 2 |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)

@@ -25,8 +25,9 @@ func TestFormatsConvertToGrammar(t *testing.T) {
 		t.Fatal(err)
 	}
 	formats := map[string][]byte{
-		"selection": selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 3),
-		"relaxed":   relaxed,
+		"selection":        selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 3, false),
+		"selection+search": selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 3, true),
+		"relaxed":          relaxed,
 	}
 	for name, f := range formats {
 		t.Run(name, func(t *testing.T) {

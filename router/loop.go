@@ -41,6 +41,8 @@ type plan struct {
 	direct    bool
 	// unknown lists tools the model named that are not available and were dropped.
 	unknown []string
+	// searched counts the searches made while planning; each took one unit of the call budget.
+	searched int
 }
 
 // planned is one call a plan asks for.
@@ -70,6 +72,8 @@ type run struct {
 	deadline time.Duration
 	// seen deduplicates calls: canonical call → step of the call that produced its result.
 	seen map[string]int
+	// searches counts the phase-1 searches of the request (each takes one unit of the budget).
+	searches int
 }
 
 // loop runs rounds until the model needs no more tools, the budget is spent, the deadline fires
@@ -77,13 +81,18 @@ type run struct {
 func (x *run) loop(ctx context.Context) error {
 	direct := false
 	for round := 1; ; round++ {
-		remaining := x.budget - len(x.j.calls())
+		remaining := x.budget - len(x.j.calls()) - x.searches
 		if remaining <= 0 {
 			x.stop(StopMaxToolCalls)
 			break
 		}
 		x.j.event(Event{Type: EventSelectStart, Round: round})
 		p, err := x.p.plan(ctx, round, remaining)
+		if p.searched > 0 {
+			x.searches += p.searched
+			remaining -= p.searched
+			x.j.update(func(o *Outcome) { o.Searches = x.searches })
+		}
 		if err != nil {
 			if expired(ctx) {
 				x.deadlineHit(round)

@@ -27,6 +27,11 @@ type Outcome struct {
 	// Rounds counts selection rounds; Stopped says why the loop ended.
 	Rounds  int        `json:"rounds"`
 	Stopped StopReason `json:"stopped"`
+	// Shortlists are what phase 1 was shown when the inventory did not fit its budget: the
+	// shortlist for the query, then one per search.
+	Shortlists []Shortlist `json:"shortlists,omitempty"`
+	// Searches counts the model's searches beyond the shortlist (each took one call of the budget).
+	Searches int `json:"searches,omitempty"`
 	// Trimmed says earlier results were shortened to fit the model's context window.
 	Trimmed bool    `json:"trimmed,omitempty"`
 	Trace   []Step  `json:"trace"`

@@ -23,7 +23,6 @@ import (
 
 	"toolrouter/config"
 	"toolrouter/inventory"
-	"toolrouter/prompts"
 )
 
 // Chatter is the one model call the router makes; *api.Client and *provider.Ollama satisfy it.
@@ -99,6 +98,17 @@ type Settings struct {
 	Recorder Recorder
 	// Access, if set, limits the tools each caller is offered and may call.
 	Access Access
+	// Ranker, if set, ranks the tools for each query: when the inventory a caller may use does
+	// not fit PromptBudget, phase 1 is shown the best-ranked tools that do.
+	Ranker Ranker
+	// PromptBudget is the tokens phase 1 may spend on its tool list (0: half of num_ctx minus
+	// ContextReserve).
+	PromptBudget int
+	// MaxSearches bounds the searches beyond the shortlist that phase 1 may ask for per request.
+	MaxSearches int
+	// Learner, if set, keeps the query of a request that was not degraded as an example of each
+	// tool that answered it without error.
+	Learner Learner
 }
 
 // Access decides which tools a request's caller may use (seed 004's access lists).
@@ -116,8 +126,9 @@ type Router struct {
 	set   Settings
 	log   *slog.Logger
 
-	promptMu sync.Mutex            // guards prompts
+	promptMu sync.Mutex            // guards prompts and costs
 	prompts  map[string]*promptSet // by access policy, all of one inventory version
+	costs    *costs                // of the same version
 
 	est          *estimator
 	options      atomic.Pointer[map[string]any] // model options sent with every call, num_ctx always set
@@ -220,14 +231,35 @@ func (r *Router) Route(ctx context.Context, req Request) (*Outcome, error) {
 		x.p = newNative(r, x.j, x.t, tools)
 		err = x.loop(ctx)
 	default:
-		var ps *promptSet
-		if ps, err = r.promptSet(snap, policy, tools); err == nil {
-			x.t = newTranscript(ps.text, req.History, req.Query)
-			x.p = &twoPhase{r: r, j: x.j, t: x.t, ps: ps, query: req.Query}
+		ps := r.promptSet(snap, policy, tools)
+		var v *view
+		if v, err = r.phase1View(ctx, snap, ps, req.Query); err == nil {
+			x.t = newTranscript(v.text, req.History, req.Query)
+			tp := &twoPhase{r: r, j: x.j, t: x.t, ps: ps, snap: snap, query: req.Query}
+			tp.show(v)
+			x.p = tp
 			err = x.loop(ctx)
 		}
 	}
-	return x.j.finish(), err
+	out := x.j.finish()
+	r.learn(req.Query, out)
+	return out, err
+}
+
+// learn keeps the query as an example of each tool that answered it, when learning is on and the
+// request was not degraded.
+func (r *Router) learn(query string, out *Outcome) {
+	if r.set.Learner == nil || out.Degraded != "" {
+		return
+	}
+	for i := range out.Calls {
+		c := &out.Calls[i]
+		if c.ok() && c.ReusedFrom == 0 {
+			if _, err := r.set.Learner.Learn(qualified(c), query); err != nil {
+				r.log.Warn("learning an example", "tool", qualified(c), "err", err)
+			}
+		}
+	}
 }
 
 // allowed returns the caller's policy name and the available tools it permits.
@@ -250,33 +282,6 @@ func newID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// promptSet holds what is rendered once per inventory version: the phase-1 system prompt, the
-// selection enum and the static part of each tool's phase-2 prompt.
-type promptSet struct {
-	version uint64
-	text    string
-	enum    []byte                     // JSON array of qualified names and "none"
-	tools   map[string]*inventory.Tool // the enum's tools by qualified name
-
-	mu   sync.Mutex // guards args
-	args map[string]string
-}
-
-// argumentsHead returns the static phase-2 prompt of a tool, rendering it on first use.
-func (p *promptSet) argumentsHead(t *inventory.Tool) (string, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if s, ok := p.args[t.Qualified]; ok {
-		return s, nil
-	}
-	s, err := prompts.ArgumentsTool(promptTool(t))
-	if err != nil {
-		return "", err
-	}
-	p.args[t.Qualified] = s
-	return s, nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

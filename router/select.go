@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"toolrouter/inventory"
-	"toolrouter/prompts"
 	"toolrouter/trajectory"
 )
 
@@ -25,6 +24,8 @@ type selection struct {
 	Tool      string `json:"tool"`
 	NeedsMore bool   `json:"needs_more"`
 	Direct    bool   `json:"direct"`
+	// Search asks for other tools than a shortlist shows.
+	Search string `json:"search,omitempty"`
 	// Unknown lists tool names the model chose that are not available; those calls are dropped.
 	Unknown []string `json:"-"`
 }
@@ -41,23 +42,70 @@ type twoPhase struct {
 	j     *journal
 	t     *transcript
 	ps    *promptSet
+	snap  *inventory.Snapshot
 	query string
+	// view is what phase 1 shows: the whole inventory, or a shortlist for the query.
+	view     *view
+	searches int // searches made so far in the request
 }
 
-// plan runs one phase-1 call. A model error or an unparseable answer is an error.
+// show makes v the phase-1 view: the transcript's system prompt and, for a shortlist, a trace step
+// and an entry in the outcome.
+func (tp *twoPhase) show(v *view) {
+	tp.view = v
+	tp.t.base[0].Content = v.text
+	if v.shortlist == nil {
+		return
+	}
+	sl := *v.shortlist
+	tp.j.update(func(o *Outcome) { o.Shortlists = append(o.Shortlists, sl) })
+	tp.j.note(StepShortlist, 0, sl.describe())
+}
+
+// plan runs phase 1: one selection call, and when the model asks to search a shortlist, one more
+// retrieval with its words and a selection again. Each search takes one unit of the call budget.
+// A model error or an unparseable answer is an error.
 func (tp *twoPhase) plan(ctx context.Context, round, remaining int) (plan, error) {
-	const stage = "selecting tool"
 	if tp.r.set.SelectTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, tp.r.set.SelectTimeout)
 		defer cancel()
 	}
-	msgs, est, err := tp.r.window().fit(tp.j, round, "phase-1 prompt", 0, tp.t.selectMessages,
-		shortenPriors(tp.t.priors), tp.t.dropHistory)
-	if err != nil {
-		return plan{}, &stageError{stage: stage, err: err}
+	searched := 0
+	for {
+		canSearch := tp.view.shortlist != nil && tp.searches < tp.r.set.MaxSearches && remaining-searched >= 2
+		sel, text, err := tp.selectOnce(ctx, round, remaining-searched, canSearch)
+		if err != nil {
+			return plan{searched: searched}, err
+		}
+		if words := strings.TrimSpace(sel.Search); canSearch && !sel.UseTool && words != "" {
+			searched++
+			tp.searches++
+			v, err := tp.r.shortlist(ctx, tp.snap, tp.ps, words, tp.view.shortlist.Budget)
+			if err != nil {
+				return plan{searched: searched}, &stageError{stage: "searching tools", err: err}
+			}
+			tp.j.note(StepSearch, round, fmt.Sprintf("the model searched for %q", words))
+			tp.show(v)
+			continue
+		}
+		p := plan{answer: text, reasoning: sel.Reasoning, needsMore: sel.NeedsMore, direct: sel.Direct, unknown: sel.Unknown, searched: searched}
+		for _, c := range sel.Calls {
+			p.calls = append(p.calls, planned{tool: tp.ps.byName[c.Tool], name: c.Tool, task: c.Task})
+		}
+		return p, nil
 	}
-	format := selectionFormat(tp.ps.enum, remaining)
+}
+
+// selectOnce makes one phase-1 call under the format schema of the current view.
+func (tp *twoPhase) selectOnce(ctx context.Context, round, remaining int, canSearch bool) (selection, string, error) {
+	const stage = "selecting tool"
+	msgs, est, err := tp.r.window().fit(tp.j, round, "phase-1 prompt", 0, tp.t.selectMessages,
+		shortenPriors(tp.t.priors), tp.t.dropHistory, tp.halve)
+	if err != nil {
+		return selection{}, "", &stageError{stage: stage, err: err}
+	}
+	format := selectionFormat(tp.view.enum, remaining, canSearch)
 	t0 := time.Now()
 	rep, err := tp.r.complete(ctx, msgs, format, nil, est)
 	step := tp.j.modelCall(timingSelect, StepSelect, round, t0, rep)
@@ -71,19 +119,14 @@ func (tp *twoPhase) plan(ctx context.Context, round, remaining int) (plan, error
 		step.Error = err.Error()
 		tp.j.step(step)
 		tp.j.record("select", step, msgs, format, rep.Text, nil, nil, trajectory.Outcome{SchemaValid: boolPtr(false), Error: err.Error()})
-		return plan{}, &stageError{stage: stage, err: err}
+		return selection{}, "", &stageError{stage: stage, err: err}
 	}
-	sel.check(tp.ps.tools)
+	sel.check(tp.ps.byName)
 	step.Detail = sel.summary()
 	step = tp.j.step(step)
 	tp.j.record("select", step, msgs, format, rep.Text, sel, nil, trajectory.Outcome{SchemaValid: boolPtr(true)})
 	tp.j.event(Event{Type: EventSelectComplete, Round: round, Step: &step, Selection: sel.public()})
-
-	p := plan{answer: rep.Text, reasoning: sel.Reasoning, needsMore: sel.NeedsMore, direct: sel.Direct, unknown: sel.Unknown}
-	for _, c := range sel.Calls {
-		p.calls = append(p.calls, planned{tool: tp.ps.tools[c.Tool], name: c.Tool, task: c.Task})
-	}
-	return p, nil
+	return sel, rep.Text, nil
 }
 
 // check drops calls of unknown tools (recording them) and normalises "no tool" answers.
@@ -110,6 +153,9 @@ func (s *selection) check(tools map[string]*inventory.Tool) {
 }
 
 func (s selection) summary() string {
+	if !s.UseTool && s.Search != "" {
+		return "search: " + s.Search
+	}
 	if !s.UseTool {
 		return "no tool"
 	}
@@ -135,43 +181,11 @@ func (s selection) public() *Selection {
 	return p
 }
 
-// promptSet returns the prompts of the snapshot's inventory version for an access policy,
-// rendering the phase-1 prompt and the selection enum once per version and policy.
-func (r *Router) promptSet(snap *inventory.Snapshot, policy string, tools []*inventory.Tool) (*promptSet, error) {
-	r.promptMu.Lock()
-	defer r.promptMu.Unlock()
-	if ps, ok := r.prompts[policy]; ok && ps.version == snap.Version {
-		return ps, nil
-	}
-	for k, ps := range r.prompts {
-		if ps.version != snap.Version {
-			delete(r.prompts, k)
-		}
-	}
-	text, err := prompts.Select(promptServers(snap, tools), false)
-	if err != nil {
-		return nil, err
-	}
-	byName := make(map[string]*inventory.Tool, len(tools))
-	enum := make([]string, 0, len(tools)+1)
-	for _, t := range tools {
-		byName[t.Qualified] = t
-		enum = append(enum, t.Qualified)
-	}
-	enum = append(enum, noneTool)
-	b, _ := json.Marshal(enum)
-	ps := &promptSet{version: snap.Version, text: text, enum: b, tools: byName, args: map[string]string{}}
-	if r.prompts == nil {
-		r.prompts = map[string]*promptSet{}
-	}
-	r.prompts[policy] = ps
-	return ps, nil
-}
-
 // selectionFormat is the phase-1 `format` schema: at most `remaining` calls, each an enum of the
 // qualified tool names. Its keys are written in generation order (reasoning first, so the decision
 // follows it): Ollama's grammar keeps the order of the schema text, which encoding/json would sort.
-func selectionFormat(enum []byte, remaining int) []byte {
+// With search, the answer may carry "search" words instead of calls (a shortlist's escape).
+func selectionFormat(enum []byte, remaining int, search bool) []byte {
 	var b strings.Builder
 	b.WriteString(`{"type":"object","properties":{`)
 	b.WriteString(`"reasoning":{"type":"string"},`)
@@ -181,36 +195,12 @@ func selectionFormat(enum []byte, remaining int) []byte {
 	b.WriteString(`,"items":{"type":"object","properties":{"tool":{"type":"string","enum":`)
 	b.Write(enum)
 	b.WriteString(`},"task":{"type":"string"}},"required":["tool","task"]}},`)
+	if search {
+		b.WriteString(`"search":{"type":"string"},`)
+	}
 	b.WriteString(`"needs_more":{"type":"boolean"},"direct":{"type":"boolean"}},`)
 	b.WriteString(`"required":["reasoning","use_tool","calls","needs_more","direct"]}`)
 	return []byte(b.String())
-}
-
-// promptServers groups the available tools by server for the prompt.
-func promptServers(snap *inventory.Snapshot, tools []*inventory.Tool) []prompts.Server {
-	var out []prompts.Server
-	for _, s := range snap.Servers {
-		ps := prompts.Server{Name: s.Name, Purpose: s.Purpose}
-		for _, t := range tools {
-			if t.Server == s.Name {
-				ps.Tools = append(ps.Tools, promptTool(t))
-			}
-		}
-		if len(ps.Tools) > 0 {
-			out = append(out, ps)
-		}
-	}
-	return out
-}
-
-func promptTool(t *inventory.Tool) prompts.Tool {
-	pt := prompts.Tool{Qualified: t.Qualified, Description: t.Description, Schema: t.InputSchema}
-	for _, p := range t.Parameters {
-		pt.Parameters = append(pt.Parameters, prompts.Param{
-			Name: p.Name, Type: p.Type, Description: p.Description, Required: p.Required, Enum: p.Enum,
-		})
-	}
-	return pt
 }
 
 // decodeObject decodes the one JSON object in a model answer, tolerating surrounding whitespace or a

@@ -15,6 +15,8 @@ const (
 	StepDeadline  StepKind = "deadline"  // the request deadline fired
 	StepCapped    StepKind = "capped"    // calls beyond max_tool_calls were not made
 	StepNative    StepKind = "native"    // a native-mode model call
+	StepShortlist StepKind = "shortlist" // the tools phase 1 shows, ranked for the query
+	StepSearch    StepKind = "search"    // the model asked for other tools than the shortlist
 )
 
 // Step is one entry of an outcome's trace.

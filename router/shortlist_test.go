@@ -1,0 +1,326 @@
+package router_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/ollama/ollama/api"
+
+	"toolrouter/bench/dataset"
+	"toolrouter/config"
+	"toolrouter/internal/fakeollama"
+	"toolrouter/inventory"
+	"toolrouter/retrieve"
+	"toolrouter/router"
+)
+
+// bfclTool is one real BFCL function as an MCP tool.
+type bfclTool struct {
+	name, description string
+	schema            json.RawMessage
+	question          string
+}
+
+// bfclTools reads the distinct functions of BFCL's simple set with their first question.
+func bfclTools(t testing.TB) []bfclTool {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "bench", "data", "bfcl", "BFCL_v4_simple_python.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []bfclTool
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var rec struct {
+			Question [][]struct{ Content string } `json:"question"`
+			Function []struct {
+				Name, Description string
+				Parameters        json.RawMessage
+			} `json:"function"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Fatal(err)
+		}
+		fn := rec.Function[0]
+		name := strings.ReplaceAll(fn.Name, ".", "_")
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		schema, err := dataset.ConvertSchema(fn.Parameters)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, bfclTool{name: name, description: fn.Description, schema: schema, question: rec.Question[0][0].Content})
+	}
+	return out
+}
+
+// bigServer is an mcp-go server with n real tools: BFCL's functions, repeated under varied names
+// (name, name_v2, name_v3, …) until there are n.
+func bigServer(t testing.TB, n int) (*server.MCPServer, []bfclTool) {
+	tools := bfclTools(t)
+	s := server.NewMCPServer("big", "1.0.0", server.WithToolCapabilities(false))
+	var all []server.ServerTool
+	for i := range n {
+		bt := tools[i%len(tools)]
+		name := bt.name
+		if r := i / len(tools); r > 0 {
+			name = fmt.Sprintf("%s_v%d", name, r+1)
+		}
+		all = append(all, server.ServerTool{
+			Tool: mcp.NewToolWithRawSchema(name, bt.description, bt.schema),
+			Handler: func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return mcp.NewToolResultText("ran " + name), nil
+			},
+		})
+	}
+	s.AddTools(all...)
+	return s, tools
+}
+
+// shortlistEnv is a router over the built-in calculator and a server of n real tools, ranking
+// with BM25F. available is how many tools the inventory offers.
+func shortlistEnv(t *testing.T, n int, set router.Settings, model *fakeollama.Server) (rt *router.Router, tools []bfclTool, available int) {
+	t.Helper()
+	big, tools := bigServer(t, n)
+	servers := map[string]config.Server{"calculator": builtinServer("calculator"), "big": builtinServer("big")}
+	inv := inventory.New(servers, inventory.Options{Logger: quiet, InProcess: map[string]*server.MCPServer{"big": big}})
+	inv.Start(context.Background())
+	t.Cleanup(inv.Close)
+	available = len(inv.Snapshot().Available())
+	if available <= n {
+		t.Fatalf("got %d tools in the inventory, want %d and the calculator's", available, n)
+	}
+	ret, err := retrieve.NewRetriever(retrieve.NewIndex(), nil, retrieve.DenseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set.Model = "fake"
+	set.Ranker = retrieve.NewCatalog(ret, nil, quiet)
+	return router.New(model.Client(), inv, inv, set, quiet), tools, available
+}
+
+// chooser is a fake model that picks want when phase 1 offers it (else no tool), searches for
+// search once when given, and writes empty arguments.
+func chooser(want, search string) func(api.ChatRequest) fakeollama.Reply {
+	searched := false
+	return func(req api.ChatRequest) fakeollama.Reply {
+		if !strings.Contains(string(req.Format), `"use_tool"`) {
+			return args(`{}`)
+		}
+		var f struct {
+			Properties struct {
+				Calls struct {
+					Items struct {
+						Properties struct {
+							Tool struct {
+								Enum []string `json:"enum"`
+							} `json:"tool"`
+						} `json:"properties"`
+					} `json:"items"`
+				} `json:"calls"`
+			} `json:"properties"`
+		}
+		_ = json.Unmarshal(req.Format, &f)
+		if slices.Contains(f.Properties.Calls.Items.Properties.Tool.Enum, want) {
+			return sel(want, true)
+		}
+		if search != "" && !searched {
+			searched = true
+			b, _ := json.Marshal(map[string]any{"reasoning": "not shown", "use_tool": false, "calls": []any{},
+				"search": search, "needs_more": false, "direct": false})
+			return fakeollama.Reply{Content: string(b)}
+		}
+		return sel("none", false)
+	}
+}
+
+func phase1Enum(t *testing.T, req api.ChatRequest) []string {
+	t.Helper()
+	return formatEnum(t, req.Format)
+}
+
+// TestShortlistKeepsPhase1UnderTheWindow: with 5,000 real tools, phase 1 sees a shortlist within
+// its budget, its enum holds exactly the shortlisted names, and the right tool is on it.
+func TestShortlistKeepsPhase1UnderTheWindow(t *testing.T) {
+	var want bfclTool
+	model := fakeollama.NewFunc(t, func(req api.ChatRequest) fakeollama.Reply { return chooser("big."+want.name, "")(req) })
+	rt, tools, available := shortlistEnv(t, 5000, router.Settings{Options: map[string]any{"num_ctx": 8192}}, model)
+	want = tools[0] // calculate_triangle_area: "Find the area of a triangle with a base of 10 …"
+	out, err := rt.Route(context.Background(), router.Request{Query: want.question})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Shortlists) != 1 {
+		t.Fatalf("got %d shortlists, want 1", len(out.Shortlists))
+	}
+	sl := out.Shortlists[0]
+	if sl.Used > sl.Budget || sl.Budget > 8192-1024 || sl.Available != available || sl.LeftOut != sl.Available-len(sl.Tools) {
+		t.Errorf("got shortlist of %d tools using %d of %d tokens, %d available, %d left out; want within budget and counts adding up",
+			len(sl.Tools), sl.Used, sl.Budget, sl.Available, sl.LeftOut)
+	}
+	reqs := model.Requests()
+	t.Logf("shortlist: %d of %d tools, %d of %d budget tokens; phase-1 system prompt %d bytes",
+		len(sl.Tools), sl.Available, sl.Used, sl.Budget, len(reqs[0].Messages[0].Content))
+	enum := phase1Enum(t, reqs[0])
+	var names []string
+	for _, tool := range sl.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	got := slices.Clone(enum[:len(enum)-1])
+	slices.Sort(got)
+	if !slices.Equal(got, names) || enum[len(enum)-1] != "none" {
+		t.Errorf("phase-1 enum %v is not the shortlist %v and none", enum, names)
+	}
+	if est := out.Trace[1].EstimatedTokens; est <= 0 || est > 8192-1024 {
+		t.Errorf("phase-1 prompt estimated at %d tokens, want within the window", est)
+	}
+	if size := len(reqs[0].Messages[0].Content); size > 64<<10 {
+		t.Errorf("phase-1 system prompt is %d bytes, want a shortlist's size", size)
+	}
+	if !out.UseTool || out.Tool != want.name {
+		t.Errorf("got tool %q (use_tool %v), want %s from the shortlist", out.Tool, out.UseTool, want.name)
+	}
+}
+
+// TestSearchEscapeFindsALowRankedTool: a tool the shortlist leaves out is found when the model
+// searches for it; the search counts against the call budget and shows in the trace.
+func TestSearchEscapeFindsALowRankedTool(t *testing.T) {
+	target := "big.calculate_triangle_area_v3"
+	model := fakeollama.NewFunc(t, chooser(target, "calculate triangle area v3"))
+	rt, _, _ := shortlistEnv(t, 2000, router.Settings{Options: map[string]any{"num_ctx": 4096}, MaxSearches: 1}, model)
+	out, err := rt.Route(context.Background(), router.Request{Query: "how far is the moon from the earth"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := model.Requests()
+	if first := phase1Enum(t, reqs[0]); slices.Contains(first, target) {
+		t.Fatalf("the first shortlist already holds %s; the test needs it ranked low", target)
+	}
+	if out.Searches != 1 || len(out.Shortlists) != 2 || !hasStep(out, router.StepSearch) {
+		t.Fatalf("got %d searches, %d shortlists, want 1 search with its step and 2 shortlists", out.Searches, len(out.Shortlists))
+	}
+	if second := phase1Enum(t, reqs[1]); !slices.Contains(second, target) {
+		t.Errorf("the shortlist after the search lacks %s: %v", target, second)
+	}
+	if !out.UseTool || qualifiedOf(out) != target {
+		t.Errorf("got %s (use_tool %v), want %s", qualifiedOf(out), out.UseTool, target)
+	}
+}
+
+func qualifiedOf(out *router.Outcome) string { return out.Server + "." + out.Tool }
+
+// denyAccess permits every tool but one.
+type denyAccess string
+
+func (d denyAccess) Policy(string) (string, func(string) bool) {
+	return "deny", func(tool string) bool { return tool != string(d) }
+}
+
+// TestAccessDeniedToolNeverShortlisted: a tool the caller may not use is never ranked or shown,
+// even when the query names it.
+func TestAccessDeniedToolNeverShortlisted(t *testing.T) {
+	denied := "big.calculate_triangle_area"
+	model := fakeollama.NewFunc(t, chooser(denied, ""))
+	rt, tools, available := shortlistEnv(t, 5000, router.Settings{Options: map[string]any{"num_ctx": 8192}, Access: denyAccess(denied)}, model)
+	out, err := rt.Route(context.Background(), router.Request{Query: tools[0].question + " with calculate_triangle_area"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sl := range out.Shortlists {
+		for _, tool := range sl.Tools {
+			if tool.Name == denied {
+				t.Fatalf("the shortlist shows the denied %s", denied)
+			}
+		}
+		if sl.Available != available-1 {
+			t.Errorf("got %d available, want every tool but the denied one", sl.Available)
+		}
+	}
+	if enum := phase1Enum(t, model.Requests()[0]); slices.Contains(enum, denied) {
+		t.Errorf("the phase-1 enum offers the denied %s", denied)
+	}
+	if out.UseTool {
+		t.Errorf("got a call of %s.%s, want none", out.Server, out.Tool)
+	}
+}
+
+// TestSmallInventoryIsShownWhole: when every tool fits the budget there is no shortlist, and the
+// phase-1 prompt is the same for every query (the model server's prefix cache reuses it).
+func TestSmallInventoryIsShownWhole(t *testing.T) {
+	model := fakeollama.NewFunc(t, chooser("none", ""))
+	rt, _, available := shortlistEnv(t, 10, router.Settings{}, model)
+	for _, q := range []string{"first question", "a different one"} {
+		out, err := rt.Route(context.Background(), router.Request{Query: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Shortlists) != 0 {
+			t.Errorf("got a shortlist of %d tools for 10 tools, want the whole inventory", len(out.Shortlists[0].Tools))
+		}
+	}
+	reqs := model.Requests()
+	if a, b := reqs[0].Messages[0].Content, reqs[1].Messages[0].Content; a != b {
+		t.Errorf("the system prompts of two queries differ; want one static prompt")
+	}
+	if n := len(phase1Enum(t, reqs[0])); n != available+1 {
+		t.Errorf("got an enum of %d, want every tool and none", n)
+	}
+}
+
+// TestLearnedExamplesSurviveRestart: a query whose call ran without error becomes an example of
+// the tool, kept on disk, and a new process ranks with it.
+func TestLearnedExamplesSurviveRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "examples.jsonl")
+	ex, err := retrieve.OpenExamples(path, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, router.Settings{Learner: ex}, sel("calculator.add", true), args(`{"a": 2, "b": 40}`))
+	query := "sum my two grocery receipts"
+	out, err := e.router.Route(context.Background(), router.Request{Query: query})
+	if err != nil || out.Result == nil || out.Result.Text != "42" {
+		t.Fatalf("got %+v, %v; want 42", out.Result, err)
+	}
+	if err := ex.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := retrieve.OpenExamples(path, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if got := again.For("calculator.add"); !slices.Contains(got, query) {
+		t.Errorf("after a restart calculator.add has examples %q, want %q among them", got, query)
+	}
+}
+
+// TestDegradedRouteLearnsNothing: a degraded answer teaches no example.
+func TestDegradedRouteLearnsNothing(t *testing.T) {
+	ex, err := retrieve.OpenExamples(filepath.Join(t.TempDir(), "examples.jsonl"), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Close()
+	e := newEnv(t, router.Settings{Learner: ex}, sel("calculator.add", true), fakeollama.Reply{Status: 500, Error: "boom"})
+	if _, err := e.router.Route(context.Background(), router.Request{Query: "add these"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := ex.For("calculator.add"); len(got) != 0 {
+		t.Errorf("got examples %q after a degraded route, want none", got)
+	}
+}

@@ -1,7 +1,9 @@
 package retrieve_test
 
 import (
+	"context"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"sync"
@@ -102,5 +104,47 @@ func BenchmarkUpdate(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		idx.Update(one[0].Server, one[0].Purpose, one)
+	}
+}
+
+// hashEmbedder is an in-process Embedder of fixed-size pseudo-random vectors, to measure what
+// dense retrieval adds to a search beyond the model's own time.
+type hashEmbedder struct{ dim int }
+
+func (h hashEmbedder) Embed(_ context.Context, _ string, inputs []string) ([][]float32, error) {
+	out := make([][]float32, len(inputs))
+	for i, in := range inputs {
+		rng := rand.New(rand.NewPCG(uint64(len(in)), uint64(in[0])))
+		v := make([]float32, h.dim)
+		for j := range v {
+			v[j] = rng.Float32() - 0.5
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// BenchmarkHybridSearch is BenchmarkSearch with dense retrieval fused in, using 768-dimension
+// vectors from an in-process embedder (so without the embedding model's time).
+func BenchmarkHybridSearch(b *testing.B) {
+	tools, qs := loadReal(b)
+	for _, n := range poolSizes {
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			r, err := retrieve.NewRetriever(retrieve.NewIndex(), hashEmbedder{dim: 768}, retrieve.DenseOptions{Model: "m"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := r.Sync(b.Context(), 1, retrievetest.Pool(tools, n)); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if res := r.Search(b.Context(), qs[i%len(qs)].Query, 20, nil); res.Fallback != "" {
+					b.Fatal(res.Fallback)
+				}
+				i++
+			}
+		})
 	}
 }

@@ -4,6 +4,11 @@
 // of example queries (configured and learned), optional dense retrieval through an embedding model
 // with an on-disk vector cache, and the budgeted shortlist. It does not call tools, talk to MCP
 // servers, render prompts or decide access: callers pass a permit function and a cost function.
+//
+// Typical use: when the inventory's version or Examples.Version changes, call
+// Retriever.Sync (or Index.Sync) with DocsFrom(snapshot, examples.All()); only servers whose tools
+// changed are reindexed. Per query, Search with the caller's access list as permit, then Shortlist
+// the hits under the prompt's token budget. After a tool answered a query well, Examples.Learn.
 package retrieve
 
 import (

@@ -195,6 +195,23 @@ func (e *Examples) rewrite() error {
 	return nil
 }
 
+// Prune forgets the learned examples of the tools keep rejects (tools that no longer exist, say)
+// and rewrites the file without them.
+func (e *Examples) Prune(keep func(tool string) bool) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := len(e.learned)
+	maps.DeleteFunc(e.learned, func(tool string, _ []string) bool { return !keep(tool) })
+	if len(e.learned) == n {
+		return nil
+	}
+	e.version++
+	if e.file == nil {
+		return nil
+	}
+	return e.rewrite()
+}
+
 // For returns the examples of one tool: configured ones, then learned ones oldest first.
 func (e *Examples) For(tool string) []string {
 	e.mu.Lock()

@@ -116,6 +116,25 @@ func TestExamplesFileStaysBounded(t *testing.T) {
 	}
 }
 
+func TestExamplesPrune(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "examples.jsonl")
+	e := openExamples(t, path, 5)
+	learn(t, e, "old.tool", "gone soon")
+	learn(t, e, "kept.tool", "still here")
+	v := e.Version()
+	if err := e.Prune(func(tool string) bool { return tool != "old.tool" }); err != nil {
+		t.Fatalf("Prune: %v", err)
+	}
+	if e.Version() == v {
+		t.Errorf("got version %d after Prune, want it changed", e.Version())
+	}
+	e.Close()
+	again := openExamples(t, path, 5)
+	if got, want := again.All(), map[string][]string{"kept.tool": {"still here"}}; len(got) != 1 || !slices.Equal(got["kept.tool"], want["kept.tool"]) {
+		t.Errorf("after restart: got %q, want %q", got, want)
+	}
+}
+
 func TestExamplesDamagedFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "examples.jsonl")
 	content := `{"tool":"a.b","query":"first"}` + "\n" + "not json\n" + `{"tool":"a.b","query":"sec`

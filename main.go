@@ -4,6 +4,7 @@
 //	toolrouter [flags] [serve]            serve the HTTP API (default)
 //	toolrouter [flags] route "QUERY"      route one query and print the outcome as JSON
 //	toolrouter [flags] inventory          print the exported tool inventory as JSON
+//	toolrouter [flags] search "QUERY"     show the tools retrieval offers for a query, as JSON
 //	toolrouter mcp-builtin NAME [-http ADDR]
 //	                                      serve a built-in MCP server over stdio (or streamable HTTP)
 package main
@@ -68,6 +69,15 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 		defer cancel()
 		_ = traj.Close(ctx)
 	}()
+	ranker, examples, err := retrieval(cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer examples.Close()
+	var learner router.Learner
+	if cfg.Retrieval.LearnExamples {
+		learner = examples
+	}
 	rt := router.New(chat, inv, inv, router.Settings{
 		Model:            cfg.Ollama.Model,
 		KeepAlive:        cfg.Ollama.KeepAlive.D(),
@@ -85,6 +95,10 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 		ContextReserve:   cfg.Router.ContextReserve,
 		Recorder:         recorder(traj),
 		Access:           access(cfg.Callers),
+		Ranker:           ranker,
+		PromptBudget:     cfg.Retrieval.PromptBudget,
+		MaxSearches:      cfg.Retrieval.MaxSearches,
+		Learner:          learner,
 	}, logger)
 
 	switch cmd {
@@ -99,8 +113,20 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 			return err
 		}
 		return printJSON(stdout, out)
+	case "search":
+		if len(rest) != 1 {
+			return errors.New(`usage: toolrouter [flags] search "QUERY"`)
+		}
+		offer, err := rt.Search(ctx, rest[0], "cli", 20)
+		if err != nil {
+			return err
+		}
+		return printJSON(stdout, offer)
 	}
 	deps := server.Deps{Router: rt, Inventory: inv, Model: probe}
+	if ranker != nil {
+		deps.Search = rt
+	}
 	if cncl != nil {
 		deps.Council = cncl
 	}
@@ -154,8 +180,8 @@ func parse(args []string) (cmd string, rest []string, cfg config.Config, logger 
 		}
 		rest = fs.Args()
 	}
-	if cmd != "serve" && cmd != "route" && cmd != "inventory" {
-		err = fmt.Errorf("unknown command %q: want serve, route, inventory or mcp-builtin", cmd)
+	if cmd != "serve" && cmd != "route" && cmd != "inventory" && cmd != "search" {
+		err = fmt.Errorf("unknown command %q: want serve, route, search, inventory or mcp-builtin", cmd)
 		return
 	}
 	var lvl slog.Level

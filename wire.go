@@ -8,13 +8,16 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/ollama/ollama/api"
 
 	"toolrouter/config"
 	"toolrouter/council"
+	"toolrouter/inventory"
 	"toolrouter/provider"
+	"toolrouter/retrieve"
 	"toolrouter/router"
 	"toolrouter/server"
 )
@@ -76,4 +79,46 @@ type unprobed struct{ provider, model string }
 
 func (u unprobed) List(context.Context) (*api.ListResponse, error) {
 	return &api.ListResponse{Models: []api.ListModelResponse{{Name: u.model, Model: u.model}}}, nil
+}
+
+// retrieval builds the shortlist's ranker (nil when retrieval is off) and the examples store:
+// configured examples, and learned ones kept on disk when learning is on. The caller closes the
+// store.
+func retrieval(cfg config.Config, logger *slog.Logger) (router.Ranker, *retrieve.Examples, error) {
+	r := cfg.Retrieval
+	path := ""
+	if r.LearnExamples {
+		path = cfg.ExamplesPath()
+	}
+	ex, err := retrieve.OpenExamples(path, r.ExamplesPerTool)
+	if err != nil {
+		return nil, nil, fmt.Errorf("retrieval.examples_file: %w", err)
+	}
+	configured := map[string][]string{}
+	for name, s := range cfg.Servers {
+		for tool, qs := range s.Examples {
+			configured[inventory.Qualify(name, tool)] = qs
+		}
+	}
+	ex.SetConfigured(configured)
+	if !r.Enabled {
+		return nil, ex, nil
+	}
+	var emb retrieve.Embedder
+	opts := retrieve.DenseOptions{Model: r.EmbedModel, CachePath: r.VectorCache}
+	if r.EmbedModel != "" {
+		u, err := url.Parse(cfg.Ollama.Host)
+		if err != nil {
+			return nil, nil, fmt.Errorf("ollama.host: %w", err)
+		}
+		emb = retrieve.NewOllamaEmbedder(u, nil, retrieve.EmbedderOptions{})
+		if opts.CachePath == "" && cfg.ExamplesPath() != "" {
+			opts.CachePath = filepath.Join(filepath.Dir(cfg.ExamplesPath()), "vectors.jsonl")
+		}
+	}
+	ret, err := retrieve.NewRetriever(retrieve.NewIndex(), emb, opts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("retrieval: %w", err)
+	}
+	return retrieve.NewCatalog(ret, ex, logger), ex, nil
 }

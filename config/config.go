@@ -77,7 +77,9 @@ type Config struct {
 	Router Router `koanf:"router" json:"router"`
 	HTTP   HTTP   `koanf:"http" json:"http"`
 	// Trajectory is the optional log of routing steps for fine-tuning.
-	Trajectory Trajectory        `koanf:"trajectory" json:"trajectory"`
+	Trajectory Trajectory `koanf:"trajectory" json:"trajectory"`
+	// Retrieval ranks the tools for each query when the inventory is too large to show whole.
+	Retrieval Retrieval `koanf:"retrieval" json:"retrieval"`
 	Servers    map[string]Server `koanf:"servers" json:"servers"`
 	// Providers are the model servers the router and the council use, by name.
 	Providers map[string]Provider `koanf:"providers" json:"providers"`
@@ -151,6 +153,46 @@ const (
 	ModeTwoPhase Mode = "two_phase"
 	ModeNative   Mode = "native"
 )
+
+// Retrieval configures the shortlist: when the tools a caller may use do not fit the phase-1
+// prompt budget, phase 1 is shown the best-ranked tools that do (BM25F over names, purposes,
+// descriptions, parameters and examples; optionally fused with embeddings).
+type Retrieval struct {
+	// Enabled turns ranking on; off, phase 1 always shows every tool (and a prompt over the
+	// window is refused).
+	Enabled bool `koanf:"enabled" json:"enabled"`
+	// PromptBudget is the tokens phase 1 may spend on its tool list; 0 is half of
+	// ollama.options.num_ctx minus router.context_reserve.
+	PromptBudget int `koanf:"prompt_budget" json:"prompt_budget"`
+	// MaxSearches is how many times per request phase 1 may ask to search beyond the
+	// shortlist (0..4); each search takes one call of router.max_tool_calls.
+	MaxSearches int `koanf:"max_searches" json:"max_searches"`
+	// EmbedModel, when set, is an Ollama embedding model (e.g. "nomic-embed-text") whose
+	// ranking is fused with BM25F; without it, or while it is down, ranking is lexical.
+	EmbedModel string `koanf:"embed_model" json:"embed_model,omitempty"`
+	// VectorCache is the file of cached tool vectors ("": beside the examples file, or in
+	// memory when there is none).
+	VectorCache string `koanf:"vector_cache" json:"vector_cache,omitempty"`
+	// LearnExamples keeps the query of each request that was not degraded as an example of
+	// every tool that answered it without error.
+	LearnExamples bool `koanf:"learn_examples" json:"learn_examples"`
+	// ExamplesFile keeps learned examples ("": examples.jsonl beside trajectory.path).
+	ExamplesFile string `koanf:"examples_file" json:"examples_file,omitempty"`
+	// ExamplesPerTool bounds the learned examples of one tool (the oldest go first).
+	ExamplesPerTool int `koanf:"examples_per_tool" json:"examples_per_tool"`
+}
+
+// ExamplesPath is where learned examples are kept: examples_file, or examples.jsonl beside the
+// trajectory log; "" when neither is set.
+func (c Config) ExamplesPath() string {
+	switch {
+	case c.Retrieval.ExamplesFile != "":
+		return c.Retrieval.ExamplesFile
+	case c.Trajectory.Path != "":
+		return path.Join(path.Dir(c.Trajectory.Path), "examples.jsonl")
+	}
+	return ""
+}
 
 // Trajectory configures the optional JSON Lines log of routing steps.
 type Trajectory struct {
@@ -311,6 +353,10 @@ type Server struct {
 
 	// Tools filters the server's tools.
 	Tools ToolFilter `koanf:"tools" json:"tools,omitzero"`
+
+	// Examples are queries each tool answers, by tool name (without the server): retrieval
+	// ranks a tool higher for queries like them.
+	Examples map[string][]string `koanf:"examples" json:"examples,omitempty"`
 }
 
 // ToolFilter selects tools by unqualified name. Entries are exact names or

@@ -37,6 +37,7 @@ func Default() Config {
 			Provider:         DefaultProvider,
 		},
 		Trajectory: Trajectory{MaxBytes: 64 << 20, MaxFiles: 5, QueueSize: 1024},
+		Retrieval:  Retrieval{Enabled: true, MaxSearches: 1, ExamplesPerTool: 20},
 		HTTP: HTTP{
 			BodyLimit:       1 << 20,
 			ReadTimeout:     Duration(10 * time.Second),

@@ -67,6 +67,18 @@ func (c Config) Validate() error {
 	if n := c.Router.ContextReserve; n < 0 {
 		v.add("router.context_reserve", "must be >= 0, got %d", n)
 	}
+	if r := c.Retrieval; r.PromptBudget < 0 {
+		v.add("retrieval.prompt_budget", "must be >= 0 (0: half the window), got %d", r.PromptBudget)
+	}
+	if r := c.Retrieval; r.MaxSearches < 0 || r.MaxSearches > 4 {
+		v.add("retrieval.max_searches", "must be 0..4, got %d", r.MaxSearches)
+	}
+	if r := c.Retrieval; r.ExamplesPerTool < 1 || r.ExamplesPerTool > 1000 {
+		v.add("retrieval.examples_per_tool", "must be 1..1000, got %d", r.ExamplesPerTool)
+	}
+	if c.Retrieval.LearnExamples && c.ExamplesPath() == "" {
+		v.add("retrieval.learn_examples", "needs retrieval.examples_file or trajectory.path to keep the examples in")
+	}
 	if c.Trajectory.Path != "" {
 		if c.Trajectory.MaxBytes <= 0 {
 			v.add("trajectory.max_bytes", "must be > 0, got %d", c.Trajectory.MaxBytes)

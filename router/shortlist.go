@@ -3,6 +3,7 @@ package router
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -361,4 +362,42 @@ func promptTool(t *inventory.Tool) prompts.Tool {
 		})
 	}
 	return pt
+}
+
+// Offer is what retrieval offers a caller for a query: the best-ranked tools, and what phase 1
+// would be shown.
+type Offer struct {
+	Query string `json:"query"`
+	// Ranked are the k best-ranked tools the caller may use.
+	Ranked []ShortlistTool `json:"ranked"`
+	// Whole says phase 1 would be shown the caller's whole inventory (it fits the budget, or
+	// retrieval is off); otherwise Shortlist is what it would be shown.
+	Whole     bool       `json:"whole_inventory"`
+	Shortlist *Shortlist `json:"shortlist,omitempty"`
+	Fallback  string     `json:"fallback,omitempty"`
+}
+
+// ErrNoRanker is Search's error when retrieval is off.
+var ErrNoRanker = errors.New("retrieval is off")
+
+// Search shows what retrieval would offer caller for query: the k best-ranked tools it may use,
+// and the phase-1 view a request would get. Tools the caller may not use are never ranked.
+func (r *Router) Search(ctx context.Context, query, caller string, k int) (*Offer, error) {
+	if r.set.Ranker == nil {
+		return nil, ErrNoRanker
+	}
+	snap := r.inv.Snapshot()
+	policy, tools := r.allowed(snap, caller)
+	ps := r.promptSet(snap, policy, tools)
+	res := r.set.Ranker.Rank(ctx, snap, query, k, ps.permits)
+	o := &Offer{Query: query, Ranked: make([]ShortlistTool, 0, len(res.Hits)), Fallback: res.Fallback}
+	for _, h := range res.Hits {
+		o.Ranked = append(o.Ranked, ShortlistTool{Name: h.Qualified, Score: math.Round(h.Score*1e4) / 1e4})
+	}
+	v, err := r.phase1View(ctx, snap, ps, query)
+	if err != nil {
+		return nil, err
+	}
+	o.Whole, o.Shortlist = v.shortlist == nil, v.shortlist
+	return o, nil
 }

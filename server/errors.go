@@ -50,6 +50,8 @@ func (h *handlers) apiErrorOf(err error) *apiError {
 	// the request (or call) timeout in ErrModel, and that is a timeout, not an unavailable model.
 	case errors.Is(err, context.DeadlineExceeded):
 		e = apiError{status: fiber.StatusGatewayTimeout, code: "timeout", msg: err.Error()}
+	case errors.Is(err, router.ErrNoRanker):
+		e = apiError{status: fiber.StatusNotFound, code: "retrieval_off", msg: "retrieval is off (retrieval.enabled is false)"}
 	case errors.Is(err, router.ErrModel):
 		e = apiError{status: fiber.StatusBadGateway, code: "model_unavailable", msg: err.Error()}
 	case errors.As(err, &fe):

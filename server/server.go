@@ -5,9 +5,12 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
@@ -62,6 +65,13 @@ type Deps struct {
 	// Access, if not nil, is the router's access lists: GET /v1/inventory?caller=NAME shows what
 	// that caller may use.
 	Access router.Access
+	// Search, if not nil, answers GET /v1/inventory/search: what retrieval offers for a query.
+	Search Searcher
+}
+
+// Searcher shows what retrieval would offer a caller for a query; *router.Router satisfies it.
+type Searcher interface {
+	Search(ctx context.Context, query, caller string, k int) (*router.Offer, error)
 }
 
 // TrajectoryStats reports the trajectory log's counts; *trajectory.Writer satisfies it.
@@ -111,6 +121,7 @@ func New(d Deps, o Options) *fiber.App {
 	app.Post("/v1/answer", h.answer)
 	app.Post("/v1/answer/stream", h.answerStream)
 	app.Get("/v1/inventory", h.inventory)
+	app.Get("/v1/inventory/search", h.search)
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	app.Get("/readyz", h.readyz)
 	app.Use(func(c *fiber.Ctx) error {
@@ -175,6 +186,40 @@ func (h *handlers) inventory(c *fiber.Ctx) error {
 	}
 	_, permits := h.d.Access.Policy(caller)
 	return c.JSON(snap.ExportFor(permits))
+}
+
+// maxSearchK bounds k of GET /v1/inventory/search.
+const maxSearchK = 1000
+
+// search answers GET /v1/inventory/search?q=QUERY&k=N&caller=NAME.
+func (h *handlers) search(c *fiber.Ctx) error {
+	if h.d.Search == nil {
+		return router.ErrNoRanker
+	}
+	q := strings.TrimSpace(c.Query("q"))
+	switch {
+	case q == "":
+		return badRequest("bad_query", "q is required: the query to rank tools for")
+	case len(q) > h.o.MaxQueryBytes:
+		return badRequest("query_too_large", fmt.Sprintf("q is %d bytes, over the limit of %d", len(q), h.o.MaxQueryBytes))
+	case !utf8.ValidString(q):
+		return badRequest("bad_query", "q is not valid UTF-8")
+	}
+	k := 10
+	if s := c.Query("k"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > maxSearchK {
+			return badRequest("bad_k", fmt.Sprintf("k must be a whole number from 1 to %d, got %q", maxSearchK, s))
+		}
+		k = n
+	}
+	ctx, cancel := context.WithTimeout(c.UserContext(), h.o.RequestTimeout)
+	defer cancel()
+	offer, err := h.d.Search.Search(ctx, strings.Clone(q), strings.Clone(c.Query("caller")), k)
+	if err != nil {
+		return err
+	}
+	return c.JSON(offer)
 }
 
 type readiness struct {

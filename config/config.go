@@ -79,8 +79,8 @@ type Config struct {
 	// Trajectory is the optional log of routing steps for fine-tuning.
 	Trajectory Trajectory `koanf:"trajectory" json:"trajectory"`
 	// Retrieval ranks the tools for each query when the inventory is too large to show whole.
-	Retrieval Retrieval `koanf:"retrieval" json:"retrieval"`
-	Servers    map[string]Server `koanf:"servers" json:"servers"`
+	Retrieval Retrieval         `koanf:"retrieval" json:"retrieval"`
+	Servers   map[string]Server `koanf:"servers" json:"servers"`
 	// Providers are the model servers the router and the council use, by name.
 	Providers map[string]Provider `koanf:"providers" json:"providers"`
 	// Council is the council of models that synthesises answers; no members disables it.

@@ -30,7 +30,11 @@ type Catalog struct {
 	again     bool // another is wanted when it ends
 	docs      []Doc
 	version   uint64
+	failedAt  time.Time // when the last background embedding failed
 }
+
+// embedRetry is how long after a failed embedding of the tools a search starts another.
+const embedRetry = time.Minute
 
 // NewCatalog returns a catalog over ret with examples from ex (nil for none).
 func NewCatalog(ret *Retriever, ex *Examples, log *slog.Logger) *Catalog {
@@ -56,6 +60,12 @@ func (c *Catalog) Sync(snap *inventory.Snapshot) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.synced && c.invVer == snap.Version && c.exVer == exVer {
+		// Unchanged; but dense retrieval that failed is tried again now and then.
+		if !c.failedAt.IsZero() && !c.embedding && time.Since(c.failedAt) > embedRetry {
+			c.failedAt = time.Time{}
+			c.embedding = true
+			go c.embed()
+		}
 		return
 	}
 	if c.ex != nil {
@@ -84,11 +94,15 @@ func (c *Catalog) embed() {
 		c.again = false
 		c.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
-		if _, err := c.ret.Sync(ctx, version, docs); err != nil {
+		_, err := c.ret.Sync(ctx, version, docs)
+		cancel()
+		if err != nil {
 			c.log.Warn("dense retrieval off: tools not embedded", "err", err)
 		}
-		cancel()
 		c.mu.Lock()
+		if err != nil {
+			c.failedAt = time.Now()
+		}
 		if !c.again {
 			c.embedding = false
 			c.mu.Unlock()

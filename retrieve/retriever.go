@@ -47,7 +47,13 @@ type Retriever struct {
 
 	mu    sync.Mutex // serialises Sync
 	dense atomic.Pointer[denseSet]
+	// quietUntil (unix ns): after a query could not be embedded, searches skip the embedding
+	// model until then instead of each waiting QueryTimeout for a server that is down.
+	quietUntil atomic.Int64
 }
+
+// queryBackoff is how long searches rank lexically after a query could not be embedded.
+const queryBackoff = 30 * time.Second
 
 // denseSet is the tools' vectors for one Sync, immutable.
 type denseSet struct {
@@ -205,11 +211,17 @@ func (r *Retriever) Search(ctx context.Context, query string, k int, permit func
 	case len(ds.vecs) == 0:
 		return Result{Hits: r.index.Search(query, k, permit)}
 	}
+	if until := r.quietUntil.Load(); time.Now().UnixNano() < until {
+		return Result{Hits: r.index.Search(query, k, permit), Fallback: fmt.Sprintf("embedding model %s failed recently; retrying after %s", r.opts.Model, time.Unix(0, until).UTC().Format(time.RFC3339))}
+	}
 	qctx, cancel := context.WithTimeout(ctx, r.opts.QueryTimeout)
 	qv, err := r.emb.Embed(qctx, r.opts.Model, []string{query})
 	cancel()
 	switch {
 	case err != nil:
+		if ctx.Err() == nil { // the search's own caller going away says nothing of the model
+			r.quietUntil.Store(time.Now().Add(queryBackoff).UnixNano())
+		}
 		return Result{Hits: r.index.Search(query, k, permit), Fallback: fmt.Sprintf("embedding query with %s: %v", r.opts.Model, err)}
 	case len(qv) != 1 || len(qv[0]) != ds.dim:
 		return Result{Hits: r.index.Search(query, k, permit), Fallback: fmt.Sprintf("embedding query with %s: no vector of %d dimensions", r.opts.Model, ds.dim)}

@@ -812,9 +812,14 @@ func estimateNode(n map[string]any, name string) int {
 	return size
 }
 
+// ReferencePattern is the only string AllowReferences admits where the tool's schema wants another
+// type: a reference to an earlier step's result, with an optional JSON Pointer into it.
+const ReferencePattern = `^\$result_of_step_[0-9]+(#/.*)?$`
+
 // AllowReferences returns a copy of a derived format schema in which every top-level property that
-// is not already a plain string may also be a string, so that under constrained decoding the model
-// can write a "$result_of_step_N" reference where a number or an object is expected. The router
+// is not already a plain string may also be a reference string (ReferencePattern), so that under
+// constrained decoding the model can write "$result_of_step_N" where a number or an object is
+// expected, and nothing else: the grammar admits no empty or free string there. The router
 // substitutes references before validating against the full original schema.
 func AllowReferences(format json.RawMessage) (json.RawMessage, error) {
 	var m map[string]any
@@ -826,7 +831,7 @@ func AllowReferences(format json.RawMessage) (json.RawMessage, error) {
 		if pm, ok := p.(map[string]any); ok && pm["type"] == "string" && len(pm) <= 2 {
 			continue
 		}
-		props[name] = map[string]any{"anyOf": []any{p, map[string]any{"type": "string"}}}
+		props[name] = map[string]any{"anyOf": []any{p, map[string]any{"type": "string", "pattern": ReferencePattern}}}
 	}
 	return marshalCompact(m)
 }

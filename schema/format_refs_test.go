@@ -15,7 +15,7 @@ func TestAllowReferences(t *testing.T) {
 	var m map[string]any
 	_ = json.Unmarshal(got, &m)
 	props := m["properties"].(map[string]any)
-	want := map[string]any{"anyOf": []any{map[string]any{"type": "number"}, map[string]any{"type": "string"}}}
+	want := map[string]any{"anyOf": []any{map[string]any{"type": "number"}, map[string]any{"type": "string", "pattern": ReferencePattern}}}
 	if !reflect.DeepEqual(props["a"], want) {
 		t.Errorf("got a = %v, want %v", props["a"], want)
 	}
@@ -32,5 +32,11 @@ func TestAllowReferences(t *testing.T) {
 	}
 	if _, err := s.Validate(json.RawMessage(`{"a":"$result_of_step_1","o":"$result_of_step_2#/x"}`)); err != nil {
 		t.Errorf("relaxed schema rejected references: %v", err)
+	}
+	// Only a reference: an empty or free string where a number is wanted stays invalid.
+	for _, bad := range []string{`{"a":""}`, `{"a":"twelve"}`, `{"a":"$result_of_step_"}`, `{"a":"x $result_of_step_1"}`} {
+		if _, err := s.Validate(json.RawMessage(bad)); err == nil {
+			t.Errorf("relaxed schema accepted %s, want only references as strings", bad)
+		}
 	}
 }

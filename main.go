@@ -98,6 +98,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 		Ranker:           ranker,
 		PromptBudget:     cfg.Retrieval.PromptBudget,
 		MaxSearches:      cfg.Retrieval.MaxSearches,
+		SharedPrefix:     cfg.Router.SharedPrefix,
 		Learner:          learner,
 	}, logger)
 

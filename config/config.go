@@ -126,6 +126,9 @@ type Router struct {
 	MaxQueryBytes int `koanf:"max_query_bytes" json:"max_query_bytes"`
 	// MaxHistory is the largest number of history messages used.
 	MaxHistory int `koanf:"max_history" json:"max_history"`
+	// SharedPrefix opens each phase-2 prompt with phase 1's system prompt, so a model server
+	// with one cache slot keeps the inventory's prefill between the phases.
+	SharedPrefix bool `koanf:"shared_prefix" json:"shared_prefix"`
 	// Mode is "two_phase" (selection then arguments, constrained JSON) or
 	// "native" (Ollama's tools field and tool_calls loop).
 	Mode Mode `koanf:"mode" json:"mode"`

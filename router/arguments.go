@@ -42,9 +42,23 @@ func (tp *twoPhase) arguments(reqCtx context.Context, c *Call, p planned, finish
 		}
 	}
 	priors = append([]prompts.Prior(nil), priors...) // calls of a round trim their own copies
+	// With a shared prefix, phase 2 opens with phase 1's system prompt, so a model server with one
+	// cache slot keeps the inventory's prefill between the phases; it is the first thing cut when
+	// the prompt is over the window.
+	shared := tp.r.set.SharedPrefix
 	msgs, est, err := tp.r.window().fit(tp.j, c.Round, "phase-2 prompt", 0, func() ([]api.Message, error) {
 		tail, err := prompts.ArgumentsQuery(tp.query, c.Task, priors)
-		return []api.Message{{Role: "user", Content: head + tail}}, err
+		user := api.Message{Role: "user", Content: head + tail}
+		if shared {
+			return []api.Message{{Role: "system", Content: tp.view.text}, user}, err
+		}
+		return []api.Message{user}, err
+	}, func(int) (string, bool) {
+		if !shared {
+			return "", false
+		}
+		shared = false
+		return "phase 2 without phase 1's shared prefix", true
 	}, shortenPriors(priors))
 	if err != nil {
 		return err

@@ -106,6 +106,9 @@ type Settings struct {
 	PromptBudget int
 	// MaxSearches bounds the searches beyond the shortlist that phase 1 may ask for per request.
 	MaxSearches int
+	// SharedPrefix opens each phase-2 prompt with phase 1's system prompt, so that a model
+	// server with a single cache slot reuses the inventory's prefill across the phases.
+	SharedPrefix bool
 	// Learner, if set, keeps the query of a request that was not degraded as an example of each
 	// tool that answered it without error.
 	Learner Learner

@@ -129,3 +129,25 @@ func TestNumCtxCappedAtTrainedLength(t *testing.T) {
 		t.Errorf("got num_ctx %v, want the trained 4096", got)
 	}
 }
+
+// TestSharedPrefix: phase 2 opens with phase 1's system prompt when asked to, so the model
+// server's cache keeps the inventory's prefill between the phases.
+func TestSharedPrefix(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		t.Run(map[bool]string{false: "own", true: "shared"}[shared], func(t *testing.T) {
+			e := newEnv(t, router.Settings{SharedPrefix: shared}, sel("calculator.add", true), args(`{"a": 1, "b": 2}`))
+			if _, err := e.router.Route(context.Background(), router.Request{Query: "add 1 and 2"}); err != nil {
+				t.Fatal(err)
+			}
+			reqs := e.model.Requests()
+			p1, p2 := reqs[0].Messages, reqs[1].Messages
+			gotShared := p2[0].Role == "system" && p2[0].Content == p1[0].Content
+			if gotShared != shared {
+				t.Errorf("got phase 2 opening with phase 1's system prompt = %v, want %v", gotShared, shared)
+			}
+			if last := p2[len(p2)-1]; last.Role != "user" || !strings.Contains(last.Content, "Tool: calculator.add") {
+				t.Errorf("phase 2's last message is not the arguments prompt: %+v", last)
+			}
+		})
+	}
+}

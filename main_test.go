@@ -181,6 +181,8 @@ func TestCommands(t *testing.T) {
 	}{
 		{"route", []string{"-ollama", model.URL, "-model", "fake", "route", "six times seven"}, `"text": "42"`, ""},
 		{"inventory", []string{"inventory"}, `"name": "clock.current_time"`, ""},
+		{"search", []string{"search", "what time is it in Tokyo"}, `"name": "clock.current_time"`, ""},
+		{"search needs a query", []string{"search"}, "", "usage"},
 		{"flags after command", []string{"inventory", "-log-level", "error"}, `"name": "calculator.add"`, ""},
 		{"route needs a query", []string{"route"}, "", "usage"},
 		{"unknown command", []string{"frobnicate"}, "", `unknown command "frobnicate"`},

@@ -102,6 +102,10 @@ type Ollama struct {
 	KeepAlive Duration `koanf:"keep_alive" json:"keep_alive"`
 	// Timeout bounds a single model call.
 	Timeout Duration `koanf:"timeout" json:"timeout"`
+	// MaxResponseBytes bounds one model answer (its text, thinking and tool calls, summed over a
+	// stream) from any provider, the council's members included: reading stops past it and the
+	// call fails as a model failure. One line of a response may be twice as long plus 64 KiB.
+	MaxResponseBytes int `koanf:"max_response_bytes" json:"max_response_bytes"`
 	// Options are passed to Ollama as model options. Whole numbers are
 	// normalised to int, other numbers to float64; numeric and boolean
 	// strings from the environment are converted.
@@ -218,6 +222,9 @@ type HTTP struct {
 	// RequestTimeout bounds a whole /v1/route request.
 	RequestTimeout  Duration `koanf:"request_timeout" json:"request_timeout"`
 	ShutdownTimeout Duration `koanf:"shutdown_timeout" json:"shutdown_timeout"`
+	// AllowedOrigins are the browser origins ("https://app.example.com") whose requests are
+	// served; a request with any other Origin header is refused (403).
+	AllowedOrigins []string `koanf:"allowed_origins" json:"allowed_origins"`
 }
 
 // Failure is the policy when the model fails (router.on_model_failure).

@@ -19,7 +19,10 @@ func Default() Config {
 			Model:     "qwen2.5:7b",
 			KeepAlive: Duration(10 * time.Minute),
 			Timeout:   Duration(30 * time.Second),
-			Options:   map[string]any{"temperature": 0, "num_ctx": 8192, "seed": 42},
+			// A few times the largest sane answer: a tool selection or arguments are a few KiB,
+			// a council answer some tens.
+			MaxResponseBytes: 1 << 20,
+			Options:          map[string]any{"temperature": 0, "num_ctx": 8192, "seed": 42},
 		},
 		Router: Router{
 			RepairAttempts:   2,
@@ -44,6 +47,7 @@ func Default() Config {
 			WriteTimeout:    Duration(120 * time.Second),
 			RequestTimeout:  Duration(120 * time.Second),
 			ShutdownTimeout: Duration(10 * time.Second),
+			AllowedOrigins:  []string{},
 		},
 		Providers: map[string]Provider{
 			DefaultProvider: {Type: ProviderOllama},

@@ -37,6 +37,9 @@ func (c Config) Validate() error {
 		v.add("ollama.model", "must not be empty")
 	}
 	v.positive("ollama.timeout", c.Ollama.Timeout)
+	if n := c.Ollama.MaxResponseBytes; n < 1 || n > maxResponseBytes {
+		v.add("ollama.max_response_bytes", "must be between 1 and %d, got %d", maxResponseBytes, n)
+	}
 
 	if n := c.Router.RepairAttempts; n < 0 || n > 10 {
 		v.add("router.repair_attempts", "must be between 0 and 10, got %d", n)
@@ -98,6 +101,9 @@ func (c Config) Validate() error {
 	v.positive("http.write_timeout", c.HTTP.WriteTimeout)
 	v.positive("http.request_timeout", c.HTTP.RequestTimeout)
 	v.positive("http.shutdown_timeout", c.HTTP.ShutdownTimeout)
+	for i, o := range c.HTTP.AllowedOrigins {
+		v.origin(fmt.Sprintf("http.allowed_origins[%d]", i), o)
+	}
 
 	v.timeoutOrder(c)
 
@@ -309,6 +315,19 @@ func (v *validator) hostPort(key, s string) {
 	}
 	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n > 65535 {
 		v.add(key, "port must be a number from 0 to 65535, got %q", port)
+	}
+}
+
+// maxResponseBytes bounds ollama.max_response_bytes: a model answer is held in memory whole.
+const maxResponseBytes = 256 << 20
+
+// origin checks a browser origin as an Origin header carries it: scheme://host[:port], nothing
+// more (no path, no trailing slash), lower case as browsers send it.
+func (v *validator) origin(key, s string) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		u.Path != "" || u.RawQuery != "" || u.Fragment != "" || s != strings.ToLower(s) {
+		v.add(key, "must be an origin as browsers send it, scheme://host[:port] in lower case (e.g. \"https://app.example.com\"), got %q", s)
 	}
 }
 

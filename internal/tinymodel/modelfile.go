@@ -1,0 +1,42 @@
+package tinymodel
+
+import (
+	_ "embed"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Chat templates, in Ollama's Go-template form. Both are ChatML with Qwen's tool block (tools in
+// <tools></tools>, calls in <tool_call></tool_call>), so Ollama reports the tools capability and
+// parses native tool calls. The thinking one also renders .Thinking between <think> and </think>,
+// which makes Ollama report the thinking capability: with think:true the assistant turn opens with
+// <think>, with think:false it gets an empty thinking block, as Qwen3's own template does.
+var (
+	//go:embed chatml.gotmpl
+	chatTemplate string
+	//go:embed chatml-think.gotmpl
+	thinkTemplate string
+)
+
+// Modelfile is the Modelfile that imports the GGUF at ggufPath: the thinking template for the json
+// variant, the plain one otherwise; stop at the end of a turn.
+func Modelfile(ggufPath string, thinking bool) string {
+	t := chatTemplate
+	if thinking {
+		t = thinkTemplate
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "FROM %s\n", ggufPath)
+	fmt.Fprintf(&b, "TEMPLATE \"\"\"%s\"\"\"\n", t)
+	b.WriteString("PARAMETER stop <|im_end|>\nPARAMETER stop <|endoftext|>\n")
+	return b.String()
+}
+
+// WriteModelfile writes Modelfile(ggufPath, thinking) to path.
+func WriteModelfile(path, ggufPath string, thinking bool) error {
+	if err := os.WriteFile(path, []byte(Modelfile(ggufPath, thinking)), 0o644); err != nil {
+		return fmt.Errorf("writing Modelfile: %w", err)
+	}
+	return nil
+}

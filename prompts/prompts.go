@@ -58,6 +58,46 @@ func Select(servers []Server, shortlist bool) (string, error) {
 	}{servers, shortlist})
 }
 
+// SelectGroup is one server's part of the phase-1 prompt, from pieces rendered by
+// SelectServerText and SelectToolText.
+type SelectGroup struct {
+	Heading string
+	Tools   []string
+}
+
+// selectPrefix is Select's text without tools, for a whole inventory and for a shortlist.
+var selectPrefix = func() [2]string {
+	var p [2]string
+	for i, shortlist := range []bool{false, true} {
+		s, err := Select(nil, shortlist)
+		if err != nil {
+			panic(err)
+		}
+		p[i] = strings.TrimSuffix(s, "\n")
+	}
+	return p
+}()
+
+// SelectFrom assembles the phase-1 prompt from pieces rendered once (a tool's entry is the same in
+// every shortlist): the same text Select writes for the same servers and tools.
+func SelectFrom(shortlist bool, groups []SelectGroup) string {
+	var b strings.Builder
+	i := 0
+	if shortlist {
+		i = 1
+	}
+	b.WriteString(selectPrefix[i])
+	for _, g := range groups {
+		b.WriteString(strings.TrimSuffix(g.Heading, "\n"))
+		for _, t := range g.Tools {
+			b.WriteString(t)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
 // SelectServerText and SelectToolText are a server's heading and a tool's entry exactly as
 // Select writes them, for measuring what each adds to the prompt.
 func SelectServerText(s Server) (string, error) {

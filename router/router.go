@@ -131,7 +131,7 @@ type Router struct {
 
 	promptMu sync.Mutex            // guards prompts and costs
 	prompts  map[string]*promptSet // by access policy, all of one inventory version
-	costs    *costs                // of the same version
+	pieces   *pieces               // of the same version
 
 	est          *estimator
 	options      atomic.Pointer[map[string]any] // model options sent with every call, num_ctx always set
@@ -224,17 +224,16 @@ func (r *Router) Route(ctx context.Context, req Request) (*Outcome, error) {
 
 	r.learnContextLength(ctx)
 	snap := r.inv.Snapshot()
-	policy, tools := r.allowed(snap, req.Caller)
+	ps := r.allowed(snap, req.Caller)
 	var err error
 	switch {
-	case len(tools) == 0:
+	case len(ps.tools) == 0:
 		x.j.update(func(o *Outcome) { o.Reasoning, o.Stopped = "no tools are available", StopNoTool })
 	case r.set.Mode == Native:
 		x.t = newTranscript(nativeSystem, req.History, req.Query)
-		x.p = newNative(r, x.j, x.t, tools)
+		x.p = newNative(r, x.j, x.t, ps.tools)
 		err = x.loop(ctx)
 	default:
-		ps := r.promptSet(snap, policy, tools)
 		var v *view
 		if v, err = r.phase1View(ctx, snap, ps, req.Query); err == nil {
 			x.t = newTranscript(v.text, req.History, req.Query)
@@ -265,20 +264,31 @@ func (r *Router) learn(query string, out *Outcome) {
 	}
 }
 
-// allowed returns the caller's policy name and the available tools it permits.
-func (r *Router) allowed(snap *inventory.Snapshot, caller string) (string, []*inventory.Tool) {
+// allowed returns the prompt set of the caller's access policy for the snapshot: the tools it
+// may use, filtered once per inventory version and policy.
+func (r *Router) allowed(snap *inventory.Snapshot, caller string) *promptSet {
+	name, permits := "", func(string) bool { return true }
+	if r.set.Access != nil {
+		name, permits = r.set.Access.Policy(caller)
+	}
+	r.promptMu.Lock()
+	ps, ok := r.prompts[name]
+	r.promptMu.Unlock()
+	if ok && ps.version == snap.Version {
+		return ps
+	}
 	tools := snap.Available()
-	if r.set.Access == nil {
-		return "", tools
-	}
-	name, permits := r.set.Access.Policy(caller)
-	kept := tools[:0]
-	for _, t := range tools {
-		if permits(t.Qualified) {
-			kept = append(kept, t)
+	all := r.set.Access == nil
+	if !all {
+		kept := tools[:0]
+		for _, t := range tools {
+			if permits(t.Qualified) {
+				kept = append(kept, t)
+			}
 		}
+		tools = kept
 	}
-	return name, kept
+	return r.promptSet(snap, name, tools, all)
 }
 
 func newID() string {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 
@@ -26,8 +27,11 @@ type Learner interface {
 	Learn(tool, query string) (bool, error)
 }
 
-// rankDepth is how many ranked tools a shortlist is filled from.
-const rankDepth = 256
+// A shortlist is filled from the rankFirst best tools, or the rankDepth best when those all fit.
+const (
+	rankFirst = 64
+	rankDepth = 512
+)
 
 // Shortlist is what phase 1 was shown when the inventory did not fit its budget: the tools in
 // score order, the budget and what was left out.
@@ -60,6 +64,7 @@ type promptSet struct {
 	tools   []*inventory.Tool          // permitted, in inventory order
 	byName  map[string]*inventory.Tool // the same, by qualified name
 	servers []inventory.Server         // of the snapshot, for headings
+	all     bool                       // every available tool is permitted
 
 	mu   sync.Mutex // guards full and args
 	full *view      // the whole inventory, rendered on first use
@@ -76,17 +81,24 @@ type view struct {
 	hits      []retrieve.Hit // the shown tools, best first (shortlists only)
 }
 
-// costs are the raw token estimates of each tool's and each server heading's text in the phase-1
-// prompt, for one inventory version; policies share them.
-type costs struct {
+// pieces are each tool's entry and each server's heading in the phase-1 prompt, rendered once
+// per inventory version (policies share them), with their raw token estimates.
+type pieces struct {
 	version uint64
 	mu      sync.Mutex // guards tool and heading
-	tool    map[string]float64
-	heading map[string]float64
+	tool    map[string]piece
+	heading map[string]piece
+}
+
+// piece is one rendered part of the phase-1 prompt.
+type piece struct {
+	text string
+	raw  float64
 }
 
 // promptSet returns the prompt set of the snapshot's inventory version for an access policy.
-func (r *Router) promptSet(snap *inventory.Snapshot, policy string, tools []*inventory.Tool) *promptSet {
+// all says the policy permits every available tool.
+func (r *Router) promptSet(snap *inventory.Snapshot, policy string, tools []*inventory.Tool, all bool) *promptSet {
 	r.promptMu.Lock()
 	defer r.promptMu.Unlock()
 	if ps, ok := r.prompts[policy]; ok && ps.version == snap.Version {
@@ -97,14 +109,11 @@ func (r *Router) promptSet(snap *inventory.Snapshot, policy string, tools []*inv
 			delete(r.prompts, k)
 		}
 	}
-	if r.costs == nil || r.costs.version != snap.Version {
-		r.costs = &costs{version: snap.Version, tool: map[string]float64{}, heading: map[string]float64{}}
-	}
 	byName := make(map[string]*inventory.Tool, len(tools))
 	for _, t := range tools {
 		byName[t.Qualified] = t
 	}
-	ps := &promptSet{version: snap.Version, tools: tools, byName: byName, servers: snap.Servers, args: map[string]string{}}
+	ps := &promptSet{version: snap.Version, tools: tools, byName: byName, servers: snap.Servers, all: all, args: map[string]string{}}
 	if r.prompts == nil {
 		r.prompts = map[string]*promptSet{}
 	}
@@ -112,8 +121,13 @@ func (r *Router) promptSet(snap *inventory.Snapshot, policy string, tools []*inv
 	return ps
 }
 
-// permits reports whether the policy offers a tool.
-func (p *promptSet) permits(qualified string) bool { return p.byName[qualified] != nil }
+// permit is the ranker's filter: nil when the policy permits every tool (nothing to check).
+func (p *promptSet) permit() func(string) bool {
+	if p.all {
+		return nil
+	}
+	return func(qualified string) bool { return p.byName[qualified] != nil }
+}
 
 // argumentsHead returns the static phase-2 prompt of a tool, rendering it on first use.
 func (p *promptSet) argumentsHead(t *inventory.Tool) (string, error) {
@@ -131,81 +145,96 @@ func (p *promptSet) argumentsHead(t *inventory.Tool) (string, error) {
 }
 
 // wholeView is the whole permitted inventory, rendered once per version and policy.
-func (p *promptSet) wholeView() (*view, error) {
+func (r *Router) wholeView(p *promptSet) (*view, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.full != nil {
 		return p.full, nil
 	}
-	v, err := render(p.servers, p.tools, nil)
-	if err != nil {
-		return nil, err
-	}
-	p.full = v
-	return v, nil
+	p.full = r.render(p, p.tools, nil)
+	return p.full, nil
 }
 
-// render builds a view of tools, grouped by server in the order servers list them; with hits it
-// is a shortlist (tools ordered by first appearance in hits), otherwise the whole inventory.
-func render(servers []inventory.Server, tools []*inventory.Tool, sl *Shortlist) (*view, error) {
+// render builds a view of tools, grouped by server: for the whole inventory in the order servers
+// list them, for a shortlist (sl set) servers in the order of their best tool and tools in score
+// order. The text is assembled from pieces rendered once per version.
+func (r *Router) render(ps *promptSet, tools []*inventory.Tool, sl *Shortlist) *view {
 	v := &view{tools: make(map[string]*inventory.Tool, len(tools)), shortlist: sl}
 	for _, t := range tools {
 		v.tools[t.Qualified] = t
 	}
-	var groups []prompts.Server
 	if sl == nil {
-		groups = promptServers(servers, tools)
-	} else {
-		// Servers in the order of their best tool, tools in score order.
-		purposes := make(map[string]string, len(servers))
-		for _, s := range servers {
-			purposes[s.Name] = s.Purpose
+		order := make(map[string]int, len(ps.servers))
+		for i, s := range ps.servers {
+			order[s.Name] = i
 		}
-		at := map[string]int{}
-		for _, t := range tools {
-			i, ok := at[t.Server]
-			if !ok {
-				i = len(groups)
-				at[t.Server] = i
-				groups = append(groups, prompts.Server{Name: t.Server, Purpose: purposes[t.Server]})
-			}
-			groups[i].Tools = append(groups[i].Tools, promptTool(t))
-		}
+		tools = slices.Clone(tools)
+		slices.SortStableFunc(tools, func(a, b *inventory.Tool) int { return order[a.Server] - order[b.Server] })
 	}
-	text, err := prompts.Select(groups, sl != nil)
-	if err != nil {
-		return nil, err
-	}
-	v.text = text
+	pc := r.piecesOf(ps.version)
+	purposes := purposesOf(ps.servers)
+	var groups []prompts.SelectGroup
+	at := map[string]int{}
 	enum := make([]string, 0, len(tools)+1)
-	for _, g := range groups {
-		for _, t := range g.Tools {
-			enum = append(enum, t.Qualified)
+	for _, t := range tools {
+		i, ok := at[t.Server]
+		if !ok {
+			i = len(groups)
+			at[t.Server] = i
+			groups = append(groups, prompts.SelectGroup{Heading: pc.headingOf(t.Server, purposes[t.Server]).text})
 		}
+		groups[i].Tools = append(groups[i].Tools, pc.toolOf(t).text)
 	}
+	for _, t := range groupedOrder(tools, at, len(groups)) {
+		enum = append(enum, t.Qualified)
+	}
+	v.text = prompts.SelectFrom(sl != nil, groups)
 	v.enum, _ = json.Marshal(append(enum, noneTool))
-	return v, nil
+	return v
+}
+
+// groupedOrder lists tools in the order the prompt shows them: grouped by server, in the groups'
+// order.
+func groupedOrder(tools []*inventory.Tool, at map[string]int, n int) []*inventory.Tool {
+	byGroup := make([][]*inventory.Tool, n)
+	for _, t := range tools {
+		byGroup[at[t.Server]] = append(byGroup[at[t.Server]], t)
+	}
+	return slices.Concat(byGroup...)
+}
+
+// toolOf is a tool's entry, rendered on first use.
+func (p *pieces) toolOf(t *inventory.Tool) piece {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pc, ok := p.tool[t.Qualified]
+	if !ok {
+		text, _ := prompts.SelectToolText(promptTool(t))
+		pc = piece{text: text, raw: rawTokens(text)}
+		p.tool[t.Qualified] = pc
+	}
+	return pc
+}
+
+// headingOf is a server's heading, rendered on first use.
+func (p *pieces) headingOf(server, purpose string) piece {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pc, ok := p.heading[server]
+	if !ok {
+		text, _ := prompts.SelectServerText(prompts.Server{Name: server, Purpose: purpose})
+		pc = piece{text: text, raw: rawTokens(text)}
+		p.heading[server] = pc
+	}
+	return pc
 }
 
 // rawCost is the raw token estimate of a tool's entry in the phase-1 prompt, with its server's
 // heading when first is set.
-func (r *Router) rawCost(c *costs, t *inventory.Tool, purpose string, first bool) float64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n, ok := c.tool[t.Qualified]
-	if !ok {
-		text, _ := prompts.SelectToolText(promptTool(t))
-		n = rawTokens(text)
-		c.tool[t.Qualified] = n
-	}
+func (r *Router) rawCost(pc *pieces, t *inventory.Tool, purpose string, first bool) float64 {
+	n := pc.toolOf(t).raw
 	if first {
-		h, ok := c.heading[t.Server]
-		if !ok {
-			text, _ := prompts.SelectServerText(prompts.Server{Name: t.Server, Purpose: purpose})
-			h = rawTokens(text)
-			c.heading[t.Server] = h
-		}
-		n += h
+		n += pc.headingOf(t.Server, purpose).raw
 	}
 	return n
 }
@@ -224,14 +253,14 @@ func (r *Router) phase1View(ctx context.Context, snap *inventory.Snapshot, ps *p
 	w := r.window()
 	budget := r.promptBudget(w)
 	if r.set.Ranker == nil || r.fits(ps, budget, w) {
-		return ps.wholeView()
+		return r.wholeView(ps)
 	}
 	return r.shortlist(ctx, snap, ps, query, budget)
 }
 
 // fits reports whether the whole permitted inventory fits the budget.
 func (r *Router) fits(ps *promptSet, budget int, w window) bool {
-	c := r.costsOf(ps.version)
+	c := r.piecesOf(ps.version)
 	purposes := purposesOf(ps.servers)
 	seen := map[string]bool{}
 	raw := 0.0
@@ -245,38 +274,46 @@ func (r *Router) fits(ps *promptSet, budget int, w window) bool {
 	return true
 }
 
-func (r *Router) costsOf(version uint64) *costs {
+func (r *Router) piecesOf(version uint64) *pieces {
 	r.promptMu.Lock()
 	defer r.promptMu.Unlock()
-	if r.costs == nil || r.costs.version != version {
-		r.costs = &costs{version: version, tool: map[string]float64{}, heading: map[string]float64{}}
+	if r.pieces == nil || r.pieces.version != version {
+		r.pieces = &pieces{version: version, tool: map[string]piece{}, heading: map[string]piece{}}
 	}
-	return r.costs
+	return r.pieces
 }
 
-// shortlist ranks the permitted tools for query and renders the best that fit budget tokens.
+// shortlist ranks the permitted tools for query and renders the best that fit budget tokens. It
+// ranks a first few and ranks deeper only when they all fit.
 func (r *Router) shortlist(ctx context.Context, snap *inventory.Snapshot, ps *promptSet, query string, budget int) (*view, error) {
-	res := r.set.Ranker.Rank(ctx, snap, query, rankDepth, ps.permits)
-	c := r.costsOf(ps.version)
+	c := r.piecesOf(ps.version)
 	purposes := purposesOf(ps.servers)
 	model := r.set.Model
-	seen := map[string]bool{}
-	raw := 0.0
-	shown := res.Hits[:0:0]
-	for _, h := range res.Hits {
-		t := ps.byName[h.Qualified]
-		if t == nil {
-			continue
+	var res retrieve.Result
+	for k := rankFirst; ; k = rankDepth {
+		res = r.set.Ranker.Rank(ctx, snap, query, k, ps.permit())
+		seen := map[string]bool{}
+		raw := 0.0
+		shown := res.Hits[:0:0]
+		full := false
+		for _, h := range res.Hits {
+			t := ps.byName[h.Qualified]
+			if t == nil {
+				continue
+			}
+			cost := r.rawCost(c, t, purposes[t.Server], !seen[t.Server])
+			if len(shown) > 0 && r.est.scale(model, raw+cost) > budget {
+				full = true
+				break
+			}
+			raw += cost
+			seen[t.Server] = true
+			shown = append(shown, h)
 		}
-		cost := r.rawCost(c, t, purposes[t.Server], !seen[t.Server])
-		if len(shown) > 0 && r.est.scale(model, raw+cost) > budget {
-			break
+		if full || k == rankDepth || len(res.Hits) < k {
+			return r.renderShortlist(ps, query, shown, budget, r.est.scale(model, raw), res.Fallback)
 		}
-		raw += cost
-		seen[t.Server] = true
-		shown = append(shown, h)
 	}
-	return r.renderShortlist(ps, query, shown, budget, r.est.scale(model, raw), res.Fallback)
 }
 
 func (r *Router) renderShortlist(ps *promptSet, query string, hits []retrieve.Hit, budget, used int, fallback string) (*view, error) {
@@ -287,10 +324,7 @@ func (r *Router) renderShortlist(ps *promptSet, query string, hits []retrieve.Hi
 		sl.Tools[i] = ShortlistTool{Name: h.Qualified, Score: math.Round(h.Score*1e4) / 1e4}
 		tools[i] = ps.byName[h.Qualified]
 	}
-	v, err := render(ps.servers, tools, sl)
-	if err != nil {
-		return nil, err
-	}
+	v := r.render(ps, tools, sl)
 	v.hits = hits
 	return v, nil
 }
@@ -337,23 +371,6 @@ func purposesOf(servers []inventory.Server) map[string]string {
 	return m
 }
 
-// promptServers groups tools by server, in the order servers list them.
-func promptServers(servers []inventory.Server, tools []*inventory.Tool) []prompts.Server {
-	var out []prompts.Server
-	for _, s := range servers {
-		ps := prompts.Server{Name: s.Name, Purpose: s.Purpose}
-		for _, t := range tools {
-			if t.Server == s.Name {
-				ps.Tools = append(ps.Tools, promptTool(t))
-			}
-		}
-		if len(ps.Tools) > 0 {
-			out = append(out, ps)
-		}
-	}
-	return out
-}
-
 func promptTool(t *inventory.Tool) prompts.Tool {
 	pt := prompts.Tool{Qualified: t.Qualified, Description: t.Description, Schema: t.InputSchema}
 	for _, p := range t.Parameters {
@@ -387,9 +404,8 @@ func (r *Router) Search(ctx context.Context, query, caller string, k int) (*Offe
 		return nil, ErrNoRanker
 	}
 	snap := r.inv.Snapshot()
-	policy, tools := r.allowed(snap, caller)
-	ps := r.promptSet(snap, policy, tools)
-	res := r.set.Ranker.Rank(ctx, snap, query, k, ps.permits)
+	ps := r.allowed(snap, caller)
+	res := r.set.Ranker.Rank(ctx, snap, query, k, ps.permit())
 	o := &Offer{Query: query, Ranked: make([]ShortlistTool, 0, len(res.Hits)), Fallback: res.Fallback}
 	for _, h := range res.Hits {
 		o.Ranked = append(o.Ranked, ShortlistTool{Name: h.Qualified, Score: math.Round(h.Score*1e4) / 1e4})

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -322,5 +323,47 @@ func TestDegradedRouteLearnsNothing(t *testing.T) {
 	}
 	if got := ex.For("calculator.add"); len(got) != 0 {
 		t.Errorf("got examples %q after a degraded route, want none", got)
+	}
+}
+
+// BenchmarkShortlist measures building phase 1's view for real queries at three pool sizes:
+// ranking, fitting the budget and rendering the shortlist prompt (the sidecar's whole share of
+// phase 1 before the model call).
+func BenchmarkShortlist(b *testing.B) {
+	for _, n := range []int{200, 2000, 20000} {
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			big, tools := bigServer(b, n)
+			inv := inventory.New(map[string]config.Server{"big": builtinServer("big")},
+				inventory.Options{Logger: quiet, InProcess: map[string]*server.MCPServer{"big": big}})
+			inv.Start(context.Background())
+			defer inv.Close()
+			ret, err := retrieve.NewRetriever(retrieve.NewIndex(), nil, retrieve.DenseOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			rt := router.New(nil, inv, inv, router.Settings{Model: "fake", Ranker: retrieve.NewCatalog(ret, nil, quiet)}, quiet)
+			ctx := context.Background()
+			if _, _, err := rt.Phase1Prompt(ctx, tools[0].question); err != nil { // index built, costs cached
+				b.Fatal(err)
+			}
+			lat := make([]time.Duration, 0, b.N)
+			var bytes, shown int
+			b.ResetTimer()
+			for i := range b.N {
+				t0 := time.Now()
+				by, sh, err := rt.Phase1Prompt(ctx, tools[i%len(tools)].question)
+				lat = append(lat, time.Since(t0))
+				if err != nil {
+					b.Fatal(err)
+				}
+				bytes, shown = max(bytes, by), max(shown, sh)
+			}
+			b.StopTimer()
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+			b.ReportMetric(float64(bytes), "max-prompt-bytes")
+			b.ReportMetric(float64(shown), "max-tools-shown")
+		})
 	}
 }

@@ -28,7 +28,8 @@ func Modelfile(ggufPath string, thinking bool) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "FROM %s\n", ggufPath)
-	fmt.Fprintf(&b, "TEMPLATE \"\"\"%s\"\"\"\n", t)
+	// The files end in a newline the rendered prompt must not.
+	fmt.Fprintf(&b, "TEMPLATE \"\"\"%s\"\"\"\n", strings.TrimRight(t, "\n"))
 	b.WriteString("PARAMETER stop <|im_end|>\nPARAMETER stop <|endoftext|>\n")
 	return b.String()
 }

@@ -47,14 +47,15 @@ var Default = Options{Embedding: 64, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 1
 // Output-head biases of the json variant, in logits. Under a grammar only the allowed tokens
 // compete, so the order decides: the end of turn beats everything (free text ends at once, a
 // constrained answer as soon as it is complete); '"' and '{' beat the other punctuation, so strings
-// close empty and arrays get one item; ']' and '}' beat ',', so arrays and objects close rather
+// close empty, and '{' beats ']', so arrays get one item; ']' and '}' beat ',', so arrays and objects close rather
 // than grow; any punctuation beats a name token, and a name token beats a digit, and a digit
 // "true". Only single-character punctuation tokens are favoured, so merged ones ("[]", "],")
 // never short-cut the order.
 const (
 	biasEnd      = 30
-	biasOpen     = 22 // " {
-	biasClose    = 21 // } ] [ :
+	biasQuote    = 22
+	biasOpen     = 21.5 // {
+	biasClose    = 21   // } ] [ :
 	biasComma    = 19
 	biasNameBase = 8 // + the token's length, at most biasNameMax
 	biasNameMax  = 18
@@ -301,9 +302,8 @@ func favour(v *Vocab, names []string) (f32, error) {
 		set(string(c), biasDigit)
 	}
 	set("true", biasTrue)
-	for _, s := range []string{`"`, "{"} {
-		set(s, biasOpen)
-	}
+	set(`"`, biasQuote)
+	set("{", biasOpen)
 	for _, s := range []string{"}", "]", "[", ":"} {
 		set(s, biasClose)
 	}

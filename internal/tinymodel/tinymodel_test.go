@@ -159,14 +159,14 @@ func checkBias(t *testing.T, v *Vocab, bias []float32) {
 		}
 		return bias[id]
 	}
-	order := []string{"<|im_end|>", `"`, "]", ",", "calculator", "cal", "7", "true", "false"}
+	order := []string{"<|im_end|>", `"`, "{", "]", ",", "calculator", "cal", "7", "true", "false"}
 	for i := 1; i < len(order); i++ {
 		if a, b := of(order[i-1]), of(order[i]); a <= b {
 			t.Errorf("got bias %q=%v ≤ %q=%v, want it greater", order[i-1], a, order[i], b)
 		}
 	}
-	if of("{") != of(`"`) || of("clock") != 0 || of("the") != 0 {
-		t.Errorf(`got bias { %v, " %v, clock %v, the %v; want { as ", clock and the 0`, of("{"), of(`"`), of("clock"), of("the"))
+	if of("}") != of("]") || of("clock") != 0 || of("the") != 0 {
+		t.Errorf("got bias } %v, ] %v, clock %v, the %v; want } as ], clock and the 0", of("}"), of("]"), of("clock"), of("the"))
 	}
 }
 

@@ -361,6 +361,16 @@ type Server struct {
 	// router.execute_timeout).
 	CallTimeout Duration `koanf:"call_timeout" json:"call_timeout"`
 
+	// MaxSchemaBytes and MaxSchemaDepth bound each tool's input schema (its
+	// size, and its nesting of JSON objects and arrays); a tool over either
+	// is left out of the inventory with the reason.
+	MaxSchemaBytes int `koanf:"max_schema_bytes" json:"max_schema_bytes"`
+	MaxSchemaDepth int `koanf:"max_schema_depth" json:"max_schema_depth"`
+	// MaxMessageBytes bounds one message from the server (a stdio line, an
+	// HTTP response body, an SSE event); a server that sends a larger one is
+	// restarted.
+	MaxMessageBytes int `koanf:"max_message_bytes" json:"max_message_bytes"`
+
 	// Tools filters the server's tools.
 	Tools ToolFilter `koanf:"tools" json:"tools,omitzero"`
 

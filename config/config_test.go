@@ -186,25 +186,25 @@ func TestLoadFile(t *testing.T) {
 			}}`,
 			check: func(t *testing.T, c Config) {
 				want := Default()
-				want.Servers["clock"] = Server{
+				want.Servers["clock"] = withBounds(Server{
 					Purpose: want.Servers["clock"].Purpose, Transport: TransportBuiltin, Enabled: ptr(false), Builtin: "clock",
 					ConnectTimeout: defaultServer().ConnectTimeout, CallTimeout: defaultServer().CallTimeout,
-				}
-				want.Servers["fs"] = Server{
+				})
+				want.Servers["fs"] = withBounds(Server{
 					Purpose: "files", Transport: TransportStdio, Command: "mcp-fs", Args: []string{"--root", "/tmp"},
 					Env:            map[string]string{"API_KEY": "k"},
 					ConnectTimeout: defaultServer().ConnectTimeout, CallTimeout: defaultServer().CallTimeout,
 					Tools: ToolFilter{Allow: []string{"read_*"}, Deny: []string{"read_secret"}},
-				}
-				want.Servers["web"] = Server{
+				})
+				want.Servers["web"] = withBounds(Server{
 					Purpose: "web", Transport: TransportStreamableHTTP, URL: "https://example.com/mcp",
 					Headers:        map[string]string{"Authorization": "Bearer x"},
 					ConnectTimeout: defaultServer().ConnectTimeout, CallTimeout: d("5s"),
-				}
-				want.Servers["calc2"] = Server{
+				})
+				want.Servers["calc2"] = withBounds(Server{
 					Transport: TransportBuiltin, Builtin: "calculator",
 					ConnectTimeout: defaultServer().ConnectTimeout, CallTimeout: defaultServer().CallTimeout,
-				}
+				})
 				if !reflect.DeepEqual(c.Servers, want.Servers) {
 					t.Errorf("servers:\ngot  %+v\nwant %+v", c.Servers, want.Servers)
 				}
@@ -464,6 +464,12 @@ func TestValidate(t *testing.T) {
 		}, "servers.fs.builtin", `servers.fs.builtin: not allowed with transport "stdio"`},
 		{"http without url", func(c *Config) { setServer(c, "web", Server{Transport: TransportStreamableHTTP}) }, "servers.web.url", `servers.web.url: required for transport "streamable-http"`},
 		{"sse relative url", func(c *Config) { setServer(c, "web", Server{Transport: TransportSSE, URL: "/sse"}) }, "servers.web.url", `servers.web.url: must be an absolute http or https URL, got "/sse"`},
+		{"url credentials not echoed", func(c *Config) {
+			setServer(c, "web", Server{Transport: TransportSSE, URL: "ftp://u:pw-secret@h/?token=tk"})
+		},
+			"servers.web.url", `servers.web.url: must be an absolute http or https URL, got "ftp://u:REDACTED@h/?token=REDACTED"`},
+		{"schema depth zero", func(c *Config) { s := c.Servers["clock"]; s.MaxSchemaDepth = 0; c.Servers["clock"] = s },
+			"servers.clock.max_schema_depth", `servers.clock.max_schema_depth: must be > 0, got 0`},
 		{"http with command", func(c *Config) {
 			setServer(c, "web", Server{Transport: TransportSSE, URL: "http://h/sse", Command: "x"})
 		}, "servers.web.command", `servers.web.command: not allowed with transport "sse"`},
@@ -520,7 +526,14 @@ func checkValidation(t *testing.T, tests []validationCase) {
 func setServer(c *Config, name string, s Server) {
 	s.ConnectTimeout = defaultServer().ConnectTimeout
 	s.CallTimeout = defaultServer().CallTimeout
-	c.Servers[name] = s
+	c.Servers[name] = withBounds(s)
+}
+
+// withBounds gives s the default schema and message bounds.
+func withBounds(s Server) Server {
+	d := defaultServer()
+	s.MaxSchemaBytes, s.MaxSchemaDepth, s.MaxMessageBytes = d.MaxSchemaBytes, d.MaxSchemaDepth, d.MaxMessageBytes
+	return s
 }
 
 func TestValidateCollectsAllSorted(t *testing.T) {
@@ -541,7 +554,8 @@ func TestValidateCollectsAllSorted(t *testing.T) {
 		}
 		keys = append(keys, fe.Key)
 	}
-	want := []string{"listen", "ollama.model", "router.on_model_failure", "servers.web.call_timeout", "servers.web.connect_timeout", "servers.web.url"}
+	want := []string{"listen", "ollama.model", "router.on_model_failure", "servers.web.call_timeout", "servers.web.connect_timeout",
+		"servers.web.max_message_bytes", "servers.web.max_schema_bytes", "servers.web.max_schema_depth", "servers.web.url"}
 	if !slices.Equal(keys, want) {
 		t.Errorf("keys: got %v, want %v", keys, want)
 	}

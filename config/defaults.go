@@ -68,8 +68,16 @@ func Default() Config {
 
 // defaultServer holds what a server gets for the keys it does not set.
 func defaultServer() Server {
-	return Server{ConnectTimeout: Duration(20 * time.Second), CallTimeout: Duration(30 * time.Second)}
+	return Server{
+		ConnectTimeout: Duration(20 * time.Second), CallTimeout: Duration(30 * time.Second),
+		MaxSchemaBytes: 256 << 10, MaxSchemaDepth: 64, MaxMessageBytes: 16 << 20,
+	}
 }
+
+// DefaultServer returns what a server gets for the keys it does not set; a
+// part given a Server built without Load (the inventory) fills its zero
+// fields from it.
+func DefaultServer() Server { return defaultServer() }
 
 // defaultMember holds what a council member gets for the keys it does not
 // set; its name defaults to its model.
@@ -96,7 +104,7 @@ func knownBuiltins() []string { return builtin.Names() }
 
 // applyEntryDefaults gives every server and council member in raw, the merged
 // configuration, the defaults of the keys it does not set: defaultServer's
-// timeouts; for a built-in server, its built-in's name (the server's own
+// timeouts and bounds; for a built-in server, its built-in's name (the server's own
 // name; the inventory gives a built-in without a purpose its built-in's
 // purpose); defaultMember's provider and timeout, and the member's
 // model as its name. The chairman gets its defaults from Default, like every
@@ -111,6 +119,9 @@ func applyEntryDefaults(raw map[string]any) {
 		}
 		setMissing(s, "connect_timeout", ds.ConnectTimeout.String())
 		setMissing(s, "call_timeout", ds.CallTimeout.String())
+		setMissing(s, "max_schema_bytes", ds.MaxSchemaBytes)
+		setMissing(s, "max_schema_depth", ds.MaxSchemaDepth)
+		setMissing(s, "max_message_bytes", ds.MaxMessageBytes)
 		if s["transport"] == string(TransportBuiltin) {
 			setEmpty(s, "builtin", name)
 		}

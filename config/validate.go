@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"toolrouter/internal/redact"
 )
 
 // FieldError is one invalid configuration value: Key is the koanf key
@@ -334,7 +336,7 @@ func (v *validator) origin(key, s string) {
 func (v *validator) httpURL(key, s string) {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		v.add(key, "must be an absolute http or https URL, got %q", s)
+		v.add(key, "must be an absolute http or https URL, got %q", redact.URL(s))
 	}
 }
 
@@ -370,6 +372,14 @@ func (v *validator) server(name string, s Server) {
 	}
 	v.positive(key+".connect_timeout", s.ConnectTimeout)
 	v.positive(key+".call_timeout", s.CallTimeout)
+	for _, b := range []struct {
+		key string
+		n   int
+	}{{"max_schema_bytes", s.MaxSchemaBytes}, {"max_schema_depth", s.MaxSchemaDepth}, {"max_message_bytes", s.MaxMessageBytes}} {
+		if b.n <= 0 {
+			v.add(key+"."+b.key, "must be > 0, got %d", b.n)
+		}
+	}
 	v.patterns(key+".tools.allow", s.Tools.Allow)
 	v.patterns(key+".tools.deny", s.Tools.Deny)
 }

@@ -6,8 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
+	"net/http"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -32,25 +31,83 @@ type session struct {
 	client *client.Client
 	tr     transport.Interface
 	stderr *tailBuffer // nil unless stdio
+	proc   *process    // nil unless stdio
+	grace  time.Duration
+
+	dead     chan struct{} // closed by fail
+	failOnce sync.Once
+	failErr  error // why the session failed; written before dead closes
 }
 
+func newSession(grace time.Duration) *session {
+	return &session{dead: make(chan struct{}), grace: grace}
+}
+
+// fail records why the session cannot go on (the server exited, or sent a message over its bound)
+// and wakes its supervisor. Only the first reason is kept.
+func (s *session) fail(err error) {
+	s.failOnce.Do(func() {
+		s.failErr = err
+		close(s.dead)
+	})
+}
+
+// failure returns the reason given to fail, or nil.
+func (s *session) failure() error {
+	select {
+	case <-s.dead:
+		return s.failErr
+	default:
+		return nil
+	}
+}
+
+// cause adds the session's failure to err when err only says the transport is gone or the
+// request was cancelled (by bound, when the session failed).
+func (s *session) cause(err error) error {
+	if f := s.failure(); f != nil && err != nil && !errors.Is(err, f) && (isTransportError(err) || errors.Is(err, context.Canceled)) {
+		return fmt.Errorf("%w: %w", err, f)
+	}
+	return err
+}
+
+// bound returns ctx cancelled also when the session fails, so that a request whose answer can no
+// longer come (its stream broke over the message bound) ends at once rather than at its deadline.
+func (s *session) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-s.dead:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// close closes the client and stops a stdio server's process group; it returns within about
+// 3 × the stop grace (see process.stop).
 func (s *session) close() {
-	if s != nil && s.client != nil {
+	if s == nil {
+		return
+	}
+	if s.client != nil {
 		_ = s.client.Close()
+	}
+	if s.proc != nil {
+		s.proc.stop(s.grace)
 	}
 }
 
 // dial starts the transport and runs the initialize handshake. life bounds the session (a stdio
 // subprocess dies with it); ctx bounds only the handshake.
-func dial(ctx, life context.Context, name string, sc config.Server, opts Options, onNotify func(mcp.JSONRPCNotification)) (*session, error) {
-	s := &session{}
+func dial(ctx, life context.Context, e *entry, opts Options, onNotify func(mcp.JSONRPCNotification)) (*session, error) {
+	s := newSession(opts.StopGrace)
+	sc := e.cfg
 	var err error
 	switch sc.Transport {
 	case config.TransportBuiltin:
-		which := sc.Builtin
-		if which == "" {
-			which = name
-		}
+		which := sc.BuiltinName(e.name)
 		srv, ok := opts.InProcess[which]
 		if !ok {
 			var berr error
@@ -60,25 +117,30 @@ func dial(ctx, life context.Context, name string, sc config.Server, opts Options
 		}
 		s.tr = transport.NewInProcessTransport(srv)
 	case config.TransportStdio:
+		// The process is started here rather than by mcp-go's stdio transport, so that it runs in
+		// its own group and its output is read through a bound.
 		s.stderr = newTailBuffer(4096)
-		s.tr = transport.NewStdioWithOptions(sc.Command, envList(sc.Env), sc.Args,
-			transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
-				cmd := exec.CommandContext(ctx, command, args...)
-				cmd.Env = append(os.Environ(), env...)
-				cmd.Dir = sc.Cwd
-				// exec copies stderr into the tail and Wait (in Close) waits for the copy; WaitDelay
-				// bounds that wait when a grandchild keeps the pipe open.
-				cmd.Stderr = s.stderr
-				cmd.WaitDelay = 2 * time.Second
-				return cmd, nil
-			}))
+		s.proc, err = startProcess(sc, s.stderr, func(werr error) {
+			if werr == nil {
+				s.fail(errors.New("server exited"))
+			} else {
+				s.fail(fmt.Errorf("server exited: %w", werr))
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		out := &lineReader{r: s.proc.stdout, max: sc.MaxMessageBytes, fail: s.fail, name: e.name}
+		s.tr = transport.NewIO(out, s.proc.stdin, nil)
 	case config.TransportStreamableHTTP:
 		// The standalone GET stream carries notifications/tools/list_changed on the 2025-11-25
 		// protocol this client speaks (the option is deprecated only for 2026-07-28).
 		//lint:ignore SA1019 needed on protocol 2025-11-25, which this client pins (protocolVersion)
-		s.tr, err = transport.NewStreamableHTTP(sc.URL, transport.WithHTTPHeaders(sc.Headers), transport.WithContinuousListening())
+		s.tr, err = transport.NewStreamableHTTP(sc.URL, transport.WithHTTPHeaders(sc.Headers), transport.WithContinuousListening(),
+			transport.WithHTTPBasicClient(s.httpClient(e)), transport.WithHTTPLogger(e.log))
 	case config.TransportSSE:
-		s.tr, err = transport.NewSSE(sc.URL, transport.WithHeaders(sc.Headers))
+		s.tr, err = transport.NewSSE(sc.URL, transport.WithHeaders(sc.Headers),
+			transport.WithHTTPClient(s.httpClient(e)), transport.WithSSELogger(e.log))
 	default:
 		err = fmt.Errorf("unknown transport %q", sc.Transport)
 	}
@@ -89,17 +151,25 @@ func dial(ctx, life context.Context, name string, sc config.Server, opts Options
 	// The transport lives as long as life; only the handshake is bounded by ctx.
 	if err := s.client.Start(life); err != nil {
 		s.close()
-		return nil, s.withStderr(fmt.Errorf("starting: %w", err))
+		return nil, s.withStderr(s.cause(fmt.Errorf("starting: %w", transport.NewError(err))))
 	}
 	s.client.OnNotification(onNotify)
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = protocolVersion
 	init.Params.ClientInfo = mcp.Implementation{Name: "toolrouter", Version: "0.1.0"}
 	if _, err := s.client.Initialize(ctx, init); err != nil {
 		s.close()
-		return nil, s.withStderr(fmt.Errorf("initializing: %w", err))
+		return nil, s.withStderr(s.cause(fmt.Errorf("initializing: %w", err)))
 	}
 	return s, nil
+}
+
+// httpClient is the HTTP client of a session over HTTP: its response bodies are bounded by the
+// server's max_message_bytes, and a body over the bound fails the session.
+func (s *session) httpClient(e *entry) *http.Client {
+	return &http.Client{Transport: &boundedTransport{base: http.DefaultTransport, max: e.cfg.MaxMessageBytes, fail: s.fail, name: e.name}}
 }
 
 // withStderr appends what a stdio server last wrote to stderr, which usually says why it failed.

@@ -43,7 +43,23 @@ type Server struct {
 	Error     string    `json:"error,omitempty"`
 	Since     time.Time `json:"since"`
 	Restarts  int       `json:"restarts"`
-	Tools     []Tool    `json:"tools"`
+	// LastError is why the server was last down; it stays after the server is up again.
+	LastError string `json:"last_error,omitempty"`
+	// ListChanged counts the server's notifications/tools/list_changed; Refreshes the listings
+	// they caused (several notifications close together make one).
+	ListChanged uint64 `json:"list_changed"`
+	Refreshes   uint64 `json:"refreshes"`
+	Tools       []Tool `json:"tools"`
+	// Excluded are tools the server listed that the inventory left out (a name that breaks MCP's
+	// rule, a schema over the server's bounds), with why; the model never sees them.
+	Excluded []Excluded `json:"excluded_tools,omitempty"`
+}
+
+// Excluded is a tool left out of the inventory.
+type Excluded struct {
+	// Name is the name as the server sent it (a long one cut short).
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
 }
 
 // Tool is one tool of one server, with its input schema exactly as the server sent it.
@@ -127,10 +143,15 @@ func (s *Snapshot) Export() Export {
 func (s *Snapshot) ExportFor(permits func(qualified string) bool) Export {
 	servers := make([]Server, len(s.Servers))
 	for i, sv := range s.Servers {
-		sv.Tools = nil
+		sv.Tools, sv.Excluded = nil, nil
 		for _, t := range s.Servers[i].Tools {
 			if permits(t.Qualified) {
 				sv.Tools = append(sv.Tools, t)
+			}
+		}
+		for _, x := range s.Servers[i].Excluded {
+			if permits(Qualify(sv.Name, x.Name)) {
+				sv.Excluded = append(sv.Excluded, x)
 			}
 		}
 		if sv.Tools == nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"toolrouter/config"
+	"toolrouter/internal/redact"
 	"toolrouter/inventory/builtin"
 	"toolrouter/schema"
 )
@@ -32,6 +33,14 @@ type Options struct {
 	Backoff func(attempt int) time.Duration
 	// HealthInterval is how often a live session is pinged; a failed ping restarts it. Default 15 s.
 	HealthInterval time.Duration
+	// RefreshInterval is the least time between the end of one tools/list refresh and the start of
+	// the next; list_changed notifications in between make one refresh. Default 1 s.
+	RefreshInterval time.Duration
+	// StopGrace is each of the three waits when a stdio server is stopped (after closing its
+	// input, after SIGTERM, after SIGKILL). Default 2 s.
+	StopGrace time.Duration
+	// CloseTimeout bounds Close. Default 10 s.
+	CloseTimeout time.Duration
 	// Cache compiles tool schemas; a shared cache lets tests observe it. Default: a new one.
 	Cache *schema.Cache
 	// InProcess are MCP servers the embedding program serves itself (the benchmark's per-record
@@ -48,29 +57,44 @@ func defaultBackoff(attempt int) time.Duration {
 	return min(d, 30*time.Second)
 }
 
+// stableUptime is how long a session must last for its loss to count as a one-off: the server is
+// then reconnected at once, while one that keeps failing sooner backs off as a failed connect does.
+const stableUptime = time.Minute
+
 // Manager owns one supervisor goroutine per enabled server. Each supervisor connects, lists tools,
-// watches the session (list_changed notifications, health pings, broken calls) and reconnects with
-// backoff; a server that fails affects only its own tools.
+// watches the session (list_changed notifications, health pings, broken calls, the server's exit)
+// and reconnects with backoff; a server that fails affects only its own tools.
 type Manager struct {
 	opts    Options
-	servers map[string]config.Server
+	entries map[string]*entry // fixed after New
 
-	mu       sync.Mutex // guards states, sessions, version, changed
+	mu       sync.Mutex // guards states, sessions, version, changed, cancel, closed
 	states   map[string]*Server
 	sessions map[string]*session
 	version  uint64
 	changed  chan struct{}
+	cancel   context.CancelFunc // ends the supervisors; set by Start
+	closed   bool               // Close was called: Start starts nothing
 
-	signals map[string]*signals // fixed after New
-	snap    atomic.Pointer[Snapshot]
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	snap atomic.Pointer[Snapshot]
+	wg   sync.WaitGroup
 }
 
-// signals wake a supervisor; both channels have room for one pending signal.
-type signals struct {
-	refresh chan struct{}      // the server said its tool list changed
-	broken  chan brokenSession // a call found a session's transport broken
+// entry is one configured server: its settings, what reports on it, and what wakes its supervisor.
+type entry struct {
+	name string
+	cfg  config.Server
+	// redact masks the server's credentials (URL, headers, secret env) in everything reported
+	// about it; log is the Logger through it, with the server's name.
+	redact *redact.Redactor
+	log    *slog.Logger
+
+	refresh   chan struct{}      // the server said its tool list changed; room for one pending
+	broken    chan brokenSession // a call found a session's transport broken; room for one
+	compiling chan struct{}      // holds a token while a schema compile runs (see compile)
+
+	listChanged atomic.Uint64 // notifications/tools/list_changed received
+	refreshes   atomic.Uint64 // tools/list refreshes made because of them
 }
 
 // brokenSession names the session a call found broken, so a late report about a session already
@@ -80,7 +104,8 @@ type brokenSession struct {
 	err  error
 }
 
-// New builds a Manager for the enabled servers of servers; nothing connects until Start.
+// New builds a Manager for the enabled servers of servers; nothing connects until Start. A zero
+// timeout or bound of a server is config.DefaultServer's.
 func New(servers map[string]config.Server, opts Options) *Manager {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -91,18 +116,27 @@ func New(servers map[string]config.Server, opts Options) *Manager {
 	if opts.HealthInterval <= 0 {
 		opts.HealthInterval = 15 * time.Second
 	}
+	if opts.RefreshInterval <= 0 {
+		opts.RefreshInterval = time.Second
+	}
+	if opts.StopGrace <= 0 {
+		opts.StopGrace = 2 * time.Second
+	}
+	if opts.CloseTimeout <= 0 {
+		opts.CloseTimeout = 10 * time.Second
+	}
 	if opts.Cache == nil {
 		opts.Cache = schema.NewCache()
 	}
 	m := &Manager{
 		opts:     opts,
-		servers:  map[string]config.Server{},
+		entries:  map[string]*entry{},
 		states:   map[string]*Server{},
 		sessions: map[string]*session{},
 		changed:  make(chan struct{}),
-		signals:  map[string]*signals{},
 	}
 	now := time.Now()
+	def := config.DefaultServer()
 	for name, sc := range servers {
 		if !sc.IsEnabled() {
 			continue
@@ -110,10 +144,19 @@ func New(servers map[string]config.Server, opts Options) *Manager {
 		if sc.Purpose == "" && sc.Transport == config.TransportBuiltin {
 			sc.Purpose = builtin.Purpose(sc.BuiltinName(name))
 		}
-		m.servers[name] = sc
-		m.signals[name] = &signals{refresh: make(chan struct{}, 1), broken: make(chan brokenSession, 1)}
+		fill(&sc.ConnectTimeout, def.ConnectTimeout)
+		fill(&sc.CallTimeout, def.CallTimeout)
+		fill(&sc.MaxSchemaBytes, def.MaxSchemaBytes)
+		fill(&sc.MaxSchemaDepth, def.MaxSchemaDepth)
+		fill(&sc.MaxMessageBytes, def.MaxMessageBytes)
+		red := redact.ForServer(sc.URL, sc.Headers, sc.Env)
+		m.entries[name] = &entry{
+			name: name, cfg: sc, redact: red,
+			log:     slog.New(red.Handler(opts.Logger.Handler())).With("server", name),
+			refresh: make(chan struct{}, 1), broken: make(chan brokenSession, 1), compiling: make(chan struct{}, 1),
+		}
 		m.states[name] = &Server{
-			Name: name, Purpose: sc.Purpose, Transport: string(sc.Transport), URL: sc.URL, Command: sc.Command,
+			Name: name, Purpose: sc.Purpose, Transport: string(sc.Transport), URL: redact.URL(sc.URL), Command: sc.Command,
 			Status: StateStarting, Since: now, Tools: []Tool{},
 		}
 	}
@@ -121,19 +164,36 @@ func New(servers map[string]config.Server, opts Options) *Manager {
 	return m
 }
 
+func fill[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}
+
 // Start connects to every server concurrently and returns once each has finished its first attempt
-// (up, or down with its error), or when ctx ends. Servers keep reconnecting in the background until
+// (up, or down with its error), or when ctx ends. A first attempt lasts at most the server's
+// connect_timeout, schema compiles included. Servers keep reconnecting in the background until
 // Close. Start never fails because a server does: that server is reported down.
 func (m *Manager) Start(ctx context.Context) {
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		cancel()
+		return
+	}
 	m.cancel = cancel
+	m.wg.Add(len(m.entries))
+	m.mu.Unlock()
 	var first sync.WaitGroup
-	for name, sc := range m.servers {
+	for _, e := range m.entries {
 		first.Add(1)
-		m.wg.Add(1)
 		go func() {
 			defer m.wg.Done()
-			m.supervise(life, name, sc, sync.OnceFunc(first.Done))
+			firstDone := sync.OnceFunc(first.Done)
+			defer firstDone() // a supervisor stopped by Close during its first attempt
+			m.supervise(life, e, firstDone)
 		}()
 	}
 	done := make(chan struct{})
@@ -144,12 +204,25 @@ func (m *Manager) Start(ctx context.Context) {
 	}
 }
 
-// Close stops every supervisor and closes every session (stdio subprocesses are stopped).
+// Close stops every supervisor and closes every session; stdio servers are stopped with their
+// process groups. It returns within Options.CloseTimeout whatever the servers do.
 func (m *Manager) Close() {
-	if m.cancel != nil {
-		m.cancel()
+	m.mu.Lock()
+	m.closed = true
+	cancel := m.cancel
+	m.mu.Unlock()
+	if cancel != nil {
+		cancel()
 	}
-	m.wg.Wait()
+	done := make(chan struct{})
+	go func() { m.wg.Wait(); close(done) }()
+	t := time.NewTimer(m.opts.CloseTimeout)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		m.opts.Logger.Warn("MCP servers did not stop in time; leaving them", "timeout", m.opts.CloseTimeout)
+	}
 }
 
 // Snapshot returns the current inventory; it is never nil.
@@ -174,9 +247,9 @@ func (m *Manager) Wait(ctx context.Context, cond func(*Snapshot) bool) (*Snapsho
 
 // CallTool calls one tool with the server's call timeout (or ctx's deadline, if sooner). A result
 // with isError is returned as a result, not an error; a broken transport is an error and makes the
-// supervisor restart the session.
+// supervisor restart the session. Errors carry no credential of the server's.
 func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[string]any) (*mcp.CallToolResult, error) {
-	sc, ok := m.servers[server]
+	e, ok := m.entries[server]
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownServer, server)
 	}
@@ -190,12 +263,14 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[st
 		}
 		return nil, fmt.Errorf("%w: %s", ErrServerDown, server)
 	}
-	ctx, cancel := context.WithTimeout(ctx, sc.CallTimeout.D())
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.CallTimeout.D())
 	defer cancel()
+	sctx, scancel := sess.bound(ctx)
+	defer scancel()
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
-	res, err := sess.client.CallTool(ctx, req)
+	res, err := sess.client.CallTool(sctx, req)
 	if err != nil {
 		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 			// The server may answer a cancelled call with its own error; the deadline is the cause.
@@ -203,176 +278,197 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[st
 		}
 		if isTransportError(err) {
 			select {
-			case m.signals[server].broken <- brokenSession{sess, err}:
+			case e.broken <- brokenSession{sess, err}:
 			default:
 			}
 		}
-		return nil, fmt.Errorf("calling %s: %w", Qualify(server, tool), err)
+		return nil, e.redact.Error(fmt.Errorf("calling %s: %w", Qualify(server, tool), sess.cause(err)))
 	}
 	return res, nil
 }
 
 // supervise keeps one server connected until life ends.
-func (m *Manager) supervise(life context.Context, name string, sc config.Server, firstDone func()) {
-	log := m.opts.Logger.With("server", name)
-	sig := m.signals[name]
-	for attempt := 0; ; {
-		sess, tools, err := m.connect(life, name, sc)
-		if life.Err() != nil {
-			sess.close()
-			return
-		}
-		if err != nil {
-			attempt++
-			wait := m.opts.Backoff(attempt)
-			log.Warn("server down", "err", err, "retry_in", wait)
-			m.setDown(name, err, false)
-			firstDone()
-			timer := time.NewTimer(wait)
+func (m *Manager) supervise(life context.Context, e *entry, firstDone func()) {
+	// failures counts failed connects and lost sessions since the server was last up for
+	// stableUptime; each waits Backoff(failures) before the next connect.
+	failures := 0
+	for {
+		if failures > 0 {
+			timer := time.NewTimer(m.opts.Backoff(failures))
 			select {
 			case <-life.Done():
 				timer.Stop()
 				return
 			case <-timer.C:
 			}
+		}
+		sess, tools, excluded, err := m.connect(life, e)
+		if life.Err() != nil {
+			sess.close()
+			return
+		}
+		if err != nil {
+			failures++
+			e.log.Warn("server down", "err", err, "retry_in", m.opts.Backoff(failures))
+			m.setDown(e, err, false)
+			firstDone()
 			continue
 		}
-		attempt = 0
-		m.setUp(name, sess, tools)
-		log.Info("server up", "tools", len(tools))
+		m.setUp(e, sess, tools, excluded)
+		e.log.Info("server up", "tools", len(tools), "excluded", len(excluded))
 		firstDone()
-		reason := m.watch(life, name, sc, sess, sig)
+		upAt := time.Now()
+		reason := m.watch(life, e, sess)
 		m.mu.Lock()
-		delete(m.sessions, name)
+		delete(m.sessions, e.name)
 		m.mu.Unlock()
 		sess.close()
 		if life.Err() != nil {
 			return
 		}
-		reason = sess.withStderr(reason)
-		log.Warn("server connection lost, restarting", "err", reason)
-		m.setDown(name, reason, true)
+		reason = sess.withStderr(sess.cause(reason))
+		retry := time.Duration(0)
+		if time.Since(upAt) >= stableUptime {
+			failures = 0
+		} else {
+			failures++
+			retry = m.opts.Backoff(failures)
+		}
+		e.log.Warn("server connection lost, restarting", "err", reason, "retry_in", retry)
+		m.setDown(e, reason, true)
 	}
 }
 
 // connect dials and lists tools within the server's connect timeout.
-func (m *Manager) connect(life context.Context, name string, sc config.Server) (*session, []Tool, error) {
-	ctx, cancel := context.WithTimeout(life, sc.ConnectTimeout.D())
+func (m *Manager) connect(life context.Context, e *entry) (*session, []Tool, []Excluded, error) {
+	ctx, cancel := context.WithTimeout(life, e.cfg.ConnectTimeout.D())
 	defer cancel()
-	sig := m.signals[name]
-	sess, err := dial(ctx, life, name, sc, m.opts, func(n mcp.JSONRPCNotification) {
+	sess, err := dial(ctx, life, e, m.opts, func(n mcp.JSONRPCNotification) {
 		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
+			e.listChanged.Add(1)
 			select {
-			case sig.refresh <- struct{}{}:
-			default:
+			case e.refresh <- struct{}{}:
+			default: // one is pending already; the refresh it makes covers this one
 			}
 		}
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	tools, err := m.tools(ctx, name, sc, sess)
+	tools, excluded, err := m.tools(ctx, e, sess)
 	if err != nil {
 		sess.close()
-		return nil, nil, sess.withStderr(err)
+		return nil, nil, nil, sess.withStderr(sess.cause(err))
 	}
-	return sess, tools, nil
+	return sess, tools, excluded, nil
 }
 
-// watch serves a live session until it breaks (returning why) or life ends.
-func (m *Manager) watch(life context.Context, name string, sc config.Server, sess *session, sig *signals) error {
+// watch serves a live session until it breaks (returning why) or life ends. list_changed
+// notifications are coalesced: one refresh runs at a time, at least RefreshInterval after the end
+// of the previous one, and every notification that arrives meanwhile joins the one pending
+// refresh.
+func (m *Manager) watch(life context.Context, e *entry, sess *session) error {
 	health := time.NewTicker(m.opts.HealthInterval)
 	defer health.Stop()
+	var (
+		last    time.Time        // when the previous refresh ended
+		pending *time.Timer      // the pending refresh, if any
+		due     <-chan time.Time // pending's channel, nil when none
+	)
+	defer func() {
+		if pending != nil {
+			pending.Stop()
+		}
+	}()
 	for {
 		select {
 		case <-life.Done():
 			return life.Err()
-		case b := <-sig.broken:
+		case <-sess.dead:
+			return sess.failure()
+		case b := <-e.broken:
 			if b.sess == sess {
 				return b.err
 			}
 		case <-health.C:
-			ctx, cancel := context.WithTimeout(life, sc.ConnectTimeout.D())
+			ctx, cancel := context.WithTimeout(life, e.cfg.ConnectTimeout.D())
 			//lint:ignore SA1019 ping exists on protocol 2025-11-25, which this client pins (protocolVersion)
 			err := sess.client.Ping(ctx)
 			cancel()
 			if err != nil && life.Err() == nil {
 				return fmt.Errorf("health ping: %w", err)
 			}
-		case <-sig.refresh:
-			ctx, cancel := context.WithTimeout(life, sc.ConnectTimeout.D())
-			tools, err := m.tools(ctx, name, sc, sess)
-			cancel()
-			switch {
-			case life.Err() != nil:
-				return life.Err()
-			case err == nil:
-				m.setUp(name, sess, tools)
-				m.opts.Logger.Info("tools refreshed", "server", name, "tools", len(tools))
-			case isTransportError(err):
-				return err
-			default:
-				m.opts.Logger.Warn("refreshing tools failed; keeping the previous list", "server", name, "err", err)
+		case <-e.refresh:
+			if due != nil {
+				continue
 			}
+			if wait := m.opts.RefreshInterval - time.Since(last); wait > 0 {
+				pending = time.NewTimer(wait)
+				due = pending.C
+				continue
+			}
+			if err := m.refresh(life, e, sess); err != nil {
+				return err
+			}
+			last = time.Now()
+		case <-due:
+			pending, due = nil, nil
+			if err := m.refresh(life, e, sess); err != nil {
+				return err
+			}
+			last = time.Now()
 		}
 	}
 }
 
-// tools lists a server's tools, applies its allow/deny filter and compiles each schema. A schema
-// that does not compile makes that one tool unavailable, with the reason.
-func (m *Manager) tools(ctx context.Context, name string, sc config.Server, sess *session) ([]Tool, error) {
-	raw, err := sess.listTools(ctx)
-	if err != nil {
-		return nil, err
+// refresh lists the tools again after list_changed. It returns an error only when the session is
+// broken; a failed listing on a working session keeps the previous list.
+func (m *Manager) refresh(life context.Context, e *entry, sess *session) error {
+	e.refreshes.Add(1)
+	ctx, cancel := context.WithTimeout(life, e.cfg.ConnectTimeout.D())
+	tools, excluded, err := m.tools(ctx, e, sess)
+	cancel()
+	switch {
+	case life.Err() != nil:
+		return life.Err()
+	case err == nil:
+		m.setUp(e, sess, tools, excluded)
+		e.log.Info("tools refreshed", "tools", len(tools), "excluded", len(excluded))
+	case isTransportError(err) || sess.failure() != nil:
+		return err
+	default:
+		e.log.Warn("refreshing tools failed; keeping the previous list", "err", err)
+		m.mu.Lock()
+		m.publishLocked() // the counters moved
+		m.mu.Unlock()
 	}
-	out := make([]Tool, 0, len(raw))
-	seen := map[string]bool{}
-	for _, rt := range raw {
-		if rt.Name == "" || seen[rt.Name] || !sc.Tools.Permits(rt.Name) {
-			continue
-		}
-		seen[rt.Name] = true
-		t := Tool{
-			Server: name, Name: rt.Name, Qualified: Qualify(name, rt.Name), Title: rt.Title,
-			Description: rt.Description, InputSchema: rt.InputSchema, Parameters: params(rt.InputSchema),
-		}
-		if len(t.InputSchema) == 0 || string(t.InputSchema) == "null" {
-			t.InputSchema = []byte(`{"type":"object"}`)
-		}
-		compiled, err := m.opts.Cache.Compile(schema.Key{Server: name, Tool: rt.Name}, t.InputSchema)
-		if err == nil {
-			t.Format, err = schema.OllamaFormat(t.InputSchema)
-		}
-		if err != nil {
-			t.Unavailable = err.Error()
-		} else {
-			t.Available, t.Schema = true, compiled
-		}
-		out = append(out, t)
-	}
-	return out, nil
+	return nil
 }
 
-func (m *Manager) setUp(name string, sess *session, tools []Tool) {
+func (m *Manager) setUp(e *entry, sess *session, tools []Tool, excluded []Excluded) {
+	for i := range tools {
+		tools[i].Unavailable = e.redact.String(tools[i].Unavailable)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	st := m.states[name]
+	st := m.states[e.name]
 	if st.Status != StateUp {
 		st.Since = time.Now()
 	}
-	st.Status, st.Error, st.Tools = StateUp, "", tools
-	m.sessions[name] = sess
+	st.Status, st.Error, st.Tools, st.Excluded = StateUp, "", tools, excluded
+	m.sessions[e.name] = sess
 	m.publishLocked()
 }
 
-func (m *Manager) setDown(name string, err error, restarted bool) {
+func (m *Manager) setDown(e *entry, err error, restarted bool) {
+	msg := e.redact.String(err.Error())
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	st := m.states[name]
+	st := m.states[e.name]
 	if st.Status != StateDown {
 		st.Since = time.Now()
 	}
-	st.Status, st.Error, st.Tools = StateDown, err.Error(), []Tool{}
+	st.Status, st.Error, st.LastError, st.Tools, st.Excluded = StateDown, msg, msg, []Tool{}, nil
 	if restarted {
 		st.Restarts++
 	}
@@ -384,9 +480,11 @@ func (m *Manager) publishLocked() {
 	m.version++
 	servers := make([]Server, 0, len(m.states))
 	live := map[schema.Key]bool{}
-	for _, st := range m.states {
+	for name, st := range m.states {
 		s := *st
-		s.Tools = append([]Tool(nil), st.Tools...)
+		s.Tools = append([]Tool{}, st.Tools...)
+		s.Excluded = append([]Excluded(nil), st.Excluded...)
+		s.ListChanged, s.Refreshes = m.entries[name].listChanged.Load(), m.entries[name].refreshes.Load()
 		for _, t := range s.Tools {
 			live[schema.Key{Server: t.Server, Tool: t.Name}] = true
 		}

@@ -1,5 +1,6 @@
-// Package testmcp provides real mcp-go servers for tests: tools that fail, hang, count their calls
-// or echo, served in-process or over stdio by a re-executed test binary.
+// Package testmcp provides real mcp-go servers for tests: tools that fail, hang, count their calls,
+// echo or attack their client, served in-process or over stdio by a re-executed test binary; and
+// hostile input schemas.
 package testmcp
 
 import (
@@ -146,15 +147,73 @@ func (f *Faults) Intervals() []Interval {
 // EnvServe is the environment variable that makes a test binary serve Faults over stdio.
 const EnvServe = "TOOLROUTER_TEST_SERVE_FAULTS"
 
-// ServeIfAsked serves Faults over stdio and exits when the test binary was re-executed with
-// EnvServe set; call it first in TestMain.
+// EnvServeHostile is the environment variable that makes a test binary serve NewHostile over
+// stdio.
+const EnvServeHostile = "TOOLROUTER_TEST_SERVE_HOSTILE"
+
+// ServeIfAsked serves Faults (EnvServe) or NewHostile (EnvServeHostile) over stdio and exits when
+// the test binary was re-executed with either set; call it first in TestMain.
 func ServeIfAsked() {
-	if os.Getenv(EnvServe) == "" {
+	var srv *server.MCPServer
+	switch {
+	case os.Getenv(EnvServe) != "":
+		srv = NewFaults().MCPServer
+	case os.Getenv(EnvServeHostile) != "":
+		srv = NewHostile()
+	default:
 		return
 	}
-	if err := server.ServeStdio(NewFaults().MCPServer); err != nil {
+	if err := server.ServeStdio(srv); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// NewHostile returns a server whose tools attack their client over stdio:
+//   - echo: {message: string, required} answers the message, to show a session works
+//   - spew: {bytes: integer, required} writes that many bytes to standard output with no
+//     newline (one line without end, as far as a line reader knows), then answers "done"
+func NewHostile() *server.MCPServer {
+	s := server.NewMCPServer("hostile", "1.0.0", server.WithToolCapabilities(true))
+	s.AddTool(mcp.NewTool("echo", mcp.WithDescription("Echoes a message back."),
+		mcp.WithString("message", mcp.Required(), mcp.Description("Message to echo"))),
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(fmt.Sprint(req.GetArguments()["message"])), nil
+		})
+	s.AddTool(mcp.NewTool("spew", mcp.WithDescription("Writes output without a newline."),
+		mcp.WithNumber("bytes", mcp.Required(), mcp.Description("How many bytes"))),
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			n, _ := req.GetArguments()["bytes"].(float64)
+			chunk := []byte(strings.Repeat("x", 64<<10))
+			for left := int(n); left > 0; left -= len(chunk) {
+				if _, err := os.Stdout.Write(chunk[:min(left, len(chunk))]); err != nil {
+					return nil, err
+				}
+			}
+			return mcp.NewToolResultText("done"), nil
+		})
+	return s
+}
+
+// DeepSchema returns an object schema whose property "a" nests depth levels of objects (each
+// level two JSON levels: the schema and its "properties").
+func DeepSchema(depth int) json.RawMessage {
+	return json.RawMessage(strings.Repeat(`{"type":"object","properties":{"a":`, depth) + `{"type":"string"}` +
+		strings.Repeat(`}}`, depth))
+}
+
+// WideSchema returns an object schema of at least n bytes: properties "p0", "p1", ..., each an
+// object nested depth levels deep (see DeepSchema).
+func WideSchema(n, depth int) json.RawMessage {
+	var b strings.Builder
+	b.WriteString(`{"type":"object","properties":{`)
+	for i := 0; b.Len() < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"p%d":%s`, i, DeepSchema(depth))
+	}
+	b.WriteString(`}}`)
+	return json.RawMessage(b.String())
 }

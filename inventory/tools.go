@@ -1,0 +1,147 @@
+package inventory
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"toolrouter/schema"
+)
+
+// toolName is MCP's rule for tool names: 1 to 128 ASCII letters, digits, '_', '-' and '.'.
+var toolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+
+// maxShownName bounds how much of a refused tool name the inventory repeats.
+const maxShownName = 128
+
+// tools lists a server's tools and applies, in order: its allow/deny filter (a tool it filters out
+// is dropped silently), MCP's naming rule, uniqueness, and the server's schema bounds. A tool that
+// fails a rule is left out and listed in the second result with the reason. The schemas of the
+// rest are compiled (see compile); a schema that does not compile makes that one tool unavailable.
+func (m *Manager) tools(ctx context.Context, e *entry, sess *session) ([]Tool, []Excluded, error) {
+	lctx, cancel := sess.bound(ctx)
+	raw, err := sess.listTools(lctx)
+	cancel()
+	if err != nil {
+		return nil, nil, sess.cause(err)
+	}
+	out := make([]Tool, 0, len(raw))
+	var excluded []Excluded
+	seen := map[string]bool{}
+	bounds := schema.Bounds{MaxBytes: e.cfg.MaxSchemaBytes, MaxDepth: e.cfg.MaxSchemaDepth}
+	for _, rt := range raw {
+		if !e.cfg.Tools.Permits(rt.Name) {
+			continue
+		}
+		if !toolName.MatchString(rt.Name) {
+			excluded = append(excluded, Excluded{Name: shownName(rt.Name),
+				Reason: "the name breaks MCP's naming rule: 1 to 128 ASCII letters, digits, '_', '-' or '.'"})
+			continue
+		}
+		if seen[rt.Name] {
+			excluded = append(excluded, Excluded{Name: rt.Name, Reason: "listed more than once; the first is kept"})
+			continue
+		}
+		seen[rt.Name] = true
+		in := rt.InputSchema
+		if len(in) == 0 || string(in) == "null" {
+			in = []byte(`{"type":"object"}`)
+		}
+		if err := schema.CheckBounds(in, bounds); err != nil {
+			key := "max_schema_depth"
+			if len(in) > e.cfg.MaxSchemaBytes {
+				key = "max_schema_bytes"
+			}
+			excluded = append(excluded, Excluded{Name: rt.Name, Reason: fmt.Sprintf("input %v (servers.%s.%s)", err, e.name, key)})
+			continue
+		}
+		out = append(out, Tool{
+			Server: e.name, Name: rt.Name, Qualified: Qualify(e.name, rt.Name), Title: rt.Title,
+			Description: rt.Description, InputSchema: in, Parameters: params(in),
+		})
+	}
+	m.compile(ctx, e, out)
+	return out, excluded, nil
+}
+
+// shownName is a refused name as the inventory repeats it: valid UTF-8, at most maxShownName
+// bytes and a mark.
+func shownName(n string) string {
+	if len(n) > maxShownName {
+		n = n[:maxShownName] + "…"
+	}
+	return strings.ToValidUTF8(n, "\uFFFD")
+}
+
+// compiled is one tool's compile result.
+type compiled struct {
+	i      int
+	schema *schema.Schema
+	format json.RawMessage
+	err    error
+}
+
+// compile compiles the tools' schemas (cached by content) and derives their formats, marking each
+// tool available or not. The work runs in a goroutine that holds the server's compile slot, and
+// compile waits for it only until ctx (the server's connect deadline) ends: the compiler cannot be
+// interrupted, so a schema it is still on when ctx ends finishes in the background, bounded in
+// time by the schema bounds checked before, and its result is cached for the next listing. Tools
+// without a result by then are unavailable, with the reason. While an earlier compile still holds
+// the slot, a new one waits for it (or ctx), so one server never compiles twice at once.
+func (m *Manager) compile(ctx context.Context, e *entry, tools []Tool) {
+	if len(tools) == 0 {
+		return
+	}
+	done := make([]bool, len(tools))
+	defer func() {
+		for i := range tools {
+			if !done[i] {
+				tools[i].Unavailable = fmt.Sprintf("compiling the input schema did not finish within servers.%s.connect_timeout (%s)",
+					e.name, e.cfg.ConnectTimeout)
+			}
+		}
+	}()
+	select {
+	case e.compiling <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	type job struct {
+		key schema.Key
+		raw json.RawMessage
+	}
+	jobs := make([]job, len(tools))
+	for i, t := range tools {
+		jobs[i] = job{schema.Key{Server: t.Server, Tool: t.Name}, t.InputSchema}
+	}
+	results := make(chan compiled, len(jobs)) // never blocks the worker
+	go func() {
+		defer func() { <-e.compiling }()
+		for i, j := range jobs {
+			if ctx.Err() != nil {
+				return
+			}
+			r := compiled{i: i}
+			r.schema, r.err = m.opts.Cache.Compile(j.key, j.raw)
+			if r.err == nil {
+				r.format, r.err = schema.OllamaFormat(j.raw)
+			}
+			results <- r
+		}
+	}()
+	for range jobs {
+		select {
+		case r := <-results:
+			done[r.i] = true
+			if r.err != nil {
+				tools[r.i].Unavailable = r.err.Error()
+			} else {
+				tools[r.i].Available, tools[r.i].Schema, tools[r.i].Format = true, r.schema, r.format
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}

@@ -242,7 +242,14 @@ type serverState struct {
 	Name   string          `json:"name"`
 	Status inventory.State `json:"status"`
 	Error  string          `json:"error,omitempty"`
-	Tools  int             `json:"tools"`
+	// LastError is why the server was last down; it stays once the server is up again.
+	LastError string `json:"last_error,omitempty"`
+	Tools     int    `json:"tools"`
+	// Excluded are the server's tools left out of the inventory, with why.
+	Excluded []inventory.Excluded `json:"excluded_tools,omitempty"`
+	// ListChanged counts the server's list_changed notifications, Refreshes the listings they made.
+	ListChanged uint64 `json:"list_changed"`
+	Refreshes   uint64 `json:"refreshes"`
 }
 
 // readyz reports 200 when the model server is reachable and has the model, 503 otherwise; the
@@ -262,7 +269,8 @@ func (h *handlers) readyz(c *fiber.Ctx) error {
 		}
 	}
 	for _, s := range h.d.Inventory.Snapshot().Servers {
-		r.Servers = append(r.Servers, serverState{Name: s.Name, Status: s.Status, Error: s.Error, Tools: len(s.Tools)})
+		r.Servers = append(r.Servers, serverState{Name: s.Name, Status: s.Status, Error: s.Error, LastError: s.LastError,
+			Tools: len(s.Tools), Excluded: s.Excluded, ListChanged: s.ListChanged, Refreshes: s.Refreshes})
 	}
 	if h.d.Trajectory != nil {
 		st := h.d.Trajectory.Stats()

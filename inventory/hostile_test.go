@@ -292,3 +292,31 @@ func TestCredentialsRedacted(t *testing.T) {
 		}
 	}
 }
+
+// TestQuickLossesBackOff: a server whose sessions keep failing soon after they start is not
+// restarted in a tight loop: the first loss reconnects at once, the next ones back off.
+func TestQuickLossesBackOff(t *testing.T) {
+	waits := make(chan int, 16)
+	backoff := func(attempt int) time.Duration {
+		waits <- attempt
+		return time.Millisecond
+	}
+	m := start(t, map[string]config.Server{"faults": selfStdio(map[string]string{testmcp.EnvServe: "1"})}, inventory.Options{Backoff: backoff})
+	for i, want := range []int{0, 2, 3} { // the backoff attempt before each restart; 0: none
+		if _, err := m.CallTool(context.Background(), "faults", "crash", nil); err == nil {
+			t.Fatalf("crash %d: got no error, want a transport error", i+1)
+		}
+		wait(t, m, "the restart", func(s *inventory.Snapshot) bool {
+			sv := server_(s, "faults")
+			return sv.Status == inventory.StateUp && sv.Restarts == i+1
+		})
+		got := 0
+		select {
+		case got = <-waits:
+		default:
+		}
+		if got != want {
+			t.Errorf("restart %d: got backoff attempt %d, want %d", i+1, got, want)
+		}
+	}
+}

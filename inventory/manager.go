@@ -58,7 +58,8 @@ func defaultBackoff(attempt int) time.Duration {
 }
 
 // stableUptime is how long a session must last for its loss to count as a one-off: the server is
-// then reconnected at once, while one that keeps failing sooner backs off as a failed connect does.
+// reconnected at once after a first loss, while one that keeps failing sooner backs off as a failed
+// connect does.
 const stableUptime = time.Minute
 
 // Manager owns one supervisor goroutine per enabled server. Each supervisor connects, lists tools,
@@ -290,11 +291,13 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[st
 // supervise keeps one server connected until life ends.
 func (m *Manager) supervise(life context.Context, e *entry, firstDone func()) {
 	// failures counts failed connects and lost sessions since the server was last up for
-	// stableUptime; each waits Backoff(failures) before the next connect.
+	// stableUptime; each waits Backoff(failures) before the next connect, except the first lost
+	// session, which reconnects at once.
 	failures := 0
+	var wait time.Duration
 	for {
-		if failures > 0 {
-			timer := time.NewTimer(m.opts.Backoff(failures))
+		if wait > 0 {
+			timer := time.NewTimer(wait)
 			select {
 			case <-life.Done():
 				timer.Stop()
@@ -309,7 +312,8 @@ func (m *Manager) supervise(life context.Context, e *entry, firstDone func()) {
 		}
 		if err != nil {
 			failures++
-			e.log.Warn("server down", "err", err, "retry_in", m.opts.Backoff(failures))
+			wait = m.opts.Backoff(failures)
+			e.log.Warn("server down", "err", err, "retry_in", wait)
 			m.setDown(e, err, false)
 			firstDone()
 			continue
@@ -327,14 +331,15 @@ func (m *Manager) supervise(life context.Context, e *entry, firstDone func()) {
 			return
 		}
 		reason = sess.withStderr(sess.cause(reason))
-		retry := time.Duration(0)
 		if time.Since(upAt) >= stableUptime {
 			failures = 0
-		} else {
-			failures++
-			retry = m.opts.Backoff(failures)
 		}
-		e.log.Warn("server connection lost, restarting", "err", reason, "retry_in", retry)
+		if failures++; failures == 1 {
+			wait = 0
+		} else {
+			wait = m.opts.Backoff(failures)
+		}
+		e.log.Warn("server connection lost, restarting", "err", reason, "retry_in", wait)
 		m.setDown(e, reason, true)
 	}
 }

@@ -31,6 +31,7 @@ func models(cfg config.Config, logger *slog.Logger) (router.Chatter, server.Mode
 		IdleConnTimeout:     90 * time.Second,
 	}}
 	clients := map[string]provider.Chatter{}
+	limit := provider.WithMaxResponseBytes(cfg.Ollama.MaxResponseBytes)
 	var probe server.ModelProbe
 	for name := range cfg.Providers {
 		p, _ := cfg.Provider(name)
@@ -40,13 +41,13 @@ func models(cfg config.Config, logger *slog.Logger) (router.Chatter, server.Mode
 			if err != nil {
 				return nil, nil, nil, fmt.Errorf("providers.%s.base_url: %w", name, err)
 			}
-			o := provider.NewOllama(u, hc)
+			o := provider.NewOllama(u, hc, limit)
 			clients[name] = o
 			if name == cfg.Router.Provider {
 				probe = o
 			}
 		case config.ProviderOpenAI:
-			clients[name] = provider.NewOpenAI(p.BaseURL, os.Getenv(p.APIKeyEnv), hc)
+			clients[name] = provider.NewOpenAI(p.BaseURL, os.Getenv(p.APIKeyEnv), hc, limit)
 		}
 	}
 	if probe == nil {
@@ -58,7 +59,8 @@ func models(cfg config.Config, logger *slog.Logger) (router.Chatter, server.Mode
 	member := func(m config.Member) council.Member {
 		return council.Member{
 			Name: m.Name, ModelID: m.Model, Timeout: m.Timeout.D(),
-			Model: provider.ChatModel{Client: clients[m.Provider], Model: m.Model, Options: m.Options},
+			Model: provider.ChatModel{Client: clients[m.Provider], Model: m.Model, Options: m.Options,
+				MaxResponseBytes: cfg.Ollama.MaxResponseBytes},
 			Price: council.Price{PromptPerMTok: m.PricePromptPerMTok, CompletionPerMTok: m.PriceCompletionPerMTok},
 		}
 	}

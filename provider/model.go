@@ -49,10 +49,15 @@ type ChatModel struct {
 	// Stream asks the server to stream the answer; the text is the same, but long answers keep
 	// the connection busy instead of idle behind proxies.
 	Stream bool
+	// MaxResponseBytes bounds the answer, whatever the Client (0: config.Default's
+	// ollama.max_response_bytes); past it Complete stops reading and fails with
+	// ErrResponseTooLarge. The clients of this package bound it themselves as well.
+	MaxResponseBytes int
 }
 
 // Complete sends msgs and returns the whole answer. An answer that ends before the server's final
-// message is an error (ErrNoDone), never a silently truncated text.
+// message is an error (ErrNoDone), never a silently truncated text; so is one past
+// MaxResponseBytes (ErrResponseTooLarge).
 func (m ChatModel) Complete(ctx context.Context, msgs []Message) (Completion, error) {
 	start := time.Now()
 	stream := m.Stream
@@ -64,11 +69,15 @@ func (m ChatModel) Complete(ctx context.Context, msgs []Message) (Completion, er
 		req.KeepAlive = &api.Duration{Duration: m.KeepAlive}
 	}
 	var (
-		text strings.Builder
-		out  = Completion{Model: m.Model}
-		done bool
+		text  strings.Builder
+		out   = Completion{Model: m.Model}
+		done  bool
+		meter = NewMeter(m.MaxResponseBytes)
 	)
 	err := m.Client.Chat(ctx, req, func(r api.ChatResponse) error {
+		if err := meter.Add(r.Message); err != nil {
+			return err
+		}
 		text.WriteString(r.Message.Content)
 		if r.Done {
 			done = true

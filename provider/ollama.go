@@ -18,32 +18,35 @@ import (
 	"github.com/ollama/ollama/api"
 )
 
-// maxLine bounds one NDJSON line from the server (api.Client allows 8 MiB too, but allocates it
-// up front on every call; here a line grows only as long as it is).
-const maxLine = 8 << 20
+// maxList bounds the model list from /api/tags.
+const maxList = 8 << 20
 
-// ErrLineTooLong means the server sent a line longer than maxLine.
+// ErrLineTooLong means the server sent a line longer than the client's limit (see
+// WithMaxResponseBytes). api.Client allows 8 MiB, allocated up front on every call; here a line
+// grows only as long as it is, up to the limit.
 var ErrLineTooLong = errors.New("response line too long")
 
 // Ollama is a client for one Ollama server. It is safe for concurrent use.
 type Ollama struct {
 	base *url.URL
 	http *http.Client
+	lim  limits
 	bufs sync.Pool // *bytes.Buffer for request bodies
 }
 
 // NewOllama returns a client for the server at base using hc (nil: http.DefaultClient).
-func NewOllama(base *url.URL, hc *http.Client) *Ollama {
+func NewOllama(base *url.URL, hc *http.Client, opts ...Option) *Ollama {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	return &Ollama{base: base, http: hc, bufs: sync.Pool{New: func() any { return new(bytes.Buffer) }}}
+	return &Ollama{base: base, http: hc, lim: newLimits(opts), bufs: sync.Pool{New: func() any { return new(bytes.Buffer) }}}
 }
 
 // Chat sends req to /api/chat and calls fn for each response object (one when req.Stream is
 // false, several when streaming), exactly as api.Client.Chat does: an HTTP error status becomes
 // an api.StatusError carrying the server's message, and an "error" field in a line ends the call
-// with that error.
+// with that error. An answer past the response limit ends the call with ErrResponseTooLarge,
+// without reading the rest.
 func (o *Ollama) Chat(ctx context.Context, req *api.ChatRequest, fn api.ChatResponseFunc) error {
 	buf := o.bufs.Get().(*bytes.Buffer)
 	buf.Reset()
@@ -59,10 +62,11 @@ func (o *Ollama) Chat(ctx context.Context, req *api.ChatRequest, fn api.ChatResp
 	}
 	defer resp.Body.Close()
 	r := bufio.NewReaderSize(resp.Body, 16<<10)
+	m := o.lim.meter()
 	for {
-		line, err := readLine(r)
+		line, err := readLine(r, o.lim.maxLine())
 		if len(bytes.TrimSpace(line)) > 0 {
-			if lerr := o.line(resp, line, fn); lerr != nil {
+			if lerr := o.line(resp, line, m, fn); lerr != nil {
 				return lerr
 			}
 		}
@@ -81,7 +85,7 @@ type chatLine struct {
 	api.ChatResponse
 }
 
-func (o *Ollama) line(resp *http.Response, line []byte, fn api.ChatResponseFunc) error {
+func (o *Ollama) line(resp *http.Response, line []byte, m *Meter, fn api.ChatResponseFunc) error {
 	var l chatLine
 	if err := json.Unmarshal(line, &l); err != nil {
 		if resp.StatusCode >= http.StatusBadRequest {
@@ -95,6 +99,9 @@ func (o *Ollama) line(resp *http.Response, line []byte, fn api.ChatResponseFunc)
 	case l.Error != "":
 		return errors.New(l.Error)
 	}
+	if err := m.Add(l.Message); err != nil {
+		return err
+	}
 	return fn(l.ChatResponse)
 }
 
@@ -105,7 +112,7 @@ func (o *Ollama) List(ctx context.Context) (*api.ListResponse, error) {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxLine))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxList))
 	if err != nil {
 		return nil, fmt.Errorf("reading model list: %w", err)
 	}
@@ -140,19 +147,26 @@ func (o *Ollama) do(ctx context.Context, method, path string, body io.Reader, ac
 	return resp, nil
 }
 
-// readLine reads one line of any length up to maxLine, without the newline.
-func readLine(r *bufio.Reader) ([]byte, error) {
+// readLine reads one line of at most limit bytes, without the newline; a longer line is an error
+// wrapping ErrLineTooLong, returned once limit bytes are read (plus at most r's buffer).
+func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 	line, err := r.ReadSlice('\n')
 	if !errors.Is(err, bufio.ErrBufferFull) {
+		if len(line) > limit {
+			return nil, lineTooLong(limit)
+		}
 		return bytes.TrimRight(line, "\r\n"), err
 	}
 	long := append([]byte(nil), line...)
 	for errors.Is(err, bufio.ErrBufferFull) {
-		if len(long) > maxLine {
-			return nil, ErrLineTooLong
+		if len(long) > limit {
+			return nil, lineTooLong(limit)
 		}
 		line, err = r.ReadSlice('\n')
 		long = append(long, line...)
+	}
+	if len(long) > limit {
+		return nil, lineTooLong(limit)
 	}
 	return bytes.TrimRight(long, "\r\n"), err
 }

@@ -34,6 +34,7 @@ type OpenAI struct {
 	endpoint string
 	key      secret
 	http     *http.Client
+	lim      limits
 	bufs     sync.Pool // *bytes.Buffer for request bodies
 }
 
@@ -42,13 +43,13 @@ type OpenAI struct {
 // (vLLM, llama.cpp), "https://openrouter.ai/api/v1",
 // "https://generativelanguage.googleapis.com/v1beta/openai", "https://api.anthropic.com/v1".
 // apiKey may be empty for local servers; hc nil means http.DefaultClient.
-func NewOpenAI(baseURL, apiKey string, hc *http.Client) *OpenAI {
+func NewOpenAI(baseURL, apiKey string, hc *http.Client, opts ...Option) *OpenAI {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
 	base := strings.TrimRight(baseURL, "/")
 	return &OpenAI{
-		base: base, endpoint: base + "/chat/completions", key: secret(apiKey), http: hc,
+		base: base, endpoint: base + "/chat/completions", key: secret(apiKey), http: hc, lim: newLimits(opts),
 		bufs: sync.Pool{New: func() any { return new(bytes.Buffer) }},
 	}
 }
@@ -112,7 +113,8 @@ func (e *APIError) Error() string {
 //   - usage becomes PromptEvalCount and EvalCount, finish_reason DoneReason, reasoning_content
 //     Thinking.
 //
-// An HTTP error status or a streamed error object is an *APIError.
+// An HTTP error status or a streamed error object is an *APIError. An answer past the response
+// limit ends the call with ErrResponseTooLarge, without reading the rest.
 func (o *OpenAI) Chat(ctx context.Context, req *api.ChatRequest, fn api.ChatResponseFunc) error {
 	body, err := translate(req)
 	if err != nil {
@@ -157,12 +159,13 @@ func (o *OpenAI) Chat(ctx context.Context, req *api.ChatRequest, fn api.ChatResp
 
 // whole decodes a non-streaming answer.
 func (o *OpenAI) whole(resp *http.Response, fn api.ChatResponseFunc) error {
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxLine+1))
+	limit := o.lim.maxLine()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
 	if err != nil {
 		return fmt.Errorf("reading chat response: %w", err)
 	}
-	if len(b) > maxLine {
-		return ErrLineTooLong
+	if len(b) > limit {
+		return lineTooLong(limit)
 	}
 	var r oaResponse
 	if err := json.Unmarshal(b, &r); err != nil {
@@ -182,12 +185,16 @@ func (o *OpenAI) whole(resp *http.Response, fn api.ChatResponseFunc) error {
 	out := r.response()
 	out.Message = api.Message{Role: "assistant", Content: c.Message.Content, Thinking: c.Message.thinking(), ToolCalls: calls}
 	out.Done, out.DoneReason = true, c.finish()
+	if err := o.lim.meter().Add(out.Message); err != nil {
+		return err
+	}
 	return fn(out)
 }
 
 // stream reads server-sent events: "data: {chunk}" events, then "data: [DONE]".
 func (o *OpenAI) stream(resp *http.Response, fn api.ChatResponseFunc) error {
 	r := bufio.NewReaderSize(resp.Body, 16<<10)
+	limit, m := o.lim.maxLine(), o.lim.meter()
 	var (
 		data     []byte // the current event's data lines
 		last     oaResponse
@@ -236,8 +243,13 @@ func (o *OpenAI) stream(resp *http.Response, fn api.ChatResponseFunc) error {
 			if f := c.finish(); f != "" {
 				finish = f
 			}
+			n := len(c.Delta.Content) + len(c.Delta.thinking())
 			for _, tc := range c.Delta.ToolCalls {
+				n += len(tc.Function.Name) + len(tc.Function.Arguments)
 				partials = mergeToolCall(partials, tc)
+			}
+			if err := m.count(n); err != nil {
+				return false, err
 			}
 			if c.Delta.Content == "" && c.Delta.thinking() == "" {
 				continue
@@ -252,7 +264,7 @@ func (o *OpenAI) stream(resp *http.Response, fn api.ChatResponseFunc) error {
 		return false, nil
 	}
 	for {
-		line, err := readLine(r)
+		line, err := readLine(r, limit)
 		switch {
 		case len(line) == 0:
 			if done, eerr := event(); done || eerr != nil {
@@ -269,6 +281,9 @@ func (o *OpenAI) stream(resp *http.Response, fn api.ChatResponseFunc) error {
 				data = append(data, '\n')
 			}
 			data = append(data, bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))...)
+			if len(data) > limit { // one event's data lines together
+				return lineTooLong(limit)
+			}
 		default:
 			// comments (": keep-alive"), event:, id:, retry: carry nothing for us
 		}

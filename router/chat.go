@@ -36,8 +36,10 @@ const inputTooLong = "input length exceeds the context length"
 
 // complete sends one non-streaming chat request (format-constrained, or with tools in native mode)
 // whose prompt was estimated at est tokens, and returns the answer. Each call is bounded by
-// CallTimeout. Thinking is off unless configured, and the server may neither truncate nor shift
-// the prompt: an overflow is an explicit error, never a silently cut prompt.
+// CallTimeout, and each answer by MaxResponseBytes: past it the call stops reading and fails
+// (provider.ErrResponseTooLarge), a model failure. Thinking is off unless configured, and the
+// server may neither truncate nor shift the prompt: an overflow is an explicit error, never a
+// silently cut prompt.
 func (r *Router) complete(ctx context.Context, msgs []api.Message, format []byte, tools api.Tools, est int) (reply, error) {
 	if r.set.CallTimeout > 0 {
 		var cancel context.CancelFunc
@@ -60,12 +62,16 @@ func (r *Router) complete(ctx context.Context, msgs []api.Message, format []byte
 		req.KeepAlive = &api.Duration{Duration: r.set.KeepAlive}
 	}
 	var (
-		out  = reply{Estimated: est}
-		text strings.Builder
-		done bool
+		out   = reply{Estimated: est}
+		text  strings.Builder
+		done  bool
+		meter = provider.NewMeter(r.set.MaxResponseBytes)
 	)
 	start := time.Now()
 	err := r.chat.Chat(ctx, req, func(resp api.ChatResponse) error {
+		if err := meter.Add(resp.Message); err != nil {
+			return err
+		}
 		text.WriteString(resp.Message.Content)
 		out.ToolCalls = append(out.ToolCalls, resp.Message.ToolCalls...)
 		if resp.Done {

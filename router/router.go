@@ -77,6 +77,9 @@ type Settings struct {
 	Mode Mode
 	// CallTimeout bounds each model call.
 	CallTimeout time.Duration
+	// MaxResponseBytes bounds each model answer (text, thinking and tool calls); past it the call
+	// stops reading and fails as a model failure.
+	MaxResponseBytes int
 	// SelectTimeout and ArgumentsTimeout bound one phase-1 call and one call's phase 2 (all repair
 	// attempts included).
 	SelectTimeout    time.Duration
@@ -152,6 +155,7 @@ func New(chat Chatter, inv Inventory, tools ToolCaller, set Settings, log *slog.
 	orDefault(&set.ParallelCalls, d.ParallelCalls)
 	orDefault(&set.Deadline, d.Deadline.D())
 	orDefault(&set.ContextReserve, d.ContextReserve)
+	orDefault(&set.MaxResponseBytes, config.Default().Ollama.MaxResponseBytes)
 	r := &Router{chat: chat, inv: inv, tools: tools, set: set, log: log, est: newEstimator()}
 	opts := maps.Clone(set.Options)
 	if opts == nil {

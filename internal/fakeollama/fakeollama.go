@@ -4,11 +4,14 @@
 package fakeollama
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -35,6 +38,12 @@ type Reply struct {
 	Raw string
 	// Delay answers after this long (for benchmarks of fixed-time models; tests should not need it).
 	Delay time.Duration
+	// Flood streams this many bytes of answer text in 4 KiB pieces, whatever the request's stream
+	// flag, without a done message: a model that does not stop. It ends early when the client
+	// goes away; Flooded then receives the bytes written.
+	Flood int64
+	// OneLine makes a Flood one NDJSON line that never ends instead of many.
+	OneLine bool
 }
 
 // Server is a fake Ollama.
@@ -44,6 +53,7 @@ type Server struct {
 	Models []string
 
 	aborted  chan struct{} // one value per hung request whose client gave up
+	flooded  chan int64    // the bytes written by each flood, once it ends
 	quit     chan struct{}
 	quitOnce sync.Once
 
@@ -84,7 +94,7 @@ func (s *Server) Close() {
 
 // start starts a fake; with a test, the test's cleanup closes it.
 func start(t testing.TB, replies []Reply, fn func(api.ChatRequest) Reply) *Server {
-	s := &Server{script: replies, fn: fn, quit: make(chan struct{}), aborted: make(chan struct{}, 16), Models: []string{"fake:latest"}}
+	s := &Server{script: replies, fn: fn, quit: make(chan struct{}), aborted: make(chan struct{}, 16), flooded: make(chan int64, 16), Models: []string{"fake:latest"}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/chat", s.chat)
 	mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, _ *http.Request) {
@@ -113,6 +123,9 @@ func (s *Server) Client() *api.Client {
 
 // Aborted receives once for each hung request whose client went away (up to 16 pending).
 func (s *Server) Aborted() <-chan struct{} { return s.aborted }
+
+// Flooded receives, for each Flood reply once it has ended, the bytes it wrote (up to 16 pending).
+func (s *Server) Flooded() <-chan int64 { return s.flooded }
 
 // Requests returns the chat requests received so far, in order.
 func (s *Server) Requests() []api.ChatRequest {
@@ -178,6 +191,14 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	case reply.Raw != "":
 		fmt.Fprint(w, reply.Raw)
 		return
+	case reply.Flood > 0:
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		n := flood(w, reply.Flood, reply.OneLine, req.Model)
+		select {
+		case s.flooded <- n:
+		default:
+		}
+		return
 	}
 	streaming := req.Stream == nil || *req.Stream
 	final := api.ChatResponse{
@@ -206,6 +227,43 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		final.Message.ToolCalls = reply.ToolCalls
 		writeJSON(w, final)
 	}
+}
+
+// flood writes about size bytes of answer text, as many NDJSON lines of 4 KiB of text or as one
+// line that never ends, and returns the bytes written when it ends: when all are written or the
+// client stops reading.
+func flood(w http.ResponseWriter, size int64, oneLine bool, model string) int64 {
+	piece := strings.Repeat("x", 4<<10)
+	var head, tail string
+	if oneLine {
+		head = `{"model":"` + model + `","message":{"role":"assistant","content":"`
+	} else {
+		b, _ := json.Marshal(api.ChatResponse{Model: model, Message: api.Message{Role: "assistant", Content: piece}})
+		i := bytes.Index(b, []byte(piece))
+		head, tail = string(b[:i]), string(b[i+len(piece):])+"\n"
+	}
+	var written int64
+	write := func(s string) bool {
+		n, err := io.WriteString(w, s)
+		written += int64(n)
+		if f, ok := w.(http.Flusher); ok && err == nil {
+			f.Flush()
+		}
+		return err == nil
+	}
+	if oneLine && !write(head) {
+		return written
+	}
+	for sent := int64(0); sent < size; sent += int64(len(piece)) {
+		chunk := piece
+		if !oneLine {
+			chunk = head + piece + tail
+		}
+		if !write(chunk) {
+			break
+		}
+	}
+	return written
 }
 
 // chunks splits s into pieces of at most n runes, as a streaming model would.

@@ -5,11 +5,13 @@
 package fakeopenai
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -44,6 +46,10 @@ type Reply struct {
 	Hang bool
 	// Delay answers after this long (for benchmarks of fixed-time models; tests should not need it).
 	Delay time.Duration
+	// Flood sends this many bytes of answer text in 4 KiB pieces without finishing: as stream
+	// chunks when the request streams, else as one JSON body that never ends. It ends early when
+	// the client goes away; Flooded then receives the bytes written.
+	Flood int64
 }
 
 // ToolCall is one scripted tool call; Arguments is the JSON text the model produced.
@@ -100,6 +106,7 @@ type Server struct {
 
 	quit     chan struct{}
 	quitOnce sync.Once
+	flooded  chan int64 // the bytes written by each flood, once it ends
 
 	mu       sync.Mutex // guards script, requests
 	script   []Reply
@@ -120,7 +127,7 @@ func NewFunc(t testing.TB, fn func(Request) Reply) *Server {
 }
 
 func start(t testing.TB, replies []Reply, fn func(Request) Reply) *Server {
-	s := &Server{script: replies, fn: fn, quit: make(chan struct{})}
+	s := &Server{script: replies, fn: fn, quit: make(chan struct{}), flooded: make(chan int64, 16)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	s.Server = httptest.NewServer(mux)
@@ -136,6 +143,9 @@ func (s *Server) Close() {
 	s.quitOnce.Do(func() { close(s.quit) })
 	s.Server.Close()
 }
+
+// Flooded receives, for each Flood reply once it has ended, the bytes it wrote (up to 16 pending).
+func (s *Server) Flooded() <-chan int64 { return s.flooded }
 
 // Requests returns the requests received so far, in order.
 func (s *Server) Requests() []Request {
@@ -198,6 +208,13 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	case reply.Status != 0 && reply.Status != http.StatusOK:
 		writeError(w, reply.Status, reply.Error, reply.ErrorType, reply.ErrorCode)
+		return
+	case reply.Flood > 0:
+		n := flood(w, reply.Flood, req.Body.Stream, req.Body.Model)
+		select {
+		case s.flooded <- n:
+		default:
+		}
 		return
 	}
 	finish := reply.FinishReason
@@ -263,6 +280,46 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		send(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": req.Body.Model, "choices": []any{}, "usage": usage})
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// flood writes about size bytes of answer text, as stream chunks of 4 KiB of text or as one JSON
+// body that never ends, and returns the bytes written when it ends: when all are written or the
+// client stops reading.
+func flood(w http.ResponseWriter, size int64, stream bool, model string) int64 {
+	piece := strings.Repeat("x", 4<<10)
+	var head, tail string
+	if stream {
+		w.Header().Set("Content-Type", "text/event-stream")
+		b, _ := json.Marshal(map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": model,
+			"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": piece}, "finish_reason": nil}}})
+		i := bytes.Index(b, []byte(piece))
+		head, tail = "data: "+string(b[:i]), string(b[i+len(piece):])+"\n\n"
+	} else {
+		w.Header().Set("Content-Type", "application/json")
+		head = `{"id":"chatcmpl-fake","object":"chat.completion","model":"` + model + `","choices":[{"index":0,"message":{"role":"assistant","content":"`
+	}
+	var written int64
+	write := func(s string) bool {
+		n, err := io.WriteString(w, s)
+		written += int64(n)
+		if f, ok := w.(http.Flusher); ok && err == nil {
+			f.Flush()
+		}
+		return err == nil
+	}
+	if !stream && !write(head) {
+		return written
+	}
+	for sent := int64(0); sent < size; sent += int64(len(piece)) {
+		chunk := piece
+		if stream {
+			chunk = head + piece + tail
+		}
+		if !write(chunk) {
+			break
+		}
+	}
+	return written
 }
 
 // toolCalls renders tool calls; streamed, each call is two deltas (id and name, then arguments).

@@ -3,11 +3,12 @@
 //
 //	go run ./bench [flags]            run the routers on the datasets (default command "run")
 //	go run ./bench load [flags]       drive /v1/route of the sidecar against a zero-latency fake model
+//	go run ./bench retrieval [flags]  recall and cost of the phase-1 shortlist (no model)
 //	go run ./bench sample [flags]     write a seeded sample of MetaTool's all_clean_data.csv
 //
-// Run writes a markdown table on stdout and results.json, results.md and chart.svg in -out; run and
-// load each rewrite their own section of docs/benchmarks.md (-doc), the one place the figures live,
-// each next to the command that produced it.
+// Run writes a markdown table on stdout and results.json, results.md and chart.svg in -out; run,
+// load and retrieval each rewrite their own section of docs/benchmarks.md (-doc), the one place the
+// figures live, each next to the command that produced it.
 package main
 
 import (
@@ -34,12 +35,14 @@ func main() {
 // run dispatches a command line.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cmd := "run"
-	if len(args) > 0 && (args[0] == "run" || args[0] == "load" || args[0] == "sample") {
+	if len(args) > 0 && (args[0] == "run" || args[0] == "load" || args[0] == "retrieval" || args[0] == "sample") {
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
 	case "load":
 		return runLoad(ctx, args, stdout, stderr)
+	case "retrieval":
+		return runRetrieval(ctx, args, stdout, stderr)
 	case "sample":
 		return runSample(args, stdout)
 	}

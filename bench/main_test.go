@@ -20,6 +20,7 @@ import (
 
 	"toolrouter/bench/harness"
 	"toolrouter/bench/report"
+	"toolrouter/bench/retrieval"
 	"toolrouter/internal/fakeollama"
 	"toolrouter/internal/npmservers"
 )
@@ -254,7 +255,7 @@ func TestRunDegraded(t *testing.T) {
 }
 
 // TestUpdateDoc checks that each command rewrites its own section of the document and keeps the
-// other's, creating the file and its folder when missing.
+// others, creating the file and its folder when missing.
 func TestUpdateDoc(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "docs", "benchmarks.md")
 	steps := []struct {
@@ -263,9 +264,10 @@ func TestUpdateDoc(t *testing.T) {
 		gone          string
 	}{
 		{sectionLoad, "## Load\n\nload one\n", []string{"load one", "Not generated yet: run `go run ./bench`."}, ""},
-		{sectionAccuracy, "## Accuracy\n\naccuracy one\n", []string{"load one", "accuracy one"}, "Not generated yet"},
+		{sectionAccuracy, "## Accuracy\n\naccuracy one\n", []string{"load one", "accuracy one", "Not generated yet: run `go run ./bench retrieval`."}, "Not generated yet: run `go run ./bench`."},
 		{sectionAccuracy, "## Accuracy\n\naccuracy two\n", []string{"load one", "accuracy two"}, "accuracy one"},
 		{sectionLoad, "## Load\n\nload two\n", []string{"load two", "accuracy two"}, "load one"},
+		{sectionRetrieval, "## Retrieval\n\nretrieval one\n", []string{"load two", "accuracy two", "retrieval one"}, "Not generated yet"},
 	}
 	for i, st := range steps {
 		if err := updateDoc(path, st.section, st.body); err != nil {
@@ -291,6 +293,54 @@ func TestUpdateDoc(t *testing.T) {
 	if err := updateDoc("", sectionLoad, "x"); err != nil {
 		t.Errorf("no document: got %v, want nothing written", err)
 	}
+}
+
+// TestRetrieval runs `go run ./bench retrieval` on the first queries of each pool and one small
+// pool size, and checks that its outputs parse, the document's section holds the report, and the
+// chart it links to is there.
+func TestRetrieval(t *testing.T) {
+	dir := t.TempDir()
+	out, doc, chart := filepath.Join(dir, "out"), filepath.Join(dir, "docs", "benchmarks.md"), filepath.Join(dir, "charts", "retrieval.svg")
+	var stdout, stderr bytes.Buffer
+	args := []string{"retrieval", "-limit", "12", "-sizes", "300", "-out", out, "-doc", doc, "-chart", chart, "-q"}
+	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "retrieval.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res retrieval.Results
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&res); err != nil {
+		t.Fatalf("retrieval.json: %v", err)
+	}
+	if len(res.Recall) != 2*len(retrieval.Sets) || len(res.Scale) != 1 || res.Scale[0].Tools != 300 || res.Scale[0].Routes != 12 {
+		t.Fatalf("got %d recall rows and scale %+v, want %d rows and 12 routes over 300 tools", len(res.Recall), res.Scale, 2*len(retrieval.Sets))
+	}
+	for _, rc := range res.Recall {
+		if rc.Queries != 12 || len(rc.AtK) != len(retrieval.Ks) || len(rc.AtBudget) != len(retrieval.Budgets) {
+			t.Errorf("%s/%s: got %d queries, %d ranks, %d budgets", rc.Pool, rc.Set, rc.Queries, len(rc.AtK), len(rc.AtBudget))
+		}
+	}
+	md := stdout.String()
+	for _, want := range []string{"| MetaTool | bm25+examples | 199 | 12 |", "| BFCL pool | keyword gate | 1067 | 12 |", "| 300 |", "not measured in this run", "](../charts/retrieval.svg)"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks %q:\n%s", want, md)
+		}
+	}
+	text, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if section, ok := sectionOf(string(text), sectionRetrieval); !ok || !strings.Contains(section, md) {
+		t.Errorf("the document's retrieval section does not hold the report:\n%s", text)
+	}
+	if !strings.Contains(string(text), "Not generated yet: run `go run ./bench load`.") {
+		t.Error("the other sections were not kept")
+	}
+	checkSVG(t, chart)
 }
 
 func TestRunUsageErrors(t *testing.T) {

@@ -80,10 +80,25 @@ func TestCouncil(t *testing.T) {
 		{"Who is Ada Lovelace?", true, "calculator.add", 0},
 	}
 	for _, tc := range tests {
-		m, ok := NewCouncil(tools).Route(tc.query)
+		c := NewCouncil(tools)
+		m, ok := c.Route(tc.query)
 		if ok != tc.ok || m.Tool != tc.tool || m.Score != tc.score {
 			t.Errorf("Council(%q): got %+v %v, want {%s %v} %v", tc.query, m, ok, tc.tool, tc.score, tc.ok)
 		}
+		// What the gate passes on: every tool, Route's choice first, or nothing.
+		ranked, rok := c.Ranked(tc.query)
+		if rok != ok || ok && (len(ranked) != len(tools) || ranked[0] != m) || !ok && len(ranked) != 0 {
+			t.Errorf("Ranked(%q): got %+v %v, want all %d tools led by %+v, or none when the gate fails", tc.query, ranked, rok, len(tools), m)
+		}
+	}
+	ranked, _ := NewCouncil(tools).Ranked("What is the current time in Tokyo?")
+	var order []string
+	for _, m := range ranked {
+		order = append(order, m.Tool)
+	}
+	// clock shares 4 words, calculator 0 and filesystem 1 ("the").
+	if want := []string{"clock.current_time", "filesystem.read_text_file", "calculator.add"}; !slices.Equal(order, want) {
+		t.Errorf("Ranked order: got %v, want %v", order, want)
 	}
 	if _, ok := NewCouncil(nil).Route("what is 2+2"); ok {
 		t.Error("Council with no tools: got a tool, want none")

@@ -1,6 +1,10 @@
 package baseline
 
-import "strings"
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
 
 // Indicators of the council's keyword gate before the proposal (seed 003, "simple keyword
 // matching"): a query uses tools when its lower-cased text contains any of them.
@@ -70,4 +74,26 @@ func (c *Council) Route(query string) (m Match, ok bool) {
 		}
 	}
 	return m, true
+}
+
+// Ranked is what the gate passes on: every tool, ordered as Route would prefer them (most shared
+// words first, ties to the earlier tool), each with its number of shared words as Score; ok is
+// false, and the list empty, when the gate does not pass.
+func (c *Council) Ranked(query string) (ranked []Match, ok bool) {
+	if !Gate(query) {
+		return nil, false
+	}
+	q := set(Words(query))
+	ranked = make([]Match, len(c.names))
+	for i, words := range c.words {
+		shared := 0
+		for w := range q {
+			if words[w] {
+				shared++
+			}
+		}
+		ranked[i] = Match{Tool: c.names[i], Score: float64(shared)}
+	}
+	slices.SortStableFunc(ranked, func(a, b Match) int { return cmp.Compare(b.Score, a.Score) })
+	return ranked, true
 }

@@ -150,3 +150,40 @@ func TestWrite(t *testing.T) {
 		t.Errorf("got %d points, want 2", points)
 	}
 }
+
+// TestLineChart: the chart is well-formed XML with one line per series in each panel, a point per
+// value, the reference line, and names escaped.
+func TestLineChart(t *testing.T) {
+	c := LineChart{
+		Title: "recall <by budget>", XLabel: "tokens", YLabel: "recall", XTicks: []float64{1000, 2000, 4000},
+		YMin: 0, YMax: 1, Reference: &Reference{Y: 0.97, Label: "target"},
+		Panels: []LinePanel{
+			{Title: "A & B", Series: []Series{
+				{Name: "bm25", Color: "#000", Points: []Point{{1000, 0.5}, {2000, 0.7}, {4000, 0.9}}},
+				{Name: "gate", Color: "#f00", Points: []Point{{1000, 0.1}, {2000, 0.2}, {4000, 0.3}}},
+			}},
+			{Title: "C", Series: []Series{{Name: "bm25", Color: "#000", Points: []Point{{1000, 1}}}}},
+		},
+	}
+	counts := map[string]int{}
+	dec := xml.NewDecoder(strings.NewReader(c.SVG()))
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("not XML: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			counts[se.Name.Local]++
+		}
+	}
+	// 7 points and 2 legend entries; 3 lines; 2 reference lines among the grid lines.
+	if counts["circle"] != 7+2 || counts["polyline"] != 3 {
+		t.Errorf("got %d circles and %d polylines, want 9 and 3", counts["circle"], counts["polyline"])
+	}
+	if !strings.Contains(c.SVG(), `stroke-dasharray`) || !strings.Contains(c.SVG(), "A &amp; B") {
+		t.Error("no reference line, or a title not escaped")
+	}
+}

@@ -1,0 +1,53 @@
+package retrieval
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"toolrouter/config"
+	"toolrouter/inventory"
+)
+
+// Serve brings a pool up the production way: one in-process mcp-go server per pool server in an
+// inventory.Manager, and waits for every server's first connection. Every tool answers "ok"; the
+// caller closes the manager.
+func Serve(ctx context.Context, p *Pool, log *slog.Logger) (*inventory.Manager, error) {
+	servers := make(map[string]config.Server, len(p.Servers))
+	inProcess := make(map[string]*server.MCPServer, len(p.Servers))
+	for _, s := range p.Servers {
+		srv := server.NewMCPServer(s.Name, "1.0.0", server.WithToolCapabilities(false))
+		tools := make([]server.ServerTool, len(s.Tools))
+		for i, t := range s.Tools {
+			tools[i] = server.ServerTool{Tool: mcp.NewToolWithRawSchema(t.Name, t.Description, t.Schema), Handler: answerOK}
+		}
+		srv.AddTools(tools...)
+		inProcess[s.Name] = srv
+		servers[s.Name] = config.Server{
+			Purpose: s.Purpose, Transport: config.TransportBuiltin, Builtin: s.Name,
+			ConnectTimeout: config.Duration(time.Minute), CallTimeout: config.Duration(time.Minute),
+		}
+	}
+	inv := inventory.New(servers, inventory.Options{Logger: log, InProcess: inProcess})
+	inv.Start(ctx)
+	snap := inv.Snapshot()
+	for _, s := range snap.Servers {
+		if s.Status != inventory.StateUp {
+			inv.Close()
+			return nil, fmt.Errorf("%s: server %s is %s: %s", p.Name, s.Name, s.Status, s.Error)
+		}
+	}
+	if got, want := len(snap.Available()), p.Tools(); got != want {
+		inv.Close()
+		return nil, fmt.Errorf("%s: %d of %d tools available", p.Name, got, want)
+	}
+	return inv, nil
+}
+
+func answerOK(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return mcp.NewToolResultText("ok"), nil
+}

@@ -1,0 +1,277 @@
+package retrieval
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"toolrouter/bench/report"
+)
+
+// Results is one run of the retrieval benchmark.
+type Results struct {
+	Command string         `json:"command"`
+	Started time.Time      `json:"started"`
+	Seconds float64        `json:"seconds"`
+	Machine report.Machine `json:"machine"`
+	Seed    uint64         `json:"seed"`
+	// Limit, when not 0, is how many queries of each pool were run.
+	Limit int `json:"limit,omitempty"`
+	// LoadStart and LoadEnd are the machine's one-minute load average when the run started and
+	// ended (-1 where unknown): other work on the machine lengthens the latencies, p99 most.
+	LoadStart float64  `json:"load_start"`
+	LoadEnd   float64  `json:"load_end"`
+	Recall    []Recall `json:"recall"`
+	Scale     []Scale  `json:"scale"`
+	Targets   []Target `json:"targets"`
+}
+
+// Target is one figure the shortlist is held to, and whether this run met it.
+type Target struct {
+	What     string `json:"what"`
+	Measured string `json:"measured"`
+	// Met is nil when the run did not measure it (a pool or size left out).
+	Met *bool `json:"met,omitempty"`
+}
+
+// Target thresholds.
+const (
+	targetShortlistUS = 1000.0
+	targetSize        = 20000
+	targetBudget      = 2000
+	targetRecall      = 0.97
+)
+
+// Pool names as the report uses them.
+const (
+	PoolMetaTool = "MetaTool"
+	PoolBFCL     = "BFCL pool"
+)
+
+// Evaluate sets the run's targets from its figures.
+func (r *Results) Evaluate() {
+	r.Targets = nil
+	add := func(what, measured string, met *bool) {
+		r.Targets = append(r.Targets, Target{What: what, Measured: measured, Met: met})
+	}
+	yes := func(b bool) *bool { return &b }
+
+	if s := r.scaleAt(targetSize); s != nil {
+		add(fmt.Sprintf("shortlist p50 < %.0f ms at %d tools", targetShortlistUS/1000, targetSize),
+			fmt.Sprintf("%.0f µs (p99 %.0f µs)", s.ShortlistUS.P50, s.ShortlistUS.P99), yes(s.ShortlistUS.P50 < targetShortlistUS))
+	} else {
+		add(fmt.Sprintf("shortlist p50 < %.0f ms at %d tools", targetShortlistUS/1000, targetSize), "not measured in this run", nil)
+	}
+
+	over, shortlists, maxUsed := 0, 0, []string{}
+	for _, s := range r.Scale {
+		over += s.OverBudget + s.OverWindow
+		shortlists += s.Routes - s.Whole
+		maxUsed = append(maxUsed, fmt.Sprintf("%d tools: at most %.0f of %d", s.Tools, s.UsedTokens.Max, s.Budget))
+	}
+	for _, rc := range r.Recall {
+		for _, b := range rc.AtBudget {
+			over += b.OverBudget
+			shortlists += rc.Queries - b.Whole
+		}
+	}
+	if shortlists > 0 {
+		add("phase-1 tool list never over its budget, at any pool size or budget",
+			fmt.Sprintf("%d of %d shortlists over (%s)", over, shortlists, strings.Join(maxUsed, "; ")), yes(over == 0))
+	}
+
+	for _, t := range []struct{ pool, set string }{{PoolBFCL, BM25}, {PoolMetaTool, BM25Examples}} {
+		what := fmt.Sprintf("recall within a %d-token budget ≥ %.2f: %s, %s", targetBudget, targetRecall, t.pool, t.set)
+		if a, ok := r.atBudget(t.pool, t.set, targetBudget); ok {
+			// Compared on the counts: 582 of 600 is 0.97 exactly.
+			add(what, fmt.Sprintf("%.3f (%d of %d)", a.Recall, a.Hits, a.queries), yes(float64(a.Hits) >= targetRecall*float64(a.queries)-1e-9))
+		} else {
+			add(what, "not measured in this run", nil)
+		}
+	}
+	if a, ok := r.atBudget(PoolMetaTool, BM25, targetBudget); ok {
+		add(fmt.Sprintf("recall within a %d-token budget: MetaTool, bm25 (reported as it is, no target)", targetBudget),
+			fmt.Sprintf("%.3f (%d of %d)", a.Recall, a.Hits, a.queries), nil)
+	}
+}
+
+func (r *Results) scaleAt(tools int) *Scale {
+	for i := range r.Scale {
+		if r.Scale[i].Tools == tools {
+			return &r.Scale[i]
+		}
+	}
+	return nil
+}
+
+// budgetRecall is one recall figure with the number of queries it is over.
+type budgetRecall struct {
+	AtBudget
+	queries int
+}
+
+func (r *Results) atBudget(pool, set string, budget int) (budgetRecall, bool) {
+	for _, rc := range r.Recall {
+		if rc.Pool != pool || rc.Set != set {
+			continue
+		}
+		for _, b := range rc.AtBudget {
+			if b.Budget == budget {
+				return budgetRecall{b, rc.Queries}, true
+			}
+		}
+	}
+	return budgetRecall{}, false
+}
+
+// Intro says what the retrieval benchmark measures; its figures follow it.
+const Intro = "Phase 1 is shown the whole inventory when it fits the tool list's token budget, and a shortlist " +
+	"of the best-ranked tools that fit otherwise (`router/shortlist.go`). Recall is scored through the real " +
+	"pipeline: each pool is served by in-process MCP servers in an `inventory.Manager`, and every query goes " +
+	"through `router.Search` of a router ranking with a `retrieve.Catalog` (BM25F, no embedding model), so the " +
+	"tools counted as shown are those the router's own cost measure (each tool's phase-1 entry, " +
+	"`prompts.SelectToolText`, and its server's heading, by the router's token estimate) fits in the budget. " +
+	"**R@k**: the gold tool among the k best-ranked. **1k/2k/4k tokens**: the gold tool among the tools shown " +
+	"under that budget. The keyword gate (the council's, `bench/baseline`) passes on every tool, ordered by " +
+	"words shared with the query, when the query holds one of its indicators, and nothing otherwise; it is " +
+	"ranked and cut by the same router. With examples, each query is in one of 5 folds by a seeded hash of " +
+	"its normalised text (repeated queries share a fold) and is ranked with examples learned " +
+	"(`retrieve.Examples.Learn`, the router's cap per tool) from the other folds' queries only, in a seeded " +
+	"order; the run fails if a query of the fold is among them.\n\n"
+
+// Markdown renders the results: the recall table, the chart (at chartPath, relative to the
+// document; "" for none), the cost at scale and the targets.
+func Markdown(r *Results, chartPath string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Command: `%s`  \n", r.Command)
+	fmt.Fprintf(&b, "Date: %s.  \n", r.Started.UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(&b, "Machine: %s/%s, %d CPUs, %s; seed %d; %.0f s.", r.Machine.OS, r.Machine.Arch, r.Machine.CPUs, r.Machine.GoVersion, r.Seed, r.Seconds)
+	if r.Limit > 0 {
+		fmt.Fprintf(&b, " First %d queries of each pool only.", r.Limit)
+	}
+	if r.LoadStart >= 0 && r.LoadEnd >= 0 {
+		fmt.Fprintf(&b, "  \nLoad average (1 min) %.1f at the start, %.1f at the end: the machine may be shared, and the latencies, p99 most, include any wait for a core.", r.LoadStart, r.LoadEnd)
+	}
+	b.WriteString("\n\n### Recall of the phase-1 candidate set\n\n")
+	b.WriteString("| pool | candidate set | tools | queries | R@1 | R@5 | R@10 | R@20 | 1k tokens | 2k tokens | 4k tokens | tools shown at 1k / 2k / 4k |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	var notes []string
+	for _, rc := range r.Recall {
+		fmt.Fprintf(&b, "| %s | %s | %d | %d |", rc.Pool, rc.Set, rc.Tools, rc.Queries)
+		for _, a := range rc.AtK {
+			fmt.Fprintf(&b, " %.3f |", a.Recall)
+		}
+		var shown []string
+		for _, a := range rc.AtBudget {
+			fmt.Fprintf(&b, " %.3f |", a.Recall)
+			shown = append(shown, fmt.Sprintf("%.1f", a.MeanShown))
+		}
+		fmt.Fprintf(&b, " %s |\n", strings.Join(shown, " / "))
+		if rc.Passed != nil {
+			notes = append(notes, fmt.Sprintf("%s: the keyword gate passed on %d of %d queries (%.3f); the others are shown no tool.",
+				rc.Pool, *rc.Passed, rc.Queries, float64(*rc.Passed)/float64(max(rc.Queries, 1))))
+		}
+		if e := rc.Examples; e != nil {
+			notes = append(notes, fmt.Sprintf("%s, %s: %d folds, at most %d examples per tool (the router's `retrieval.examples_per_tool` default), %.1f per tool on average.",
+				rc.Pool, rc.Set, e.Folds, e.PerTool, e.MeanPerTool))
+		}
+		for _, a := range rc.AtBudget {
+			if a.Whole > 0 {
+				notes = append(notes, fmt.Sprintf("%s, %s: the whole inventory fit %d tokens for %d queries.", rc.Pool, rc.Set, a.Budget, a.Whole))
+			}
+		}
+	}
+	for _, n := range notes {
+		fmt.Fprintf(&b, "\n%s", n)
+	}
+	if len(notes) > 0 {
+		b.WriteString("\n")
+	}
+	if chartPath != "" {
+		fmt.Fprintf(&b, "\n![Recall against the tool list's budget](%s)\n", chartPath)
+	}
+
+	if len(r.Scale) > 0 {
+		b.WriteString("\n### Cost at scale\n\n")
+		b.WriteString(ScaleIntro)
+		b.WriteString("| tools | servers | index build ms | heap MB | RSS MB | rank µs p50 / p99 | shortlist µs p50 / p99 | prompt bytes p50 / max | request bytes p50 / max | prompt tokens p50 / max | tools shown p50 (min–max) | tool-list tokens max / budget | over budget |\n")
+		b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		for _, s := range r.Scale {
+			fmt.Fprintf(&b, "| %d | %d | %.1f | %.1f | %.1f | %.0f / %.0f | %.0f / %.0f | %.0f / %.0f | %.0f / %.0f | %.0f / %.0f | %.0f (%.0f–%.0f) | %.0f / %d | %d of %d |\n",
+				s.Tools, s.Servers, s.BuildMS.P50, s.HeapMB, s.RSSMB, s.RankUS.P50, s.RankUS.P99, s.ShortlistUS.P50, s.ShortlistUS.P99,
+				s.PromptBytes.P50, s.PromptBytes.Max, s.RequestBytes.P50, s.RequestBytes.Max, s.PromptTokens.P50, s.PromptTokens.Max,
+				s.Shown.P50, s.Shown.Min, s.Shown.Max, s.UsedTokens.Max, s.Budget, s.OverBudget, s.Routes-s.Whole)
+		}
+		if first, last := r.Scale[0], r.Scale[len(r.Scale)-1]; len(r.Scale) > 1 && first.PromptBytes.P50 > 0 {
+			fmt.Fprintf(&b, "\nThe phase-1 prompt at %d tools is %.2f× its size at %d (p50 bytes); at most %.0f of the %d-token window.\n",
+				last.Tools, last.PromptBytes.P50/first.PromptBytes.P50, first.Tools, maxTokens(r.Scale), first.Window)
+		}
+	}
+
+	if len(r.Targets) > 0 {
+		b.WriteString("\n### Targets\n\n| target | measured | met |\n|---|---|---|\n")
+		for _, t := range r.Targets {
+			met := "—"
+			if t.Met != nil {
+				met = map[bool]string{true: "met", false: "**not met**"}[*t.Met]
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", t.What, t.Measured, met)
+		}
+	}
+	return b.String()
+}
+
+func maxTokens(ss []Scale) float64 {
+	m := 0.0
+	for _, s := range ss {
+		m = max(m, s.PromptTokens.Max)
+	}
+	return m
+}
+
+// ScaleIntro says how the cost at scale is measured.
+const ScaleIntro = "Pools of real tools with their real schemas (BFCL's functions and MetaTool's plugins, " +
+	"`retrievetest.Pool`: a fixed shuffle repeated on renamed servers of 20 tools), each served by in-process " +
+	"mcp-go servers in an `inventory.Manager`. Build: `retrieve.Catalog.Sync` from empty (documents and BM25F " +
+	"index), median of the builds; heap and RSS: in use after the first build less before it, each after a GC " +
+	"that returned freed memory. Then every real query (BFCL simple and multiple, MetaTool's sample) is routed, " +
+	"one at a time after a warm-up, by `router.New` with the built-in settings (the tool list's budget half of " +
+	"num_ctx less the reserve) against a fake Ollama over HTTP that records each phase-1 request and " +
+	"answers \"no tool\". **rank**: the ranker's `Rank` calls within the route. **shortlist**: from the request's " +
+	"start to the shortlist ready to show (the trace's shortlist step: access, ranking, budget fill and the " +
+	"prompt rendered). **prompt bytes**: the messages the model received; **request bytes**: the HTTP body, with " +
+	"the format schema and its enum of the shown tools; **prompt tokens**: the router's estimate, checked " +
+	"against the window before sending. The same routes as a Go benchmark: " +
+	"`go test -run x -bench Shortlist ./bench/retrieval/`; the router's own benchmark of building the phase-1 " +
+	"view alone: `go test -run x -bench Shortlist ./router/`.\n\n"
+
+// Chart draws recall against the tool list's budget, one panel per pool and one line per
+// candidate set, with the recall target.
+func Chart(r *Results) string {
+	colors := map[string]string{KeywordGate: "#d62728", BM25: "#9467bd", BM25Examples: "#2ca02c"}
+	c := report.LineChart{
+		Title:  "Recall of the phase-1 candidate set against the tool list's budget (log scale)",
+		XLabel: "budget (estimated tokens)", YLabel: "recall",
+		XTickLabel: func(x float64) string { return fmt.Sprintf("%.0fk", x/1000) },
+		YMin:       0, YMax: 1,
+		Reference: &report.Reference{Y: targetRecall, Label: fmt.Sprintf("target %.2f", targetRecall)},
+	}
+	for _, b := range Budgets {
+		c.XTicks = append(c.XTicks, float64(b))
+	}
+	at := map[string]int{}
+	for _, rc := range r.Recall {
+		i, ok := at[rc.Pool]
+		if !ok {
+			i = len(c.Panels)
+			at[rc.Pool] = i
+			c.Panels = append(c.Panels, report.LinePanel{Title: fmt.Sprintf("%s (%d tools)", rc.Pool, rc.Tools)})
+		}
+		s := report.Series{Name: rc.Set, Color: colors[rc.Set]}
+		for _, a := range rc.AtBudget {
+			s.Points = append(s.Points, report.Point{X: float64(a.Budget), Y: a.Recall})
+		}
+		c.Panels[i].Series = append(c.Panels[i].Series, s)
+	}
+	return c.SVG()
+}

@@ -1,0 +1,107 @@
+//go:build realollama
+
+package realollama_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"toolrouter/router"
+)
+
+// reload unloads model and loads it again with num_ctx, so the next call finds the model warm and
+// its prompt cache empty. It polls /api/ps for the unload (a deadline, no sleep to synchronise).
+func reload(t testing.TB, o ollama, model string, numCtx int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := o.client()
+	stream := false
+	zero := &api.Duration{Duration: 0}
+	if err := c.Generate(ctx, &api.GenerateRequest{Model: model, KeepAlive: zero, Stream: &stream}, func(api.GenerateResponse) error { return nil }); err != nil {
+		t.Fatalf("unloading %s: %v", model, err)
+	}
+	for {
+		ps, err := c.ListRunning(ctx)
+		if err != nil {
+			t.Fatalf("listing running models: %v", err)
+		}
+		loaded := false
+		for _, m := range ps.Models {
+			loaded = loaded || m.Name == model || m.Name == model+":latest"
+		}
+		if !loaded {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s still loaded after the deadline", model)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	err := c.Chat(ctx, &api.ChatRequest{Model: model, Stream: &stream, Options: map[string]any{"num_ctx": numCtx}},
+		func(api.ChatResponse) error { return nil })
+	if err != nil {
+		t.Fatalf("loading %s: %v", model, err)
+	}
+}
+
+// phase1 returns the phase-1 calls among xs (those whose format is the selection schema).
+func phase1(xs []*exchange) []*exchange {
+	var out []*exchange
+	for _, x := range xs {
+		if len(x.req.Messages) > 0 && x.req.Messages[0].Role == "system" && len(x.req.Format) > 0 {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+
+// TestPrefixCache: two queries over the same inventory share phase 1's system prompt, so Ollama
+// evaluates only the second query's own tokens. prompt_eval_count counts the whole prompt either
+// way; prompt_eval_duration shows the saving.
+func TestPrefixCache(t *testing.T) {
+	o := realOllama(t)
+	rec := newRecorder(t, o)
+	rt := newRouter(t, o, rec, newInventory(t, nil), router.Settings{MaxToolCalls: 1})
+	reload(t, o, o.model, 8192)
+	for _, q := range []string{"what is 2 plus 40?", "what time is it in Tokyo?"} {
+		if _, err := rt.Route(context.Background(), router.Request{Query: q}); err != nil {
+			t.Fatalf("Route(%q): %v", q, err)
+		}
+	}
+	xs := rec.since(0)
+	checkWire(t, xs, false)
+	p1 := phase1(xs)
+	if len(p1) != 2 || p1[0].final == nil || p1[1].final == nil {
+		t.Fatalf("got %d phase-1 calls with answers, want 2", len(p1))
+	}
+	first, second := p1[0].final.Metrics, p1[1].final.Metrics
+	t.Logf("phase 1, first query:  prompt_eval_count=%d prompt_eval_duration=%s", first.PromptEvalCount, ms(first.PromptEvalDuration))
+	t.Logf("phase 1, second query: prompt_eval_count=%d prompt_eval_duration=%s", second.PromptEvalCount, ms(second.PromptEvalDuration))
+	if first.PromptEvalCount < 500 {
+		t.Fatalf("got a first prompt of %d tokens, want the inventory's (500+)", first.PromptEvalCount)
+	}
+	// Ollama's default slot choice (the longest common prefix, OLLAMA_MULTIUSER_CACHE off) puts
+	// phase 2 in phase 1's slot, since both prompts start with <|im_start|>: the next query's
+	// phase 1 then starts cold. With two slots or more and the multi-user cache, phase 2 gets a
+	// slot of its own. scripts/real-ollama up runs the latter; docs/real-ollama.md has both.
+	parallel, _ := strconv.Atoi(os.Getenv("OLLAMA_NUM_PARALLEL"))
+	if os.Getenv("OLLAMA_MULTIUSER_CACHE") != "1" || parallel < 2 {
+		t.Logf("the server runs with OLLAMA_NUM_PARALLEL=%q OLLAMA_MULTIUSER_CACHE=%q: phase 2 may evict phase 1's prompt, not asserted",
+			os.Getenv("OLLAMA_NUM_PARALLEL"), os.Getenv("OLLAMA_MULTIUSER_CACHE"))
+		return
+	}
+	if second.PromptEvalDuration*4 > first.PromptEvalDuration {
+		t.Errorf("got the second query's prefill %s, want under a quarter of the first's %s (the system prompt cached)",
+			ms(second.PromptEvalDuration), ms(first.PromptEvalDuration))
+	}
+}

@@ -1,0 +1,91 @@
+//go:build realollama
+
+package realollama_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/ollama/ollama/api"
+
+	"toolrouter/config"
+	"toolrouter/inventory"
+	"toolrouter/router"
+)
+
+// TestInputTooLong: a prompt over num_ctx with truncate:false is refused with a 400 whose message
+// the router recognises (router.inputTooLong), never silently cut.
+func TestInputTooLong(t *testing.T) {
+	o := realOllama(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	stream, off := false, false
+	req := &api.ChatRequest{Model: o.tiny, Stream: &stream, Truncate: &off, Shift: &off,
+		Messages: []api.Message{{Role: "user", Content: strings.Repeat("hello world ", 6000)}},
+		Options:  map[string]any{"num_ctx": 8192, "num_predict": 1}}
+	err := o.client().Chat(ctx, req, func(api.ChatResponse) error { return nil })
+	var se api.StatusError
+	if !errors.As(err, &se) {
+		t.Fatalf("got error %v, want an api.StatusError", err)
+	}
+	t.Logf("status %d: %s", se.StatusCode, se.ErrorMessage)
+	if se.StatusCode != 400 || !strings.Contains(se.ErrorMessage, "the input length exceeds the context length") {
+		t.Errorf("got %d %q, want 400 \"the input length exceeds the context length\"", se.StatusCode, se.ErrorMessage)
+	}
+}
+
+// notesServer has one tool whose text must be 64 characters or more. Under that format the json
+// variant, which closes strings at once when it may, can only repeat its best string token; Ollama
+// cuts an answer that repeats one token more than 30 times and ends it without done:true.
+func notesServer() *server.MCPServer {
+	s := server.NewMCPServer("notes", "1.0.0", server.WithToolCapabilities(false))
+	schema := json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","minLength":64}},"required":["text"]}`)
+	s.AddTool(mcp.NewToolWithRawSchema("write", "Write a note.", schema),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return mcp.NewToolResultText("written"), nil })
+	return s
+}
+
+// TestRepeatGuard: Ollama's repeat guard (llm/server.go: more than 30 repeats of one token ends the
+// completion with no error and no done) reaches the router as an answer with done:false; the
+// router reports a model failure in phase 2, never arguments made of a cut answer.
+func TestRepeatGuard(t *testing.T) {
+	o := realOllama(t)
+	rec := newRecorder(t, o)
+	inv := inventory.New(map[string]config.Server{"notes": builtin("notes")},
+		inventory.Options{Logger: quiet, InProcess: map[string]*server.MCPServer{"notes": notesServer()}})
+	inv.Start(context.Background())
+	t.Cleanup(inv.Close)
+	rt := newRouter(t, o, rec, inv, router.Settings{MaxToolCalls: 1})
+	out, err := rt.Route(context.Background(), router.Request{Query: "note that the meeting moved"})
+	if err != nil {
+		t.Fatalf("Route: %v", err)
+	}
+	xs := rec.since(0)
+	for i, x := range xs {
+		done := x.final != nil
+		t.Logf("call %d: status %d done=%v content %q", i+1, x.status, done, x.content())
+	}
+	if len(xs) < 2 || out.Tool != "write" {
+		t.Fatalf("got %d calls, tool %q (degraded %q), want phase 1 to choose notes.write and phase 2 to run", len(xs), out.Tool, out.Degraded)
+	}
+	p2 := xs[1]
+	var last api.ChatResponse
+	if err := json.Unmarshal(p2.body, &last); err != nil {
+		t.Fatalf("phase 2 body %s: %v", p2.body, err)
+	}
+	if p2.status != 200 || last.Done || p2.final != nil {
+		t.Fatalf("got phase 2 status %d done=%v, want a 200 answer without done (the repeat guard)", p2.status, last.Done)
+	}
+	if out.DegradedReason != router.DegradedModelFailure || !strings.Contains(out.Degraded, "ended before it was done") {
+		t.Errorf("got degraded %q (%s), want a model failure: ended before it was done", out.Degraded, out.DegradedReason)
+	}
+	if out.Arguments != nil || out.Result != nil {
+		t.Errorf("got arguments %v result %+v, want none from a cut answer", out.Arguments, out.Result)
+	}
+}

@@ -1,0 +1,116 @@
+//go:build realollama
+
+package realollama_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"toolrouter/router"
+)
+
+// TestRoute routes one query on the real server in two-phase mode: with the json variant the
+// success path (the favoured tool chosen, arguments valid under its schema, the tool run); with the
+// wholly random model, whose strings never close, answers cut at num_predict and a clean degraded
+// reason. Either way every call is a 2xx with think, truncate and shift off and a num_ctx.
+func TestRoute(t *testing.T) {
+	o := realOllama(t)
+	tests := []struct {
+		name    string
+		set     router.Settings
+		wantOK  bool // the favoured tool ran
+		wantCut bool // phase 1 stopped at num_predict
+	}{
+		{name: "json variant runs the favoured tool", set: router.Settings{MaxToolCalls: 1}, wantOK: true},
+		{name: "random model degrades cleanly", wantCut: true,
+			set: router.Settings{Model: o.tiny, Options: map[string]any{"num_predict": 24, "temperature": 0, "num_ctx": 8192}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := newRecorder(t, o)
+			rt := newRouter(t, o, rec, newInventory(t, nil), tc.set)
+			out, err := rt.Route(context.Background(), router.Request{Query: "what is 2 plus 40?"})
+			if err != nil {
+				t.Fatalf("Route: %v", err)
+			}
+			xs := rec.since(0)
+			checkWire(t, xs, false)
+			cut := checkFormatted(t, xs)
+			t.Logf("stopped=%s degraded=%q calls=%d llm_calls=%d prompt_tokens=%d", out.Stopped, out.Degraded, len(out.Calls), out.Usage.LLMCalls, out.Usage.PromptTokens)
+			if got := out.Usage.LLMCalls; got != len(xs) {
+				t.Errorf("got usage.llm_calls %d, want the %d calls seen on the wire", got, len(xs))
+			}
+			if tc.wantOK {
+				if !out.UseTool || out.Server+"."+out.Tool != o.favoured || out.Result == nil || out.Result.IsError || out.Error != nil {
+					t.Fatalf("got use_tool=%v %s.%s result=%+v error=%+v degraded=%q, want %s run", out.UseTool, out.Server, out.Tool, out.Result, out.Error, out.Degraded, o.favoured)
+				}
+				if out.Degraded != "" || cut != 0 {
+					t.Errorf("got degraded %q and %d cut answers, want neither", out.Degraded, cut)
+				}
+				return
+			}
+			if tc.wantCut {
+				if cut == 0 {
+					t.Fatalf("got no answer cut at num_predict, want phase 1 cut (its strings never close)")
+				}
+				if out.DegradedReason != router.DegradedModelFailure || !strings.Contains(out.Degraded, "not the selection JSON") {
+					t.Errorf("got degraded %q (%s), want a model failure: not the selection JSON", out.Degraded, out.DegradedReason)
+				}
+				if out.UseTool || len(out.Calls) != 0 {
+					t.Errorf("got use_tool=%v with %d calls, want no tool", out.UseTool, len(out.Calls))
+				}
+			}
+		})
+	}
+}
+
+// TestThink: with thinking on, the request carries think:true; the model (the json variant's one
+// learned chain) thinks "Okay", Ollama then applies the format, and the answer is valid JSON.
+func TestThink(t *testing.T) {
+	o := realOllama(t)
+	rec := newRecorder(t, o)
+	rt := newRouter(t, o, rec, newInventory(t, nil), router.Settings{Think: true, MaxToolCalls: 1})
+	out, err := rt.Route(context.Background(), router.Request{Query: "what is 2 plus 40?"})
+	if err != nil {
+		t.Fatalf("Route: %v", err)
+	}
+	xs := rec.since(0)
+	checkWire(t, xs, true)
+	if cut := checkFormatted(t, xs); cut != 0 {
+		t.Errorf("got %d answers cut at num_predict, want none", cut)
+	}
+	t.Logf("phase 1: thinking %q, answer %s", xs[0].thinking(), xs[0].content())
+	if got := xs[0].thinking(); got != "Okay" {
+		t.Errorf("got phase-1 thinking %q, want %q", got, "Okay")
+	}
+	if !out.UseTool || out.Result == nil || out.Degraded != "" {
+		t.Errorf("got use_tool=%v result=%+v degraded=%q, want the favoured tool run", out.UseTool, out.Result, out.Degraded)
+	}
+}
+
+// TestNative: native mode sends the tools with the request and no format; the random model writes
+// no tool call, so the route ends with no tool, cleanly.
+func TestNative(t *testing.T) {
+	o := realOllama(t)
+	rec := newRecorder(t, o)
+	rt := newRouter(t, o, rec, newInventory(t, nil), router.Settings{Mode: router.Native})
+	out, err := rt.Route(context.Background(), router.Request{Query: "what is 2 plus 40?"})
+	if err != nil {
+		t.Fatalf("Route: %v", err)
+	}
+	xs := rec.since(0)
+	checkWire(t, xs, false)
+	for i, x := range xs {
+		if len(x.req.Tools) == 0 || len(x.req.Format) != 0 {
+			t.Errorf("call %d: got %d tools and format %s, want the tools and no format", i+1, len(x.req.Tools), x.req.Format)
+		}
+	}
+	t.Logf("stopped=%s degraded=%q calls=%d content=%q", out.Stopped, out.Degraded, len(out.Calls), xs[0].content())
+	if out.Degraded != "" && out.DegradedReason == "" {
+		t.Errorf("got degraded %q without a reason, want a classified one", out.Degraded)
+	}
+	if out.Stopped != router.StopNoTool && out.Stopped != router.StopDone {
+		t.Errorf("got stopped %s, want no_tool or done", out.Stopped)
+	}
+}

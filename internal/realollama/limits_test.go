@@ -47,7 +47,9 @@ func notesServer() *server.MCPServer {
 	s := server.NewMCPServer("notes", "1.0.0", server.WithToolCapabilities(false))
 	schema := json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","minLength":64}},"required":["text"]}`)
 	s.AddTool(mcp.NewToolWithRawSchema("write", "Write a note.", schema),
-		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return mcp.NewToolResultText("written"), nil })
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("written"), nil
+		})
 	return s
 }
 

@@ -3,8 +3,10 @@ module toolrouter
 go 1.26.8
 
 require (
+	github.com/MicahParks/keyfunc/v3 v3.9.1
 	github.com/go-viper/mapstructure/v2 v2.4.0
 	github.com/gofiber/fiber/v2 v2.52.15
+	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/knadh/koanf/parsers/json v1.0.1
 	github.com/knadh/koanf/providers/confmap v1.0.1
 	github.com/knadh/koanf/providers/env v1.1.0
@@ -14,9 +16,11 @@ require (
 	github.com/ollama/ollama v0.17.4
 	github.com/santhosh-tekuri/jsonschema/v5 v5.3.1
 	golang.org/x/sync v0.24.0
+	golang.org/x/time v0.15.0
 )
 
 require (
+	github.com/MicahParks/jwkset v0.11.4 // indirect
 	github.com/andybalholm/brotli v1.1.0 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.1 // indirect

@@ -1,0 +1,65 @@
+package access
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// FieldError is one invalid configuration value: Key is the koanf key
+// ("orgs.acme.teams.research.allow[2]"), Reason what is wrong with it. Package auth reports its
+// configuration's problems with it too.
+type FieldError struct {
+	Key    string
+	Reason string
+}
+
+func (e *FieldError) Error() string { return e.Key + ": " + e.Reason }
+
+// Validate checks every name and pattern and returns all problems as *FieldError values joined
+// with errors.Join, sorted by message; nil when o is valid.
+func (o Orgs) Validate() error {
+	var errs []error
+	add := func(key, reason string) { errs = append(errs, &FieldError{Key: key, Reason: reason}) }
+	lists := func(key string, allow, deny []string) {
+		for i, p := range allow {
+			if r := checkPattern(p); r != "" {
+				add(fmt.Sprintf("%s.allow[%d]", key, i), r)
+			}
+		}
+		for i, p := range deny {
+			if r := checkPattern(p); r != "" {
+				add(fmt.Sprintf("%s.deny[%d]", key, i), r)
+			}
+		}
+	}
+	names := func(key, n string) {
+		if !name.MatchString(n) {
+			add(key, nameRule(n))
+		}
+	}
+	for o, org := range o {
+		key := "orgs." + o
+		names(key, o)
+		lists(key, org.Allow, org.Deny)
+		for t, team := range org.Teams {
+			key := key + ".teams." + t
+			names(key, t)
+			lists(key, team.Allow, team.Deny)
+			for a, agent := range team.Agents {
+				key := key + ".agents." + a
+				names(key, a)
+				lists(key, agent.Allow, agent.Deny)
+			}
+		}
+	}
+	return sortedJoin(errs)
+}
+
+// sortedJoin joins errs with errors.Join sorted by message, so that a report does not change
+// from run to run with map order; nil for none.
+func sortedJoin(errs []error) error {
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errors.Join(errs...)
+}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+
+	"toolrouter/tokens"
 )
 
 // Message is one provider-neutral chat message.
@@ -53,17 +55,32 @@ type ChatModel struct {
 	// ollama.max_response_bytes); past it Complete stops reading and fails with
 	// ErrResponseTooLarge. The clients of this package bound it themselves as well.
 	MaxResponseBytes int
+	// Window, when not 0, is the most prompt tokens the model may be sent (its num_ctx minus the
+	// room kept for the answer): a prompt Estimator puts over it is not sent (ErrPromptOverWindow).
+	// Ollama is also told not to truncate or shift a prompt, so an overflow is never silent.
+	Window    int
+	Estimator *tokens.Estimator
 }
+
+// ErrPromptOverWindow means a prompt was not sent because it would not fit the model's window.
+var ErrPromptOverWindow = errors.New("prompt over the model's context window")
 
 // Complete sends msgs and returns the whole answer. An answer that ends before the server's final
 // message is an error (ErrNoDone), never a silently truncated text; so is one past
 // MaxResponseBytes (ErrResponseTooLarge).
 func (m ChatModel) Complete(ctx context.Context, msgs []Message) (Completion, error) {
 	start := time.Now()
-	stream := m.Stream
-	req := &api.ChatRequest{Model: m.Model, Messages: make([]api.Message, len(msgs)), Stream: &stream, Options: m.Options}
+	stream, off := m.Stream, false
+	req := &api.ChatRequest{Model: m.Model, Messages: make([]api.Message, len(msgs)), Stream: &stream, Options: m.Options,
+		Truncate: &off, Shift: &off}
 	for i, msg := range msgs {
 		req.Messages[i] = api.Message{Role: msg.Role, Content: msg.Content}
+	}
+	est := 0
+	if m.Window > 0 && m.Estimator != nil {
+		if est = m.Estimator.Messages(m.Model, req.Messages); est > m.Window {
+			return Completion{Model: m.Model}, fmt.Errorf("model %s: %w: about %d tokens, the window takes %d; not sent", m.Model, ErrPromptOverWindow, est, m.Window)
+		}
 	}
 	if m.KeepAlive != 0 {
 		req.KeepAlive = &api.Duration{Duration: m.KeepAlive}
@@ -82,6 +99,9 @@ func (m ChatModel) Complete(ctx context.Context, msgs []Message) (Completion, er
 		if r.Done {
 			done = true
 			out.PromptTokens, out.CompletionTokens = r.PromptEvalCount, r.EvalCount
+			if est > 0 {
+				m.Estimator.Observe(m.Model, est, r.PromptEvalCount, false)
+			}
 			if r.Model != "" {
 				out.Model = r.Model
 			}

@@ -8,13 +8,14 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"toolrouter/prompts"
+	"toolrouter/tokens"
 )
 
 // minTrimmed is the shortest a result is cut to.
 const minTrimmed = 200
 
-// numCtx reads num_ctx from model options (0 when absent or not a number).
-func numCtx(opts map[string]any) int {
+// NumCtx reads num_ctx from model options (0 when absent or not a number).
+func NumCtx(opts map[string]any) int {
 	switch v := opts["num_ctx"].(type) {
 	case int:
 		return v
@@ -35,7 +36,7 @@ func numCtx(opts map[string]any) int {
 type window struct {
 	numCtx, limit int
 	model         string
-	est           *estimator
+	est           *tokens.Estimator
 }
 
 func (r *Router) window() window {
@@ -73,7 +74,7 @@ func (w window) fit(j *journal, round int, what string, extra int, render func()
 		if err != nil {
 			return nil, 0, err
 		}
-		est := w.est.messages(w.model, msgs) + extra
+		est := w.est.Messages(w.model, msgs) + extra
 		if est <= w.limit {
 			if len(cut) > 0 {
 				j.trimmed(round, fmt.Sprintf("%s to fit %d of num_ctx %d (estimated %d tokens)", strings.Join(cut, "; "), w.limit, w.numCtx, est))

@@ -84,14 +84,14 @@ func (r *Router) complete(ctx context.Context, msgs []api.Message, format []byte
 	out.Duration = time.Since(start)
 	out.Text = text.String()
 	if done {
-		out.Exceeded = r.est.observe(r.set.Model, est, out.PromptTokens, out.PromptTokens >= numCtx(req.Options))
+		out.Exceeded = r.est.Observe(r.set.Model, est, out.PromptTokens, out.PromptTokens >= NumCtx(req.Options))
 	}
 	var se api.StatusError
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return out, fmt.Errorf("model %s: %w", r.set.Model, ctx.Err())
 	case errors.As(err, &se) && strings.Contains(se.ErrorMessage, inputTooLong):
-		r.est.observe(r.set.Model, est, est+1, true)
+		r.est.Observe(r.set.Model, est, est+1, true)
 		w := r.window()
 		return out, &OverWindowError{What: "prompt", Estimated: est, Limit: w.limit, NumCtx: w.numCtx}
 	case err != nil:
@@ -104,7 +104,7 @@ func (r *Router) complete(ctx context.Context, msgs []api.Message, format []byte
 
 // contextLength is the num_ctx sent with every call: the configured one, capped at the model's
 // trained length once the model client has told it.
-func (r *Router) contextLength() int { return numCtx(*r.options.Load()) }
+func (r *Router) contextLength() int { return NumCtx(*r.options.Load()) }
 
 // learnContextLength asks the model client, at most once a minute until it answers, for the
 // model's trained context length, and lowers num_ctx to it when the configured one is larger.

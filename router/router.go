@@ -23,6 +23,7 @@ import (
 
 	"toolrouter/config"
 	"toolrouter/inventory"
+	"toolrouter/tokens"
 )
 
 // Chatter is the one model call the router makes; *api.Client and *provider.Ollama satisfy it.
@@ -109,6 +110,9 @@ type Settings struct {
 	PromptBudget int
 	// MaxSearches bounds the searches beyond the shortlist that phase 1 may ask for per request.
 	MaxSearches int
+	// Estimator measures prompts before they are sent; the council may share it (nil: one of the
+	// router's own).
+	Estimator *tokens.Estimator
 	// SharedPrefix opens each phase-2 prompt with phase 1's system prompt, so that a model
 	// server with a single cache slot reuses the inventory's prefill across the phases.
 	SharedPrefix bool
@@ -136,7 +140,7 @@ type Router struct {
 	prompts  map[string]*promptSet // by access policy, all of one inventory version
 	pieces   *pieces               // of the same version
 
-	est          *estimator
+	est          *tokens.Estimator
 	options      atomic.Pointer[map[string]any] // model options sent with every call, num_ctx always set
 	trained      atomic.Int64                   // the model's trained context length, once known
 	askedTrained atomic.Int64                   // when it was last asked (unix ns)
@@ -156,13 +160,17 @@ func New(chat Chatter, inv Inventory, tools ToolCaller, set Settings, log *slog.
 	orDefault(&set.Deadline, d.Deadline.D())
 	orDefault(&set.ContextReserve, d.ContextReserve)
 	orDefault(&set.MaxResponseBytes, config.Default().Ollama.MaxResponseBytes)
-	r := &Router{chat: chat, inv: inv, tools: tools, set: set, log: log, est: newEstimator()}
+	est := set.Estimator
+	if est == nil {
+		est = tokens.New()
+	}
+	r := &Router{chat: chat, inv: inv, tools: tools, set: set, log: log, est: est}
 	opts := maps.Clone(set.Options)
 	if opts == nil {
 		opts = map[string]any{}
 	}
-	if numCtx(opts) <= 0 {
-		opts["num_ctx"] = numCtx(config.Default().Ollama.Options)
+	if NumCtx(opts) <= 0 {
+		opts["num_ctx"] = NumCtx(config.Default().Ollama.Options)
 	}
 	r.options.Store(&opts)
 	return r

@@ -13,6 +13,7 @@ import (
 	"toolrouter/inventory"
 	"toolrouter/prompts"
 	"toolrouter/retrieve"
+	"toolrouter/tokens"
 )
 
 // Ranker ranks the available tools of an inventory snapshot for a query, best first, keeping to
@@ -210,7 +211,7 @@ func (p *pieces) toolOf(t *inventory.Tool) piece {
 	pc, ok := p.tool[t.Qualified]
 	if !ok {
 		text, _ := prompts.SelectToolText(promptTool(t))
-		pc = piece{text: text, raw: rawTokens(text)}
+		pc = piece{text: text, raw: tokens.Raw(text)}
 		p.tool[t.Qualified] = pc
 	}
 	return pc
@@ -223,7 +224,7 @@ func (p *pieces) headingOf(server, purpose string) piece {
 	pc, ok := p.heading[server]
 	if !ok {
 		text, _ := prompts.SelectServerText(prompts.Server{Name: server, Purpose: purpose})
-		pc = piece{text: text, raw: rawTokens(text)}
+		pc = piece{text: text, raw: tokens.Raw(text)}
 		p.heading[server] = pc
 	}
 	return pc
@@ -267,7 +268,7 @@ func (r *Router) fits(ps *promptSet, budget int, w window) bool {
 	for _, t := range ps.tools {
 		raw += r.rawCost(c, t, purposes[t.Server], !seen[t.Server])
 		seen[t.Server] = true
-		if r.est.scale(w.model, raw) > budget {
+		if r.est.Scale(w.model, raw) > budget {
 			return false
 		}
 	}
@@ -302,7 +303,7 @@ func (r *Router) shortlist(ctx context.Context, snap *inventory.Snapshot, ps *pr
 				continue
 			}
 			cost := r.rawCost(c, t, purposes[t.Server], !seen[t.Server])
-			if len(shown) > 0 && r.est.scale(model, raw+cost) > budget {
+			if len(shown) > 0 && r.est.Scale(model, raw+cost) > budget {
 				full = true
 				break
 			}
@@ -311,7 +312,7 @@ func (r *Router) shortlist(ctx context.Context, snap *inventory.Snapshot, ps *pr
 			shown = append(shown, h)
 		}
 		if full || k == rankDepth || len(res.Hits) < k {
-			return r.renderShortlist(ps, query, shown, budget, r.est.scale(model, raw), res.Fallback)
+			return r.renderShortlist(ps, query, shown, budget, r.est.Scale(model, raw), res.Fallback)
 		}
 	}
 }

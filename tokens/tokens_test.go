@@ -1,4 +1,4 @@
-package router
+package tokens
 
 import (
 	"strings"
@@ -22,7 +22,7 @@ func TestRawTokensErrsHighByClass(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := rawTokens(tc.text); got < float64(tc.real) {
+			if got := Raw(tc.text); got < float64(tc.real) {
 				t.Errorf("got %.1f tokens for %q, want at least %d", got, tc.text, tc.real)
 			}
 		})
@@ -30,31 +30,31 @@ func TestRawTokensErrsHighByClass(t *testing.T) {
 }
 
 func TestEstimatorCalibrates(t *testing.T) {
-	e := newEstimator()
+	e := New()
 	text := strings.Repeat("word ", 300)
-	first := e.text("m", text)
-	if exceeded := e.observe("m", first, first*2, false); !exceeded {
+	first := e.Text("m", text)
+	if exceeded := e.Observe("m", first, first*2, false); !exceeded {
 		t.Fatalf("a real count of twice the estimate was not reported as exceeded")
 	}
-	if got := e.text("m", text); got < first*2 {
+	if got := e.Text("m", text); got < first*2 {
 		t.Errorf("after a real count of %d, got estimate %d, want at least that", first*2, got)
 	}
-	if e.over.Load() != 1 {
-		t.Errorf("got %d over-estimate counts, want 1", e.over.Load())
+	if e.Exceeded() != 1 {
+		t.Errorf("got %d over-estimate counts, want 1", e.Exceeded())
 	}
 	// Real counts far below the estimate lower it slowly and never below minRatio of the raw.
 	for range 100 {
-		est := e.text("m", text)
-		e.observe("m", est, first/10, false)
+		est := e.Text("m", text)
+		e.Observe("m", est, first/10, false)
 	}
-	if got, floor := e.text("m", text), int(float64(first)*minRatio); got < floor {
+	if got, floor := e.Text("m", text), int(float64(first)*minRatio); got < floor {
 		t.Errorf("got estimate %d after many low counts, want at least %d", got, floor)
 	}
-	if got := e.text("other", text); got != first {
+	if got := e.Text("other", text); got != first {
 		t.Errorf("another model's estimate moved: got %d, want %d", got, first)
 	}
 	// A truncated prompt (the server counted num_ctx) is exceeded even if the count is lower.
-	if !e.observe("t", 1000, 900, true) {
+	if !e.Observe("t", 1000, 900, true) {
 		t.Errorf("a truncated prompt was not reported as exceeded")
 	}
 }

@@ -1,4 +1,7 @@
-package router
+// Package tokens estimates how many tokens a prompt takes before it is sent, erring high, and
+// calibrates the estimate per model from the counts the model server reports. It knows nothing of
+// what the prompts say; the router and the council measure their prompts with it.
+package tokens
 
 import (
 	"math"
@@ -18,12 +21,12 @@ const (
 	maxRatio = 3.0
 )
 
-// rawTokens estimates the tokens of s by character class, erring high. Measured with Qwen3's
+// Raw estimates the tokens of s by character class, erring high. Measured with Qwen3's
 // tokenizer: English runs about 4.5 bytes a token, but numbers are split into single digits and
 // the spaces and punctuation between numbers are tokens of their own ("[1, 2, 3]" is one token a
 // byte). So digits, ASCII punctuation and a space before a digit count a token each, other letters
 // and spaces a token per three bytes, and every other character a token per rune.
-func rawTokens(s string) float64 {
+func Raw(s string) float64 {
 	var words, each float64
 	prevSpace := false
 	for _, c := range s {
@@ -44,30 +47,35 @@ func rawTokens(s string) float64 {
 	return words/3 + each
 }
 
-// estimator estimates prompt tokens, calibrated per model from the real counts the model server
+// Estimator estimates prompt tokens, calibrated per model from the real counts the model server
 // reports (prompt_eval_count). It is safe for concurrent use.
-type estimator struct {
+type Estimator struct {
 	mu    sync.Mutex
 	ratio map[string]float64 // model → real/raw, running; guarded by mu
 	// over counts model calls whose real prompt count exceeded the estimate.
 	over atomic.Int64
 }
 
-func newEstimator() *estimator { return &estimator{ratio: map[string]float64{}} }
+// Exceeded counts the model calls whose real prompt count exceeded the estimate.
+func (e *Estimator) Exceeded() int64 { return e.over.Load() }
 
-// messages estimates the tokens of a prompt made of msgs.
-func (e *estimator) messages(model string, msgs []api.Message) int {
+// New returns an estimator with no calibration yet.
+func New() *Estimator { return &Estimator{ratio: map[string]float64{}} }
+
+// Messages estimates the tokens of a prompt made of msgs.
+func (e *Estimator) Messages(model string, msgs []api.Message) int {
 	raw := 0.0
 	for _, m := range msgs {
-		raw += rawTokens(m.Content) + messageFraming
+		raw += Raw(m.Content) + messageFraming
 	}
-	return e.scale(model, raw)
+	return e.Scale(model, raw)
 }
 
-// text estimates the tokens of one piece of prompt text.
-func (e *estimator) text(model, s string) int { return e.scale(model, rawTokens(s)) }
+// Text estimates the tokens of one piece of prompt text.
+func (e *Estimator) Text(model, s string) int { return e.Scale(model, Raw(s)) }
 
-func (e *estimator) scale(model string, raw float64) int {
+// Scale turns a raw estimate (a sum of Raw) into the model's calibrated tokens.
+func (e *Estimator) Scale(model string, raw float64) int {
 	e.mu.Lock()
 	r, ok := e.ratio[model]
 	e.mu.Unlock()
@@ -77,11 +85,11 @@ func (e *estimator) scale(model string, raw float64) int {
 	return int(math.Ceil(raw * r))
 }
 
-// observe calibrates the model's ratio from a prompt estimated at est tokens that the server
+// Observe calibrates the model's ratio from a prompt estimated at est tokens that the server
 // counted at real; truncated says the server cut the prompt (real is then a lower bound). It
 // reports whether the real count exceeded the estimate. Corrections upward apply at once,
 // downward slowly, so one short prompt cannot make the estimate unsafe.
-func (e *estimator) observe(model string, est, real int, truncated bool) bool {
+func (e *Estimator) Observe(model string, est, real int, truncated bool) bool {
 	if est <= 0 || real <= 0 {
 		return false
 	}

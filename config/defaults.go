@@ -37,6 +37,7 @@ func Default() Config {
 			ParallelCalls:    4,
 			Deadline:         Duration(60 * time.Second),
 			ContextReserve:   1024,
+			SharedPrefix:     true,
 			Provider:         DefaultProvider,
 		},
 		Trajectory: Trajectory{MaxBytes: 64 << 20, MaxFiles: 5, QueueSize: 1024},

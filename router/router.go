@@ -70,8 +70,8 @@ type Settings struct {
 	// Think lets a thinking model think before its answer. Off, Ollama applies the format schema
 	// from the first token; on, only after the thinking ends.
 	Think bool
-	// Options are Ollama's model options (temperature, num_ctx, seed, …). num_ctx sizes the
-	// context budget and is always sent (config's default when unset: Ollama's own default has
+	// Options are Ollama's model options (temperature, num_ctx, seed, …), over config's defaults for
+	// those not set. num_ctx sizes the context budget and is always sent (Ollama's own default has
 	// changed between versions), capped at the model's trained length when the client can tell it.
 	Options map[string]any
 	// Mode is TwoPhase or Native.
@@ -165,10 +165,10 @@ func New(chat Chatter, inv Inventory, tools ToolCaller, set Settings, log *slog.
 		est = tokens.New()
 	}
 	r := &Router{chat: chat, inv: inv, tools: tools, set: set, log: log, est: est}
-	opts := maps.Clone(set.Options)
-	if opts == nil {
-		opts = map[string]any{}
-	}
+	// Model options: config's defaults (temperature, seed, num_ctx) under the ones set; num_ctx is
+	// always sent, since Ollama's own default has changed between versions.
+	opts := config.Default().Ollama.Options
+	maps.Copy(opts, set.Options)
 	if NumCtx(opts) <= 0 {
 		opts["num_ctx"] = NumCtx(config.Default().Ollama.Options)
 	}

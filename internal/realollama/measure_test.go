@@ -4,6 +4,7 @@ package realollama_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -77,7 +78,9 @@ func bfclServer(t *testing.T, n int) (*server.MCPServer, string) {
 			name = fmt.Sprintf("%s_v%d", name, r+1)
 		}
 		all = append(all, server.ServerTool{Tool: mcp.NewToolWithRawSchema(name, b.desc, b.schema),
-			Handler: func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return mcp.NewToolResultText("ran " + name), nil }})
+			Handler: func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return mcp.NewToolResultText("ran " + name), nil
+			}})
 	}
 	s.AddTools(all...)
 	return s, question
@@ -133,7 +136,7 @@ func logCalls(t *testing.T, xs []*exchange) {
 	round := 0
 	for _, x := range xs {
 		kind := "phase 2"
-		if len(x.req.Messages) > 0 && x.req.Messages[0].Role == "system" {
+		if bytes.Contains(x.req.Format, []byte(`"use_tool"`)) { // the selection schema
 			round++
 			kind = fmt.Sprintf("phase 1, round %d", round)
 		}

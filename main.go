@@ -29,6 +29,7 @@ import (
 	"toolrouter/inventory/builtin"
 	"toolrouter/router"
 	"toolrouter/server"
+	"toolrouter/tokens"
 	"toolrouter/trajectory"
 )
 
@@ -52,11 +53,19 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	if err != nil {
 		return err
 	}
+	// What run opened is closed when it returns, last first: after serving, within the end of
+	// http.shutdown_timeout (closeBy); after another command, however long it takes.
+	var (
+		closers []func(context.Context)
+		closeBy time.Time
+	)
+	defer func() { closeAll(closers, closeBy) }()
 	inv := inventory.New(cfg.Servers, inventory.Options{Logger: logger})
 	inv.Start(ctx)
-	defer inv.Close()
+	closers = append(closers, func(context.Context) { inv.Close() })
 
-	chat, probe, cncl, err := models(cfg, logger)
+	est := tokens.New()
+	chat, probe, cncl, err := models(cfg, est, logger)
 	if err != nil {
 		return err
 	}
@@ -64,16 +73,16 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	if err != nil {
 		return err
 	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	closers = append(closers, func(ctx context.Context) {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		_ = traj.Close(ctx)
-	}()
+	})
 	ranker, examples, err := retrieval(cfg, logger)
 	if err != nil {
 		return err
 	}
-	defer examples.Close()
+	closers = append(closers, func(context.Context) { _ = examples.Close() })
 	var learner router.Learner
 	if cfg.Retrieval.LearnExamples {
 		learner = examples
@@ -83,6 +92,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 		KeepAlive:        cfg.Ollama.KeepAlive.D(),
 		Options:          cfg.Ollama.Options,
 		CallTimeout:      cfg.Ollama.Timeout.D(),
+		MaxResponseBytes: cfg.Ollama.MaxResponseBytes,
 		SelectTimeout:    cfg.Router.SelectTimeout.D(),
 		ArgumentsTimeout: cfg.Router.ArgumentsTimeout.D(),
 		ExecuteTimeout:   cfg.Router.ExecuteTimeout.D(),
@@ -99,6 +109,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 		PromptBudget:     cfg.Retrieval.PromptBudget,
 		MaxSearches:      cfg.Retrieval.MaxSearches,
 		SharedPrefix:     cfg.Router.SharedPrefix,
+		Estimator:        est,
 		Learner:          learner,
 	}, logger)
 
@@ -137,29 +148,53 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	if a := access(cfg.Callers); a != nil {
 		deps.Access = a
 	}
-	app := server.New(deps, server.Options{
+	// A shutdown ends within http.shutdown_timeout: the HTTP server's drain, then closing the
+	// rest in the last part (a quarter, at most a second).
+	shutdown := cfg.HTTP.ShutdownTimeout.D()
+	closing := min(shutdown/4, time.Second)
+	opts := server.Options{
 		Model: cfg.Ollama.Model, ModelHost: cfg.Ollama.Host,
 		BodyLimit: cfg.HTTP.BodyLimit, MaxQueryBytes: cfg.Router.MaxQueryBytes, MaxHistory: cfg.Router.MaxHistory,
 		RequestTimeout: cfg.HTTP.RequestTimeout.D(), ReadTimeout: cfg.HTTP.ReadTimeout.D(),
 		WriteTimeout: cfg.HTTP.WriteTimeout.D(), Logger: logger,
-	})
+		ShutdownTimeout: shutdown - closing, MaxDeadline: cfg.Router.Deadline.D(), AllowedOrigins: cfg.HTTP.AllowedOrigins,
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", cfg.Listen, err)
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- app.Listener(ln) }()
 	logger.Info("serving", "listen", ln.Addr().String(), "model", cfg.Ollama.Model, "ollama", cfg.Ollama.Host)
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
-	select {
-	case err := <-errc:
+	err = server.Serve(ctx, ln, deps, opts)
+	closeBy = time.Now().Add(closing)
+	if err != nil {
 		return fmt.Errorf("serving on %s: %w", cfg.Listen, err)
+	}
+	return nil
+}
+
+// closeAll runs closers, last first, and returns when they have all returned or at by (when it is
+// not zero), whichever comes first: on a shutdown, an MCP server or a disk that does not stop in
+// time does not keep the process.
+func closeAll(closers []func(context.Context), by time.Time) {
+	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	if !by.IsZero() {
+		ctx, cancel = context.WithDeadline(ctx, by)
+	}
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i](ctx)
+		}
+	}()
+	select {
+	case <-done:
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down")
-	return app.ShutdownWithTimeout(cfg.HTTP.ShutdownTimeout.D())
 }
 
 // parse reads the command line: flags may come before or after the subcommand.

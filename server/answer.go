@@ -65,9 +65,10 @@ type totalUsage struct {
 	CostUSD          *float64 `json:"cost_usd,omitempty"`
 }
 
-func (h *handlers) decodeAnswer(c *fiber.Ctx) (router.Request, Synthesize, error) {
+// decodeAnswer parses and checks a /v1/answer body; every problem is a 400 naming it.
+func (h *handlers) decodeAnswer(body []byte) (router.Request, Synthesize, error) {
 	var req answerRequest
-	if err := decodeBody(c.Body(), &req, answerFields); err != nil {
+	if err := decodeBody(body, &req, answerFields); err != nil {
 		return router.Request{}, "", err
 	}
 	mode := SynthesizeAuto
@@ -83,16 +84,22 @@ func (h *handlers) decodeAnswer(c *fiber.Ctx) (router.Request, Synthesize, error
 
 // answer serves POST /v1/answer: route, then answer from the tool or convene the council.
 func (h *handlers) answer(c *fiber.Ctx) error {
-	req, mode, err := h.decodeAnswer(c)
+	req, mode, err := h.decodeAnswer(c.Body())
 	if err != nil {
 		return err
 	}
 	if err := h.councilReady(mode); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(c.UserContext(), h.o.RequestTimeout)
-	defer cancel()
+	ctx, end, err := h.request(c.UserContext(), c.Context().Conn())
+	if err != nil {
+		return err
+	}
+	defer end()
 	out, err := h.runAnswer(ctx, req, mode, nil)
+	if cause := interrupted(ctx); cause != nil {
+		return cause // not the partial answer made of cancelled calls
+	}
 	if err != nil {
 		return err
 	}
@@ -102,7 +109,7 @@ func (h *handlers) answer(c *fiber.Ctx) error {
 // answerStream serves POST /v1/answer/stream: the routing events, the council's stage events, then
 // complete (the /v1/answer response) or error.
 func (h *handlers) answerStream(c *fiber.Ctx) error {
-	req, mode, err := h.decodeAnswer(c)
+	req, mode, err := h.decodeAnswer(c.Body())
 	if err != nil {
 		return err
 	}

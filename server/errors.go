@@ -43,6 +43,12 @@ func (h *handlers) apiErrorOf(err error) *apiError {
 	switch {
 	case errors.As(err, &ae):
 		e = *ae
+	// Checked before anything a cancelled model or tool call becomes: the request ended because the
+	// server is going away, or because nobody is waiting for the answer any more.
+	case errors.Is(err, errShuttingDown):
+		e = apiError{status: fiber.StatusServiceUnavailable, code: "shutting_down", msg: "the server is shutting down; retry on another instance or once it is back"}
+	case errors.Is(err, errClientGone):
+		e = apiError{status: statusClientClosed, code: "client_closed_request", msg: "the client closed the connection before the answer"}
 	// An unmet quorum is the council being unavailable, even when its members timed out.
 	case errors.Is(err, council.ErrQuorum):
 		e = apiError{status: fiber.StatusBadGateway, code: "quorum_not_met", msg: err.Error()}

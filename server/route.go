@@ -2,11 +2,11 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -78,8 +78,8 @@ func (h *handlers) checkRoute(req routeRequest) (router.Request, error) {
 		return router.Request{}, badRequest("caller_too_long", fmt.Sprintf("caller is %d bytes; the limit is %d", len(req.Caller), maxCallerBytes))
 	case req.MaxToolCalls != nil && *req.MaxToolCalls < 1:
 		return router.Request{}, badRequest("bad_max_tool_calls", fmt.Sprintf("max_tool_calls must be at least 1, got %d", *req.MaxToolCalls))
-	case req.DeadlineMS != nil && *req.DeadlineMS < 1:
-		return router.Request{}, badRequest("bad_deadline", fmt.Sprintf("deadline_ms must be at least 1, got %d", *req.DeadlineMS))
+	case req.DeadlineMS != nil && (*req.DeadlineMS < 1 || int64(*req.DeadlineMS) > h.o.MaxDeadline.Milliseconds()):
+		return router.Request{}, badRequest("bad_deadline", fmt.Sprintf("deadline_ms must be from 1 to %d (router.deadline), got %d", h.o.MaxDeadline.Milliseconds(), *req.DeadlineMS))
 	}
 	total := len(*req.Query)
 	for i, m := range req.History {
@@ -96,7 +96,7 @@ func (h *handlers) checkRoute(req routeRequest) (router.Request, error) {
 		out.MaxToolCalls = *req.MaxToolCalls // the router never lets it exceed the configured ceiling
 	}
 	if req.DeadlineMS != nil {
-		out.Deadline = time.Duration(*req.DeadlineMS) * time.Millisecond // likewise
+		out.Deadline = time.Duration(*req.DeadlineMS) * time.Millisecond // within router.deadline, checked above
 	}
 	return out, nil
 }
@@ -134,6 +134,8 @@ func jsonType(goType string) string {
 		return "an array"
 	case strings.HasPrefix(goType, "router.Message"):
 		return "an object {role, content}"
+	case goType == "int":
+		return fmt.Sprintf("a whole number from %d to %d", math.MinInt, math.MaxInt)
 	}
 	return goType
 }
@@ -143,9 +145,15 @@ func (h *handlers) route(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(c.UserContext(), h.o.RequestTimeout)
-	defer cancel()
+	ctx, end, err := h.request(c.UserContext(), c.Context().Conn())
+	if err != nil {
+		return err
+	}
+	defer end()
 	out, err := h.d.Router.Route(ctx, req)
+	if cause := interrupted(ctx); cause != nil {
+		return cause // not the partial outcome the router made of its cancelled calls
+	}
 	if err != nil {
 		return err
 	}

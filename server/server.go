@@ -51,6 +51,15 @@ type Options struct {
 	StreamHeartbeat time.Duration // keep-alive comment interval on streams; default 2 s
 	Logger          *slog.Logger
 	DisableRecovery bool // tests of the recover middleware keep it on; nothing else sets this
+
+	// ShutdownTimeout bounds Serve's shutdown; default config.Default's http.shutdown_timeout.
+	ShutdownTimeout time.Duration
+	// MaxDeadline is the largest deadline_ms a request may ask for (router.deadline); default
+	// config.Default's.
+	MaxDeadline time.Duration
+	// AllowedOrigins are the browser origins served (http.allowed_origins); a request with
+	// another Origin is refused.
+	AllowedOrigins []string
 }
 
 // Deps are the parts the handlers use.
@@ -79,8 +88,14 @@ type TrajectoryStats interface {
 	Stats() trajectory.Stats
 }
 
-// New returns the fiber app serving the API.
+// New returns the fiber app serving the API; Serve serves it on a listener and shuts it down.
 func New(d Deps, o Options) *fiber.App {
+	app, _ := build(d, o)
+	return app
+}
+
+// build returns the fiber app serving the API and its handlers.
+func build(d Deps, o Options) (*fiber.App, *handlers) {
 	def := config.Default()
 	if o.BodyLimit <= 0 {
 		o.BodyLimit = def.HTTP.BodyLimit
@@ -94,6 +109,12 @@ func New(d Deps, o Options) *fiber.App {
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = def.HTTP.RequestTimeout.D()
 	}
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = def.HTTP.ShutdownTimeout.D()
+	}
+	if o.MaxDeadline <= 0 {
+		o.MaxDeadline = def.Router.Deadline.D()
+	}
 	if o.StreamHeartbeat <= 0 {
 		o.StreamHeartbeat = 2 * time.Second
 	}
@@ -103,7 +124,7 @@ func New(d Deps, o Options) *fiber.App {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	h := &handlers{d: d, o: o}
+	h := &handlers{d: d, o: o, life: newLifecycle()}
 	app := fiber.New(fiber.Config{
 		AppName:               "toolrouter",
 		BodyLimit:             o.BodyLimit,
@@ -111,11 +132,15 @@ func New(d Deps, o Options) *fiber.App {
 		WriteTimeout:          o.WriteTimeout,
 		DisableStartupMessage: true,
 		ErrorHandler:          h.errorHandler,
+		// No handler reads a form: a multipart body is refused (415) without being parsed.
+		DisablePreParseMultipartForm: true,
 	})
 	app.Use(h.accessLog) // outermost: it sees the 500 that recover makes of a panic
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
 		o.Logger.Error("panic in handler", "path", c.Path(), "panic", e)
 	}}))
+	app.Use(h.life.admit) // while shutting down, nothing else runs
+	app.Use(h.guard)
 	app.Post("/v1/route", h.route)
 	app.Post("/v1/route/stream", h.routeStream)
 	app.Post("/v1/answer", h.answer)
@@ -133,7 +158,7 @@ func New(d Deps, o Options) *fiber.App {
 		}
 		return &apiError{status: fiber.StatusNotFound, code: "not_found", msg: "no route " + c.Method() + " " + c.Path()}
 	})
-	return app
+	return app, h
 }
 
 // allowed lists the methods registered for path.
@@ -174,8 +199,9 @@ func (h *handlers) accessLog(c *fiber.Ctx) error {
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 type handlers struct {
-	d Deps
-	o Options
+	d    Deps
+	o    Options
+	life *lifecycle
 }
 
 func (h *handlers) inventory(c *fiber.Ctx) error {
@@ -213,9 +239,15 @@ func (h *handlers) search(c *fiber.Ctx) error {
 		}
 		k = n
 	}
-	ctx, cancel := context.WithTimeout(c.UserContext(), h.o.RequestTimeout)
-	defer cancel()
+	ctx, end, err := h.request(c.UserContext(), c.Context().Conn())
+	if err != nil {
+		return err
+	}
+	defer end()
 	offer, err := h.d.Search.Search(ctx, strings.Clone(q), strings.Clone(c.Query("caller")), k)
+	if cause := interrupted(ctx); cause != nil {
+		return cause
+	}
 	if err != nil {
 		return err
 	}

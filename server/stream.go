@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"time"
@@ -37,20 +38,29 @@ func (h *handlers) routeStream(c *fiber.Ctx) error {
 
 // stream runs work in the background and sends its events to the client as they come, then
 // complete (work's result) or error ({"error": {code, message, status}}). work's context ends at
-// the request timeout or as soon as the client goes away, which stops the model and tool calls.
+// the request timeout, when the server shuts down (the last event is then an error shutting_down)
+// and as soon as the client goes away, which stops the model and tool calls: the connection is
+// watched (watchConn), and a failed write tells it too.
 func (h *handlers) stream(c *fiber.Ctx, work func(ctx context.Context, send sendFunc) (any, error)) error {
 	// The stream outlives the handler, so its context cannot derive from the fiber context.
-	ctx, cancel := context.WithTimeout(context.Background(), h.o.RequestTimeout)
+	ctx, end, err := h.request(context.Background(), c.Context().Conn())
+	if err != nil {
+		return err
+	}
 	events := make(chan sseEvent, 32)
+	gone := make(chan struct{}) // closed when the writer stops: nobody reads events any more
 	send := func(name string, data any) {
 		select {
 		case events <- sseEvent{name: name, data: data}:
-		case <-ctx.Done():
+		case <-gone:
 		}
 	}
 	go func() {
 		defer close(events)
 		out, err := h.safely(ctx, send, work)
+		if cause := interrupted(ctx); cause != nil {
+			err = cause // whatever the work made of its cancelled calls
+		}
 		if err != nil {
 			e := h.apiErrorOf(err)
 			send(string(router.EventError), fiber.Map{"error": fiber.Map{"code": e.code, "message": e.msg, "status": e.status}})
@@ -64,9 +74,11 @@ func (h *handlers) stream(c *fiber.Ctx, work func(ctx context.Context, send send
 	c.Set(fiber.HeaderConnection, "keep-alive")
 	c.Set("X-Accel-Buffering", "no")
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		defer cancel()
+		defer end()       // second: stops the watch before fasthttp reads the connection again
+		defer close(gone) // first: the work's last sends do not wait for a writer that left
 		heartbeat := time.NewTicker(h.o.StreamHeartbeat)
 		defer heartbeat.Stop()
+		ended := ctx.Done()
 		for {
 			select {
 			case ev, ok := <-events:
@@ -74,8 +86,13 @@ func (h *handlers) stream(c *fiber.Ctx, work func(ctx context.Context, send send
 					return
 				}
 				if writeEvent(w, ev) != nil {
-					return // the client is gone: cancel stops the work
+					return // the client is gone: end stops the work
 				}
+			case <-ended:
+				if errors.Is(context.Cause(ctx), errClientGone) {
+					return
+				}
+				ended = nil // a timeout or a shutdown: the work's error event is still to come
 			case <-heartbeat.C:
 				// A comment line: clients ignore it, and a failed write tells us the client left.
 				if _, err := w.WriteString(": keep-alive\n\n"); err != nil || w.Flush() != nil {

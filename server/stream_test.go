@@ -74,7 +74,7 @@ func TestRouteStreamEventOrder(t *testing.T) {
 // TestRouteStreamStopsOnDisconnect: when the client goes away, the model call in flight is
 // cancelled (the fake model sees its request aborted).
 func TestRouteStreamStopsOnDisconnect(t *testing.T) {
-	model := fakeollama.New(t, fakeollama.Reply{Hang: true})
+	model, started, _ := hangingModel(t)
 	e := newEnv(t, model, router.Settings{}, server.Options{StreamHeartbeat: 20 * time.Millisecond})
 	base := listen(t, e.app)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -88,6 +88,7 @@ func TestRouteStreamStopsOnDisconnect(t *testing.T) {
 	if len(names) != 1 {
 		t.Fatalf("got events %v, want select_start first", names)
 	}
+	wait(t, started, 10*time.Second, "the model call")
 	cancel() // the client leaves while the model is thinking
 	resp.Body.Close()
 	select {

@@ -1,0 +1,184 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+)
+
+// errShuttingDown is the cause of a request's end when the server shut down before it finished.
+var errShuttingDown = errors.New("the server is shutting down")
+
+// Serve serves the API on ln until ctx ends, then shuts down within o.ShutdownTimeout: it stops
+// accepting connections and lets the requests in flight finish until the last part of the timeout
+// (a quarter, at most a second), then ends those still running, so that each gets a final answer
+// before Serve returns: 503 shutting_down, or on a stream an error event with that code. Requests
+// that arrive meanwhile on open connections get the same 503. It returns nil once every request
+// has had its answer, or an error naming how many had none when the timeout ran out.
+func Serve(ctx context.Context, ln net.Listener, d Deps, o Options) error {
+	app, h := build(d, o)
+	h.life.tracking = true
+	app.Server().ConnState = h.life.connState
+	errc := make(chan error, 1)
+	go func() { errc <- app.Listener(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	deadline := time.Now().Add(h.o.ShutdownTimeout)
+	final := min(h.o.ShutdownTimeout/4, time.Second)
+	h.life.refuse()
+	h.o.Logger.Info("shutting down", "requests_in_flight", h.life.inFlight(), "timeout", h.o.ShutdownTimeout.String())
+	// Closes the listener and idle connections, and waits for the others to finish.
+	graceful, cancel := context.WithDeadline(context.Background(), deadline.Add(-final))
+	err := app.ShutdownWithContext(graceful)
+	cancel()
+	if err == nil {
+		return nil
+	}
+	h.o.Logger.Warn("shutdown: ending the requests still in flight", "requests", h.life.inFlight())
+	h.life.cancelAll()
+	last, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	if n := h.life.waitAnswered(last); n > 0 {
+		return fmt.Errorf("shutting down: %d requests had no answer within http.shutdown_timeout (%s)", n, h.o.ShutdownTimeout)
+	}
+	return nil
+}
+
+// lifecycle knows the requests in flight: their work, to end it when the server shuts down, and
+// (once Serve tracks connections) which connections still owe an answer.
+type lifecycle struct {
+	tracking bool // set by Serve before serving: connections are tracked
+
+	mu       sync.Mutex // guards the fields below
+	closing  bool
+	next     uint64
+	cancels  map[uint64]context.CancelCauseFunc // work in flight
+	pending  map[net.Conn]struct{}              // connections whose request is not answered yet
+	answered chan struct{}                      // closed and replaced when pending shrinks
+}
+
+func newLifecycle() *lifecycle {
+	return &lifecycle{cancels: map[uint64]context.CancelCauseFunc{}, pending: map[net.Conn]struct{}{}, answered: make(chan struct{})}
+}
+
+// admit is the first middleware: while shutting down it answers 503 at once; otherwise it notes
+// that the connection owes an answer.
+func (l *lifecycle) admit(c *fiber.Ctx) error {
+	l.mu.Lock()
+	closing := l.closing
+	if !closing && l.tracking {
+		l.pending[c.Context().Conn()] = struct{}{}
+	}
+	l.mu.Unlock()
+	if closing {
+		c.Set(fiber.HeaderConnection, "close")
+		return errShuttingDown
+	}
+	return c.Next()
+}
+
+// connState is fasthttp's connection hook: a connection that goes idle or closes has answered.
+func (l *lifecycle) connState(conn net.Conn, st fasthttp.ConnState) {
+	if st != fasthttp.StateIdle && st != fasthttp.StateClosed && st != fasthttp.StateHijacked {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.pending[conn]; ok {
+		delete(l.pending, conn)
+		close(l.answered)
+		l.answered = make(chan struct{})
+	}
+}
+
+// work returns the context of one request's work, a child of parent that ends when the server
+// shuts down (cause errShuttingDown), and the function that releases it.
+func (l *lifecycle) work(parent context.Context) (context.Context, func(), error) {
+	ctx, cancel := context.WithCancelCause(parent)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closing {
+		cancel(errShuttingDown)
+		return nil, nil, errShuttingDown
+	}
+	id := l.next
+	l.next++
+	l.cancels[id] = cancel
+	return ctx, func() {
+		l.mu.Lock()
+		delete(l.cancels, id)
+		l.mu.Unlock()
+		cancel(nil)
+	}, nil
+}
+
+// refuse makes every request from now on a 503 shutting_down.
+func (l *lifecycle) refuse() {
+	l.mu.Lock()
+	l.closing = true
+	l.mu.Unlock()
+}
+
+// inFlight is the number of requests whose work is running.
+func (l *lifecycle) inFlight() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.cancels)
+}
+
+// cancelAll ends the work of every request in flight with cause errShuttingDown.
+func (l *lifecycle) cancelAll() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, cancel := range l.cancels {
+		cancel(errShuttingDown)
+	}
+}
+
+// waitAnswered waits until no connection owes an answer, or ctx ends; it returns how many still do.
+func (l *lifecycle) waitAnswered(ctx context.Context) int {
+	for {
+		l.mu.Lock()
+		n, answered := len(l.pending), l.answered
+		l.mu.Unlock()
+		if n == 0 {
+			return 0
+		}
+		select {
+		case <-answered:
+		case <-ctx.Done():
+			return n
+		}
+	}
+}
+
+// request returns the context for one request's work, a child of parent, with its end: it ends at
+// the request timeout, when the client closes conn (cause errClientGone) or when the server shuts
+// down (cause errShuttingDown). end must be called before fasthttp uses conn again.
+func (h *handlers) request(parent context.Context, conn net.Conn) (context.Context, func(), error) {
+	ctx, release, err := h.life.work(parent)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, stop := watchConn(ctx, conn)
+	ctx, cancel := context.WithTimeout(ctx, h.o.RequestTimeout)
+	return ctx, func() { cancel(); stop(); release() }, nil
+}
+
+// interrupted returns why ctx's work was cut short, errShuttingDown or errClientGone; nil when it
+// was not (it finished, or the request timed out: the router reports what it gathered).
+func interrupted(ctx context.Context) error {
+	if cause := context.Cause(ctx); errors.Is(cause, errShuttingDown) || errors.Is(cause, errClientGone) {
+		return cause
+	}
+	return nil
+}

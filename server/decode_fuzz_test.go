@@ -1,0 +1,62 @@
+package server
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+
+	"toolrouter/router"
+)
+
+// FuzzDecodeRequest feeds arbitrary bodies to the /v1/route and /v1/answer decoders (the seed
+// corpus is in testdata/fuzz/FuzzDecodeRequest). Whatever the body, a decoder returns either a 400
+// naming the problem, or a request within every limit: a non-blank query of valid UTF-8 within
+// max_query_bytes, at most max_history turns of user or assistant, a deadline from 1 ms to
+// router.deadline, a positive call limit and a known synthesize mode.
+func FuzzDecodeRequest(f *testing.F) {
+	_, h := build(Deps{}, Options{MaxQueryBytes: 64, MaxHistory: 3, MaxDeadline: 90 * time.Second})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, err := h.decodeRoute(body)
+		check(t, h, body, req, err)
+		req, mode, err := h.decodeAnswer(body)
+		check(t, h, body, req, err)
+		if err == nil && mode != SynthesizeAuto && mode != SynthesizeAlways && mode != SynthesizeNever {
+			t.Errorf("%q: got synthesize %q, want auto, always or never", body, mode)
+		}
+	})
+}
+
+func check(t *testing.T, h *handlers, body []byte, req router.Request, err error) {
+	t.Helper()
+	if err != nil {
+		var ae *apiError
+		if !errors.As(err, &ae) || ae.status != fiber.StatusBadRequest || ae.code == "" || ae.msg == "" {
+			t.Errorf("%q: got error %#v, want a 400 with a code and a message", body, err)
+		}
+		if e := h.apiErrorOf(err); strings.ContainsAny(e.msg, "\r\n") {
+			t.Errorf("%q: got message %q, want one line", body, e.msg)
+		}
+		return
+	}
+	switch {
+	case strings.TrimSpace(req.Query) == "" || len(req.Query) > h.o.MaxQueryBytes || !utf8.ValidString(req.Query):
+		t.Errorf("%q: accepted query %q, want a non-blank UTF-8 query of at most %d bytes", body, req.Query, h.o.MaxQueryBytes)
+	case len(req.History) > h.o.MaxHistory:
+		t.Errorf("%q: accepted %d history turns, want at most %d", body, len(req.History), h.o.MaxHistory)
+	case req.Deadline < 0 || req.Deadline > h.o.MaxDeadline || req.Deadline != req.Deadline.Truncate(time.Millisecond):
+		t.Errorf("%q: accepted deadline %s, want 0 (none) or whole milliseconds up to %s", body, req.Deadline, h.o.MaxDeadline)
+	case req.MaxToolCalls < 0:
+		t.Errorf("%q: accepted max_tool_calls %d, want 0 (none) or more", body, req.MaxToolCalls)
+	case len(req.Caller) > maxCallerBytes:
+		t.Errorf("%q: accepted a caller of %d bytes, want at most %d", body, len(req.Caller), maxCallerBytes)
+	}
+	for i, m := range req.History {
+		if m.Role != "user" && m.Role != "assistant" {
+			t.Errorf("%q: accepted history[%d].role %q", body, i, m.Role)
+		}
+	}
+}

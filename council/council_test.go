@@ -270,6 +270,19 @@ func TestPartialFailure(t *testing.T) {
 			wantSkipped: []council.Skip{{Member: "flaky", Stage: 2, Reason: "runner crashed; out of memory"}},
 		},
 		{
+			name: "members whose answers do not end are cut at the response limit",
+			members: []spec{good("a", "407"),
+				{name: "chatty", modelID: "chatty-model", wire: ollamaWire, script: func(int, string) turn { return turn{flood: true} }},
+				{name: "verbose", modelID: "verbose-model", wire: openaiWire, script: func(int, string) turn { return turn{flood: true} }}},
+			chairman: good("chair", ""), quorum: 1,
+			wantEvents: []council.EventType{council.Stage1Start, council.Stage1Complete, council.Stage3Start, council.Stage3Complete},
+			wantBy:     council.AnsweredByCouncil,
+			wantFinal:  "Synthesis: 407 (the tool's figure).",
+			wantSkipped: []council.Skip{
+				{Member: "chatty", Stage: 1, Reason: "model response too large"},
+				{Member: "verbose", Stage: 1, Reason: "model response too large"}},
+		},
+		{
 			name:     "empty answer is a failure",
 			members:  []spec{good("a", "407"), {name: "mute", modelID: "mute-model", wire: openaiWire, script: func(int, string) turn { return turn{text: "  "} }}},
 			chairman: good("chair", ""), quorum: 1,

@@ -25,6 +25,7 @@ type turn struct {
 	status   int    // an HTTP error status
 	errMsg   string // its message
 	hang     bool   // never answer
+	flood    bool   // answer without end
 	delay    time.Duration
 	prompt   int // token counts reported
 	complete int
@@ -92,7 +93,7 @@ func newMember(t testing.TB, s spec) (council.Member, *recorder) {
 			}
 			tr := handle(msgs)
 			return fakeollama.Reply{Content: tr.text, Status: tr.status, Error: tr.errMsg, Hang: tr.hang, Delay: tr.delay,
-				PromptTokens: tr.prompt, CompletionTokens: tr.complete}
+				PromptTokens: tr.prompt, CompletionTokens: tr.complete, Flood: flood(tr)}
 		})
 		u, _ := url.Parse(fake.URL)
 		client = provider.NewOllama(u, nil)
@@ -104,7 +105,7 @@ func newMember(t testing.TB, s spec) (council.Member, *recorder) {
 			}
 			tr := handle(msgs)
 			return fakeopenai.Reply{Content: tr.text, Status: tr.status, Error: tr.errMsg, ErrorType: "server_error", Hang: tr.hang, Delay: tr.delay,
-				PromptTokens: tr.prompt, CompletionTokens: tr.complete}
+				PromptTokens: tr.prompt, CompletionTokens: tr.complete, Flood: flood(tr)}
 		})
 		client = provider.NewOpenAI(fake.BaseURL(), s.key, nil)
 	default:
@@ -114,6 +115,14 @@ func newMember(t testing.TB, s spec) (council.Member, *recorder) {
 		Name: s.name, ModelID: s.modelID, Timeout: s.timeout, Price: s.price,
 		Model: provider.ChatModel{Client: client, Model: s.modelID},
 	}, rec
+}
+
+// flood is the fakes' Flood for a turn: a gigabyte, far past any response limit.
+func flood(tr turn) int64 {
+	if tr.flood {
+		return 1 << 30
+	}
+	return 0
 }
 
 // stageOf tells the stage from the prompt's instructions.

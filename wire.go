@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -20,11 +21,12 @@ import (
 	"toolrouter/retrieve"
 	"toolrouter/router"
 	"toolrouter/server"
+	"toolrouter/tokens"
 )
 
 // models builds one client per configured provider, then the router's model, the readiness probe
 // and the council (nil when none is configured).
-func models(cfg config.Config, logger *slog.Logger) (router.Chatter, server.ModelProbe, *council.Council, error) {
+func models(cfg config.Config, est *tokens.Estimator, logger *slog.Logger) (router.Chatter, server.ModelProbe, *council.Council, error) {
 	hc := &http.Client{Transport: &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: 64,
@@ -57,10 +59,24 @@ func models(cfg config.Config, logger *slog.Logger) (router.Chatter, server.Mode
 		return clients[cfg.Router.Provider], probe, nil, nil
 	}
 	member := func(m config.Member) council.Member {
+		cm := provider.ChatModel{Client: clients[m.Provider], Model: m.Model, Options: m.Options,
+			MaxResponseBytes: cfg.Ollama.MaxResponseBytes}
+		if p, _ := cfg.Provider(m.Provider); p.Type == config.ProviderOllama {
+			// An Ollama member is always sent num_ctx (its own, else the router's) and never a
+			// prompt over it.
+			cm.Options = maps.Clone(m.Options)
+			if cm.Options == nil {
+				cm.Options = map[string]any{}
+			}
+			n := router.NumCtx(cm.Options)
+			if n <= 0 {
+				n = router.NumCtx(cfg.Ollama.Options)
+				cm.Options["num_ctx"] = n
+			}
+			cm.Window, cm.Estimator = max(n-cfg.Router.ContextReserve, 256), est
+		}
 		return council.Member{
-			Name: m.Name, ModelID: m.Model, Timeout: m.Timeout.D(),
-			Model: provider.ChatModel{Client: clients[m.Provider], Model: m.Model, Options: m.Options,
-				MaxResponseBytes: cfg.Ollama.MaxResponseBytes},
+			Name: m.Name, ModelID: m.Model, Timeout: m.Timeout.D(), Model: cm,
 			Price: council.Price{PromptPerMTok: m.PricePromptPerMTok, CompletionPerMTok: m.PriceCompletionPerMTok},
 		}
 	}

@@ -62,7 +62,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	defer func() { closeAll(closers, closeBy) }()
 	inv := inventory.New(cfg.Servers, inventory.Options{Logger: logger})
 	inv.Start(ctx)
-	closers = append(closers, func(context.Context) { inv.Close() })
+	closers = append(closers, inv.Shutdown)
 
 	est := tokens.New()
 	chat, probe, cncl, err := models(cfg, est, logger)

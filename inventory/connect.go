@@ -120,7 +120,7 @@ func dial(ctx, life context.Context, e *entry, opts Options, onNotify func(mcp.J
 		// The process is started here rather than by mcp-go's stdio transport, so that it runs in
 		// its own group and its output is read through a bound.
 		s.stderr = newTailBuffer(4096)
-		s.proc, err = startProcess(sc, s.stderr, func(werr error) {
+		s.proc, err = startProcess(sc, s.stderr, e.procs, func(werr error) {
 			if werr == nil {
 				s.fail(errors.New("server exited"))
 			} else {

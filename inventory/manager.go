@@ -77,8 +77,9 @@ type Manager struct {
 	cancel   context.CancelFunc // ends the supervisors; set by Start
 	closed   bool               // Close was called: Start starts nothing
 
-	snap atomic.Pointer[Snapshot]
-	wg   sync.WaitGroup
+	snap  atomic.Pointer[Snapshot]
+	wg    sync.WaitGroup
+	procs procSet // the stdio servers running now
 }
 
 // entry is one configured server: its settings, what reports on it, and what wakes its supervisor.
@@ -91,6 +92,7 @@ type entry struct {
 	log    *slog.Logger
 
 	refresh   chan struct{}      // the server said its tool list changed; room for one pending
+	procs     *procSet           // the Manager's running stdio servers
 	broken    chan brokenSession // a call found a session's transport broken; room for one
 	compiling chan struct{}      // holds a token while a schema compile runs (see compile)
 
@@ -152,7 +154,7 @@ func New(servers map[string]config.Server, opts Options) *Manager {
 		fill(&sc.MaxMessageBytes, def.MaxMessageBytes)
 		red := redact.ForServer(sc.URL, sc.Headers, sc.Env)
 		m.entries[name] = &entry{
-			name: name, cfg: sc, redact: red,
+			name: name, cfg: sc, redact: red, procs: &m.procs,
 			log:     slog.New(red.Handler(opts.Logger.Handler())).With("server", name),
 			refresh: make(chan struct{}, 1), broken: make(chan brokenSession, 1), compiling: make(chan struct{}, 1),
 		}
@@ -223,6 +225,23 @@ func (m *Manager) Close() {
 	case <-done:
 	case <-t.C:
 		m.opts.Logger.Warn("MCP servers did not stop in time; leaving them", "timeout", m.opts.CloseTimeout)
+	}
+}
+
+// Shutdown is Close within ctx: when ctx ends before the servers have stopped, every stdio
+// server's process group is killed at once (SIGKILL), so that nothing outlives the process, and
+// Shutdown returns.
+func (m *Manager) Shutdown(ctx context.Context) {
+	done := make(chan struct{})
+	go func() {
+		m.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		m.procs.kill()
+		m.opts.Logger.Warn("MCP servers killed: the shutdown ran out of time")
 	}
 }
 

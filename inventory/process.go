@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sync"
 	"time"
 
 	"toolrouter/config"
@@ -20,9 +21,9 @@ type process struct {
 	exited chan struct{} // closed once Wait has returned and onExit has run
 }
 
-// startProcess starts sc's command with stderr copied to stderr. onExit is called with Wait's
-// result when the server exits, before exited is closed.
-func startProcess(sc config.Server, stderr io.Writer, onExit func(error)) (*process, error) {
+// startProcess starts sc's command with stderr copied to stderr, and keeps it in set while it
+// runs. onExit is called with Wait's result when the server exits, before exited is closed.
+func startProcess(sc config.Server, stderr io.Writer, set *procSet, onExit func(error)) (*process, error) {
 	cmd := exec.Command(sc.Command, sc.Args...)
 	cmd.Env = append(os.Environ(), envList(sc.Env)...)
 	cmd.Dir = sc.Cwd
@@ -52,8 +53,11 @@ func startProcess(sc config.Server, stderr io.Writer, onExit func(error)) (*proc
 		return nil, fmt.Errorf("starting %s: %w", sc.Command, err)
 	}
 	p := &process{cmd: cmd, stdin: inW, stdout: outR, exited: make(chan struct{})}
+	set.add(p)
 	go func() {
-		onExit(cmd.Wait())
+		err := cmd.Wait()
+		set.remove(p)
+		onExit(err)
 		close(p.exited)
 	}()
 	return p, nil
@@ -83,5 +87,35 @@ func (p *process) waitExit(d time.Duration) bool {
 		return true
 	case <-t.C:
 		return false
+	}
+}
+
+// procSet is the stdio servers running now, so that a shutdown out of time can kill them all.
+type procSet struct {
+	mu    sync.Mutex // guards procs
+	procs map[*process]struct{}
+}
+
+func (s *procSet) add(p *process) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.procs == nil {
+		s.procs = map[*process]struct{}{}
+	}
+	s.procs[p] = struct{}{}
+}
+
+func (s *procSet) remove(p *process) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.procs, p)
+}
+
+// kill sends SIGKILL to every running server's process group.
+func (s *procSet) kill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for p := range s.procs {
+		signalGroup(p.cmd, sigKill)
 	}
 }

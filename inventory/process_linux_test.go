@@ -177,3 +177,30 @@ func TestStdoutFloodMidSessionRestarts(t *testing.T) {
 		t.Errorf("echo after restart = %q, want back", got)
 	}
 }
+
+// TestShutdownOutOfTimeKillsTheGroup: when the shutdown's time runs out before a server that
+// ignores its input and SIGTERM has stopped, its whole group is killed at once and Shutdown
+// returns; nothing is left running.
+func TestShutdownOutOfTimeKillsTheGroup(t *testing.T) {
+	pidPipe := fifo(t)
+	cfg := timeouts(config.Server{Transport: config.TransportStdio, Command: "sh",
+		Args: []string{"-c", `trap "" TERM; sleep 1000 & echo $$ $! > "$1"; while :; do wait; done`, "sh", pidPipe}})
+	// A long stop grace: the normal stop would take 3 × 5 s.
+	m := inventory.New(map[string]config.Server{"stubborn": cfg}, inventory.Options{Logger: quiet, StopGrace: 5 * time.Second})
+	started := make(chan struct{})
+	go func() { m.Start(context.Background()); close(started) }()
+	pids := readPIDs(t, pidPipe)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	begin := time.Now()
+	m.Shutdown(ctx)
+	if d := time.Since(begin); d > 2*time.Second {
+		t.Errorf("got Shutdown in %v, want it to end soon after its 300 ms", d)
+	}
+	for _, pid := range pids {
+		if !exited(t, pid, 5*time.Second) {
+			t.Errorf("got process %d (of %v) still running after Shutdown, want the group killed", pid, pids)
+		}
+	}
+	<-started
+}

@@ -5,8 +5,14 @@
 //	toolrouter [flags] route "QUERY"      route one query and print the outcome as JSON
 //	toolrouter [flags] inventory          print the exported tool inventory as JSON
 //	toolrouter [flags] search "QUERY"     show the tools retrieval offers for a query, as JSON
+//	toolrouter keys new --org O [--team T] [--agent A] [--name N]
+//	                                      make an API key: prints {"key", "entry"} (auth.keys entry)
 //	toolrouter mcp-builtin NAME [-http ADDR]
 //	                                      serve a built-in MCP server over stdio (or streamable HTTP)
+//
+// route, inventory and search act for the operator, with every tool, unless -as names an identity
+// of the orgs hierarchy. serve authenticates callers (auth) and refuses to start on a non-loopback
+// address when none can authenticate, unless auth.allow_anonymous is set.
 package main
 
 import (
@@ -24,6 +30,8 @@ import (
 	"syscall"
 	"time"
 
+	"toolrouter/access"
+	"toolrouter/auth"
 	"toolrouter/config"
 	"toolrouter/inventory"
 	"toolrouter/inventory/builtin"
@@ -35,7 +43,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, nil)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, nil)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "toolrouter:", err)
@@ -43,15 +51,35 @@ func main() {
 	}
 }
 
-// run runs one command, printing command output to stdout; ready, if not nil, is told the
-// address once the API is listening.
-func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr string)) error {
+// run runs one command, printing command output to stdout and the log to stderr; ready, if not
+// nil, is told the address once the API is listening.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready func(addr string)) error {
 	if len(args) > 0 && args[0] == "mcp-builtin" {
 		return serveBuiltin(ctx, args[1:])
 	}
-	cmd, rest, cfg, logger, err := parse(args)
+	if len(args) > 0 && args[0] == "keys" {
+		return newKey(args[1:], stdout)
+	}
+	cmd, rest, cfg, logger, as, err := parse(args, stderr)
 	if err != nil {
 		return err
+	}
+	// Every log line and model error loses the credentials the configuration holds or names.
+	red := secrets(cfg)
+	logger = slog.New(red.Handler(logger.Handler()))
+	orgs, err := access.New(cfg.Orgs)
+	if err != nil {
+		return fmt.Errorf("orgs: %w", err) // config.Load validated them
+	}
+	// Checked first, so that a refused start opens nothing.
+	anonymous := false
+	if cmd == "serve" {
+		if anonymous, err = auth.AnonymousAllowed(cfg.Listen, cfg.Auth); err != nil {
+			return err
+		}
+		if anonymous && len(cfg.Orgs) > 0 && !orgs.Has(auth.Anonymous()) {
+			logger.Warn("requests without a credential act for org " + access.DefaultOrg + ", which orgs does not define: they will be refused")
+		}
 	}
 	// What run opened is closed when it returns, last first: after serving, within the end of
 	// http.shutdown_timeout (closeBy); after another command, however long it takes.
@@ -65,7 +93,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	closers = append(closers, inv.Shutdown)
 
 	est := tokens.New()
-	chat, probe, cncl, err := models(cfg, est, logger)
+	chat, probe, cncl, err := models(cfg, est, red, logger)
 	if err != nil {
 		return err
 	}
@@ -104,7 +132,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 		Deadline:         cfg.Router.Deadline.D(),
 		ContextReserve:   cfg.Router.ContextReserve,
 		Recorder:         recorder(traj),
-		Access:           access(cfg.Callers),
+		Access:           policy(orgs, len(cfg.Orgs) > 0 && (cmd == "serve" || as.Depth() > 0)),
 		Ranker:           ranker,
 		PromptBudget:     cfg.Retrieval.PromptBudget,
 		MaxSearches:      cfg.Retrieval.MaxSearches,
@@ -115,12 +143,16 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 
 	switch cmd {
 	case "inventory":
+		if as.Depth() > 0 {
+			_, permits := orgs.Policy(as)
+			return printJSON(stdout, inv.Snapshot().ExportFor(permits))
+		}
 		return printJSON(stdout, inv.Snapshot().Export())
 	case "route":
 		if len(rest) != 1 {
 			return errors.New(`usage: toolrouter [flags] route "QUERY"`)
 		}
-		out, err := rt.Route(ctx, router.Request{Query: rest[0], Caller: "cli"})
+		out, err := rt.Route(ctx, router.Request{Query: rest[0], Identity: as})
 		if err != nil {
 			return err
 		}
@@ -129,13 +161,17 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 		if len(rest) != 1 {
 			return errors.New(`usage: toolrouter [flags] search "QUERY"`)
 		}
-		offer, err := rt.Search(ctx, rest[0], "cli", 20)
+		offer, err := rt.Search(ctx, rest[0], as, 20)
 		if err != nil {
 			return err
 		}
 		return printJSON(stdout, offer)
 	}
-	deps := server.Deps{Router: rt, Inventory: inv, Model: probe}
+	authn, err := auth.New(ctx, cfg.Auth, auth.Options{Anonymous: anonymous, Logger: logger})
+	if err != nil {
+		return err
+	}
+	deps := server.Deps{Router: rt, Inventory: inv, Model: probe, Auth: authn, Access: orgs}
 	if ranker != nil {
 		deps.Search = rt
 	}
@@ -144,9 +180,6 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	}
 	if traj != nil {
 		deps.Trajectory = traj
-	}
-	if a := access(cfg.Callers); a != nil {
-		deps.Access = a
 	}
 	// A shutdown ends within http.shutdown_timeout: the HTTP server's drain, then closing the
 	// rest in the last part (a quarter, at most a second).
@@ -158,12 +191,14 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 		RequestTimeout: cfg.HTTP.RequestTimeout.D(), ReadTimeout: cfg.HTTP.ReadTimeout.D(),
 		WriteTimeout: cfg.HTTP.WriteTimeout.D(), Logger: logger,
 		ShutdownTimeout: shutdown - closing, MaxDeadline: cfg.Router.Deadline.D(), AllowedOrigins: cfg.HTTP.AllowedOrigins,
+		Listen: cfg.Listen, AllowedHosts: cfg.HTTP.AllowedHosts, AdminReadyz: cfg.Auth.Configured(),
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", cfg.Listen, err)
 	}
-	logger.Info("serving", "listen", ln.Addr().String(), "model", cfg.Ollama.Model, "ollama", cfg.Ollama.Host)
+	logger.Info("serving", "listen", ln.Addr().String(), "model", cfg.Ollama.Model, "ollama", cfg.Ollama.Host,
+		"api_keys", len(cfg.Auth.Keys), "jwt", cfg.Auth.JWT.Enabled(), "anonymous", anonymous, "orgs", len(cfg.Orgs))
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
@@ -197,14 +232,17 @@ func closeAll(closers []func(context.Context), by time.Time) {
 	}
 }
 
-// parse reads the command line: flags may come before or after the subcommand.
-func parse(args []string) (cmd string, rest []string, cfg config.Config, logger *slog.Logger, err error) {
+// parse reads the command line: flags may come before or after the subcommand. The log goes to
+// stderr.
+func parse(args []string, stderr io.Writer) (cmd string, rest []string, cfg config.Config, logger *slog.Logger, as access.Identity, err error) {
 	fs := flag.NewFlagSet("toolrouter", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	path := fs.String("config", config.DefaultPath, "config file (JSON); \"\" for built-in defaults only")
 	listen := fs.String("listen", "", "listen address (config key listen)")
 	host := fs.String("ollama", "", "Ollama URL (config key ollama.host)")
 	model := fs.String("model", "", "tool-calling model (config key ollama.model)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
+	asFlag := fs.String("as", "", "route, search or list the inventory as this org[/team[/agent]] of orgs (default: the operator, every tool)")
 	if err = fs.Parse(args); err != nil {
 		return
 	}
@@ -225,7 +263,17 @@ func parse(args []string) (cmd string, rest []string, cfg config.Config, logger 
 		err = fmt.Errorf("-log-level: %w", err)
 		return
 	}
-	logger = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+	if *asFlag != "" {
+		if cmd == "serve" {
+			err = errors.New("-as applies to route, search and inventory; serve takes each request's identity from its credential")
+			return
+		}
+		if as, err = access.ParseIdentity(*asFlag); err != nil {
+			err = fmt.Errorf("-as: %w", err)
+			return
+		}
+	}
+	logger = slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 	flags := map[string]any{}
 	for key, v := range map[string]string{"listen": *listen, "ollama.host": *host, "ollama.model": *model} {
 		if v != "" {
@@ -237,8 +285,39 @@ func parse(args []string) (cmd string, rest []string, cfg config.Config, logger 
 			*path = "" // run on built-in defaults when started outside the repository
 		}
 	}
-	cfg, err = config.Load(*path, flags)
+	if cfg, err = config.Load(*path, flags); err != nil {
+		return
+	}
+	if as.Depth() > 0 && !cfg.Orgs.Has(as) {
+		err = fmt.Errorf("-as: %s is not in orgs", as)
+	}
 	return
+}
+
+// newKey runs "keys new": it prints one JSON object, the new key (shown this once) and the
+// auth.keys entry that accepts it, which holds only the key's SHA-256.
+func newKey(args []string, stdout io.Writer) error {
+	const usage = "usage: toolrouter keys new --org ORG [--team TEAM] [--agent AGENT] [--name NAME]"
+	if len(args) == 0 || args[0] != "new" {
+		return errors.New(usage)
+	}
+	fs := flag.NewFlagSet("keys new", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // the error says it all
+	org := fs.String("org", "", "the org the key identifies")
+	team := fs.String("team", "", "a team of the org")
+	agent := fs.String("agent", "", "an agent of the team")
+	name := fs.String("name", "", "the key's name in logs (default: org-team-agent)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return fmt.Errorf("%w; %s", err, usage)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected %q; %s", fs.Arg(0), usage)
+	}
+	g, err := auth.NewKey(*name, auth.Identity{Org: *org, Team: *team, Agent: *agent})
+	if err != nil {
+		return fmt.Errorf("%w; %s", err, usage)
+	}
+	return printJSON(stdout, g)
 }
 
 // serveBuiltin serves one built-in MCP server over stdio, or streamable HTTP with -http.
@@ -284,12 +363,13 @@ func openTrajectory(c config.Trajectory, logger *slog.Logger) (*trajectory.Write
 	return w, nil
 }
 
-// access turns the configured access lists into the router's policy (nil: every caller, every tool).
-func access(callers map[string]config.ToolFilter) router.Access {
-	if len(callers) == 0 {
+// policy is the router's access policy: the hierarchy when it has orgs and applies (serving, or
+// a command run -as an identity); nil, every tool, otherwise.
+func policy(orgs *access.Hierarchy, applies bool) router.Access {
+	if !applies {
 		return nil
 	}
-	return config.CallerAccess(callers)
+	return orgs
 }
 
 // recorder keeps a nil writer from becoming a non-nil interface.

@@ -26,7 +26,7 @@ func serve(t *testing.T, args ...string) string {
 	addr := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, append(args, "-log-level", "error", "-listen", "127.0.0.1:0"), io.Discard, func(a string) { addr <- a })
+		done <- run(ctx, append(args, "-log-level", "error", "-listen", "127.0.0.1:0"), io.Discard, io.Discard, func(a string) { addr <- a })
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -192,7 +192,7 @@ func TestCommands(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var out strings.Builder
-			err := run(context.Background(), append([]string{"-log-level", "error"}, tc.args...), &out, nil)
+			err := run(context.Background(), append([]string{"-log-level", "error"}, tc.args...), &out, io.Discard, nil)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("got err %v, want one containing %q", err, tc.wantErr)

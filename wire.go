@@ -16,6 +16,7 @@ import (
 
 	"toolrouter/config"
 	"toolrouter/council"
+	"toolrouter/internal/redact"
 	"toolrouter/inventory"
 	"toolrouter/provider"
 	"toolrouter/retrieve"
@@ -25,8 +26,9 @@ import (
 )
 
 // models builds one client per configured provider, then the router's model, the readiness probe
-// and the council (nil when none is configured).
-func models(cfg config.Config, est *tokens.Estimator, logger *slog.Logger) (router.Chatter, server.ModelProbe, *council.Council, error) {
+// and the council (nil when none is configured). Every client's errors go through red: a model
+// server's URL may carry a credential, and errors quote URLs.
+func models(cfg config.Config, est *tokens.Estimator, red *redact.Redactor, logger *slog.Logger) (router.Chatter, server.ModelProbe, *council.Council, error) {
 	hc := &http.Client{Transport: &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: 64,
@@ -44,12 +46,12 @@ func models(cfg config.Config, est *tokens.Estimator, logger *slog.Logger) (rout
 				return nil, nil, nil, fmt.Errorf("providers.%s.base_url: %w", name, err)
 			}
 			o := provider.NewOllama(u, hc, limit)
-			clients[name] = o
+			clients[name] = redactedChat{o, red}
 			if name == cfg.Router.Provider {
-				probe = o
+				probe = redactedProbe{o, red}
 			}
 		case config.ProviderOpenAI:
-			clients[name] = provider.NewOpenAI(p.BaseURL, os.Getenv(p.APIKeyEnv), hc, limit)
+			clients[name] = redactedChat{provider.NewOpenAI(p.BaseURL, os.Getenv(p.APIKeyEnv), hc, limit), red}
 		}
 	}
 	if probe == nil {
@@ -89,6 +91,53 @@ func models(cfg config.Config, est *tokens.Estimator, logger *slog.Logger) (rout
 		StageTimeout: cfg.Council.StageTimeout.D(), MaxEvidenceBytes: cfg.Council.MaxEvidenceBytes, Logger: logger,
 	})
 	return clients[cfg.Router.Provider], probe, c, nil
+}
+
+// redactedChat masks credentials in a model client's errors.
+type redactedChat struct {
+	provider.Chatter
+	r *redact.Redactor
+}
+
+func (c redactedChat) Chat(ctx context.Context, req *api.ChatRequest, fn api.ChatResponseFunc) error {
+	return c.r.Error(c.Chatter.Chat(ctx, req, fn))
+}
+
+// redactedProbe masks credentials in the readiness probe's errors.
+type redactedProbe struct {
+	server.ModelProbe
+	r *redact.Redactor
+}
+
+func (p redactedProbe) List(ctx context.Context) (*api.ListResponse, error) {
+	l, err := p.ModelProbe.List(ctx)
+	return l, p.r.Error(err)
+}
+
+// secrets is the Redactor of every credential the configuration holds or names: the MCP servers'
+// (URL user and password and secret query values, header values, secret-looking environment
+// values), those in the URLs of the model servers and the JWKS, the providers' API keys and the
+// API keys that auth.keys read from the environment. It masks any URL's credentials too.
+func secrets(cfg config.Config) *redact.Redactor {
+	var s []string
+	for _, sc := range cfg.Servers {
+		s = append(s, redact.ServerSecrets(sc.URL, sc.Headers, sc.Env)...)
+	}
+	for _, u := range []string{cfg.Ollama.Host, cfg.Auth.JWT.JWKSURL} {
+		s = append(s, redact.ServerSecrets(u, nil, nil)...)
+	}
+	for _, p := range cfg.Providers {
+		s = append(s, redact.ServerSecrets(p.BaseURL, nil, nil)...)
+		if p.APIKeyEnv != "" {
+			s = append(s, os.Getenv(p.APIKeyEnv))
+		}
+	}
+	for _, k := range cfg.Auth.Keys {
+		if k.Env != "" {
+			s = append(s, os.Getenv(k.Env))
+		}
+	}
+	return redact.New(s...)
 }
 
 // unprobed stands in for the readiness probe of a router model behind an OpenAI-compatible

@@ -26,8 +26,14 @@
 // that typos do not go unnoticed; only servers.<name>.env,
 // servers.<name>.headers, ollama.options and the options of council members
 // are free-form. A key that would hold a secret (api_key, token, ...) is
-// refused with a pointer to providers.<name>.api_key_env: API keys are read
-// from the environment variable it names, never from configuration.
+// refused with a pointer to providers.<name>.api_key_env (or, under auth, to
+// auth.keys[N].sha256 and .env): secrets are read from the environment
+// variable named there, never from configuration. The environment variables
+// that auth.keys[*].env name hold API keys, not settings, so the environment
+// layer skips them even when they start with TOOLROUTER_.
+//
+// The flat callers access lists are gone: a configuration that still has
+// callers is refused with the orgs that replace them (access.CallersError).
 //
 // Council members (a list) come from the config file; each gets provider
 // "ollama", timeout 60s and its model as its name unless it sets them. The
@@ -61,6 +67,9 @@ package config
 import (
 	"path"
 	"slices"
+
+	"toolrouter/access"
+	"toolrouter/auth"
 )
 
 // DefaultPath is the config file toolrouter reads when -config is not given.
@@ -85,10 +94,13 @@ type Config struct {
 	Providers map[string]Provider `koanf:"providers" json:"providers"`
 	// Council is the council of models that synthesises answers; no members disables it.
 	Council Council `koanf:"council" json:"council"`
-	// Callers are access lists: a request's caller may use only the tools its entry permits
-	// (qualified names or path.Match globs such as "calculator.*"). A caller without an entry uses
-	// the "*" entry, or every tool when there is none.
-	Callers map[string]ToolFilter `koanf:"callers" json:"callers,omitempty"`
+	// Auth is caller authentication: API keys, JWTs, admins and whether requests without a
+	// credential are served (see package auth).
+	Auth auth.Config `koanf:"auth" json:"auth"`
+	// Orgs is the org/team/agent hierarchy and the tools each level may use (see package access);
+	// none: every identity may use every tool. It replaces the flat callers lists, which Load
+	// refuses with the orgs to paste instead.
+	Orgs access.Orgs `koanf:"orgs" json:"orgs,omitempty"`
 }
 
 // Ollama configures the model server and the model used for routing.
@@ -225,6 +237,11 @@ type HTTP struct {
 	// AllowedOrigins are the browser origins ("https://app.example.com") whose requests are
 	// served; a request with any other Origin header is refused (403).
 	AllowedOrigins []string `koanf:"allowed_origins" json:"allowed_origins"`
+	// AllowedHosts are the Host headers served beside the listen address's own (and, on
+	// loopback or every interface, localhost, 127.0.0.1 and [::1] with its port): "name:port",
+	// or "name" for that name on any port. A request for any other host is refused (403), which
+	// defeats DNS rebinding; /healthz answers any host.
+	AllowedHosts []string `koanf:"allowed_hosts" json:"allowed_hosts"`
 }
 
 // Failure is the policy when the model fails (router.on_model_failure).
@@ -429,24 +446,4 @@ func (c Config) EnabledServers() []string {
 	}
 	slices.Sort(names)
 	return names
-}
-
-// CallerAccess is the access lists of Config.Callers; it satisfies router.Access.
-type CallerAccess map[string]ToolFilter
-
-// DefaultCaller is the Callers entry for callers that have none of their own.
-const DefaultCaller = "*"
-
-// Policy returns the name of the caller's entry ("" when no entry applies: every tool) and whether
-// it permits a qualified tool name.
-func (a CallerAccess) Policy(caller string) (string, func(tool string) bool) {
-	name := caller
-	f, ok := a[caller]
-	if !ok {
-		name = DefaultCaller
-		if f, ok = a[DefaultCaller]; !ok {
-			return "", func(string) bool { return true }
-		}
-	}
-	return name, f.Permits
 }

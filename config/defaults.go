@@ -49,6 +49,7 @@ func Default() Config {
 			RequestTimeout:  Duration(120 * time.Second),
 			ShutdownTimeout: Duration(10 * time.Second),
 			AllowedOrigins:  []string{},
+			AllowedHosts:    []string{},
 		},
 		Providers: map[string]Provider{
 			DefaultProvider: {Type: ProviderOllama},

@@ -16,6 +16,8 @@ import (
 	"github.com/knadh/koanf/providers/env"
 	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"
+
+	"toolrouter/access"
 )
 
 // Load builds the configuration from the built-in defaults, the JSON file
@@ -39,7 +41,7 @@ func Load(path string, flags map[string]any) (Config, error) {
 			return Config{}, fmt.Errorf("config: loading config file %s: %w", path, err)
 		}
 		raw := fk.Raw()
-		for _, k := range unknownKeys(raw) {
+		for _, k := range withoutCallers(unknownKeys(raw)) {
 			unknown = append(unknown, unknownKey(fmt.Sprintf("config file %s", path), k))
 		}
 		if err := ko.Load(confmap.Provider(raw, ""), nil); err != nil {
@@ -49,7 +51,11 @@ func Load(path string, flags map[string]any) (Config, error) {
 
 	ek := koanf.New(".")
 	vars := map[string]string{} // koanf key -> variable name
+	keyVars := keyEnvNames(ko)  // variables holding API keys, not settings
 	if err := ek.Load(env.ProviderWithValue(EnvPrefix, ".", func(name, value string) (string, any) {
+		if keyVars[name] {
+			return "", nil // skipped
+		}
 		key, val := envKey(name, value)
 		if key != "" {
 			vars[key] = name
@@ -59,7 +65,7 @@ func Load(path string, flags map[string]any) (Config, error) {
 		return Config{}, fmt.Errorf("config: loading environment: %w", err)
 	}
 	envRaw := ek.Raw()
-	for _, k := range unknownKeys(envRaw) {
+	for _, k := range withoutCallers(unknownKeys(envRaw)) {
 		for key, name := range vars {
 			if key == k || strings.HasPrefix(key, k+".") {
 				unknown = append(unknown, unknownKey("environment variable "+name, k))
@@ -75,18 +81,21 @@ func Load(path string, flags map[string]any) (Config, error) {
 		if err != nil {
 			return Config{}, fmt.Errorf("config: reading flags: %w", err)
 		}
-		for _, k := range unknownKeys(flagRaw) {
+		for _, k := range withoutCallers(unknownKeys(flagRaw)) {
 			unknown = append(unknown, unknownKey("flags", k))
 		}
 		if err := ko.Load(confmap.Provider(flagRaw, ""), nil); err != nil {
 			return Config{}, fmt.Errorf("config: merging flags: %w", err)
 		}
 	}
+	raw := ko.Raw()
+	if callers, ok := raw["callers"]; ok {
+		unknown = append(unknown, callersError(callers))
+	}
 	if len(unknown) > 0 {
 		return Config{}, fmt.Errorf("config: %w", sortedJoin(unknown))
 	}
 
-	raw := ko.Raw()
 	applyEntryDefaults(raw)
 	cfg, err := decode(raw)
 	if err != nil {
@@ -96,6 +105,37 @@ func Load(path string, flags map[string]any) (Config, error) {
 		return Config{}, fmt.Errorf("config: invalid configuration:\n%w", err)
 	}
 	return cfg, nil
+}
+
+// withoutCallers drops the key callers and the keys under it from a list of unknown keys: Load
+// reports them once, with the orgs that replace them (callersError).
+func withoutCallers(keys []string) []string {
+	return slices.DeleteFunc(keys, func(k string) bool { return k == "callers" || strings.HasPrefix(k, "callers.") })
+}
+
+// callersError is the error for a configuration that still has the flat callers lists (raw, as
+// merged): the migration to orgs, with the orgs for these lists.
+func callersError(raw any) error {
+	var rules map[string]access.Rules
+	if b, err := json.Marshal(raw); err == nil {
+		_ = json.Unmarshal(b, &rules) // lists of another shape migrate as none
+	}
+	return access.CallersError(rules)
+}
+
+// keyEnvNames returns the environment variables that auth.keys[*].env name in the configuration
+// merged so far: they hold API keys, so the environment layer does not read them as settings.
+func keyEnvNames(ko *koanf.Koanf) map[string]bool {
+	names := map[string]bool{}
+	keys, _ := ko.Get("auth.keys").([]any)
+	for _, k := range keys {
+		if m, ok := k.(map[string]any); ok {
+			if name, ok := m["env"].(string); ok && name != "" {
+				names[name] = true
+			}
+		}
+	}
+	return names
 }
 
 // defaultsMap returns Default() as a koanf map, via its JSON encoding.
@@ -163,6 +203,10 @@ func unknownKey(source, k string) error {
 	segs := strings.Split(k, ".")
 	if !slices.Contains(secretKeys, strings.ToLower(segs[len(segs)-1])) {
 		return fmt.Errorf("%s: unknown key %q", source, k)
+	}
+	if segs[0] == "auth" {
+		return fmt.Errorf("%s: key %q is not allowed: API keys never go in configuration; "+
+			"give auth.keys[N].sha256 (the key's SHA-256, as \"toolrouter keys new\" prints it) or auth.keys[N].env (the variable holding the key)", source, k)
 	}
 	where := "providers.NAME.api_key_env"
 	if len(segs) == 3 && segs[0] == "providers" {

@@ -11,17 +11,14 @@ import (
 	"strconv"
 	"strings"
 
+	"toolrouter/access"
 	"toolrouter/internal/redact"
 )
 
 // FieldError is one invalid configuration value: Key is the koanf key
-// ("router.on_model_failure", "servers.fs.url").
-type FieldError struct {
-	Key    string
-	Reason string
-}
-
-func (e *FieldError) Error() string { return e.Key + ": " + e.Reason }
+// ("router.on_model_failure", "servers.fs.url"). It is access's type, so that the problems
+// packages access and auth find in orgs and auth are reported like the rest.
+type FieldError = access.FieldError
 
 // serverName is the pattern of a server name. Names cannot contain dots
 // because qualified tool names are "server.tool".
@@ -106,16 +103,18 @@ func (c Config) Validate() error {
 	for i, o := range c.HTTP.AllowedOrigins {
 		v.origin(fmt.Sprintf("http.allowed_origins[%d]", i), o)
 	}
+	for i, h := range c.HTTP.AllowedHosts {
+		v.host(fmt.Sprintf("http.allowed_hosts[%d]", i), h)
+	}
 
 	v.timeoutOrder(c)
 
 	for name, s := range c.Servers {
 		v.server(name, s)
 	}
-	for name, f := range c.Callers {
-		v.patterns("callers."+name+".allow", f.Allow)
-		v.patterns("callers."+name+".deny", f.Deny)
-	}
+	// Both report *access.FieldError values, keyed and worded like ours.
+	v.join(c.Orgs.Validate())
+	v.join(c.Auth.Validate(c.Orgs))
 
 	used := map[string]string{} // provider name -> the key that uses it
 	if _, ok := c.Providers[c.Router.Provider]; !ok {
@@ -303,6 +302,15 @@ func (v *validator) add(key, format string, args ...any) {
 	v.errs = append(v.errs, &FieldError{Key: key, Reason: fmt.Sprintf(format, args...)})
 }
 
+// join adds the problems of another package's validation (errors.Join of field errors).
+func (v *validator) join(err error) {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		v.errs = append(v.errs, j.Unwrap()...)
+	} else if err != nil {
+		v.errs = append(v.errs, err)
+	}
+}
+
 func (v *validator) positive(key string, d Duration) {
 	if d <= 0 {
 		v.add(key, "must be > 0, got %s", d)
@@ -330,6 +338,27 @@ func (v *validator) origin(key, s string) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
 		u.Path != "" || u.RawQuery != "" || u.Fragment != "" || s != strings.ToLower(s) {
 		v.add(key, "must be an origin as browsers send it, scheme://host[:port] in lower case (e.g. \"https://app.example.com\"), got %q", s)
+	}
+}
+
+// host checks a Host header value as http.allowed_hosts holds it: a name or IP address, with a
+// port or without (any port), lower case, nothing more.
+func (v *validator) host(key, s string) {
+	h := s
+	if strings.ContainsAny(s, "/?#@ *\\") {
+		h = ""
+	} else if host, port, err := net.SplitHostPort(s); err == nil {
+		if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+			v.add(key, "port must be a number from 1 to 65535, got %q", port)
+			return
+		}
+		h = host
+	} else if strings.Contains(strings.Trim(s, "[]"), ":") && !strings.HasPrefix(s, "[") {
+		h = "" // an IPv6 address without brackets
+	}
+	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+	if h == "" || s != strings.ToLower(s) {
+		v.add(key, "must be a host as the Host header carries it, \"name\" or \"name:port\" in lower case (e.g. \"toolrouter.internal:8090\"), got %q", s)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 // loop and the planners report to it. All of its methods are safe for concurrent use.
 type journal struct {
 	id       string
+	identity string // who the request acts for, as Identity.String writes it
 	start    time.Time
 	model    string
 	recorder Recorder
@@ -27,9 +28,9 @@ type journal struct {
 	out *Outcome
 }
 
-func newJournal(model string, rec Recorder, onEvent func(Event)) *journal {
+func newJournal(model, identity string, rec Recorder, onEvent func(Event)) *journal {
 	return &journal{
-		id: newID(), start: time.Now(), model: model, recorder: rec, onEvent: onEvent,
+		id: newID(), identity: identity, start: time.Now(), model: model, recorder: rec, onEvent: onEvent,
 		out: &Outcome{Calls: []Call{}, Trace: []Step{}},
 	}
 }
@@ -134,7 +135,7 @@ func (j *journal) record(kind string, step Step, msgs []api.Message, format []by
 		state[i] = trajectory.Message{Role: m.Role, Content: m.Content}
 	}
 	j.recorder.Record(trajectory.Record{
-		Time: time.Now(), RequestID: j.id, Step: int(j.recSeq.Add(1)), Kind: kind, Model: step.Model,
+		Time: time.Now(), RequestID: j.id, Identity: j.identity, Step: int(j.recSeq.Add(1)), Kind: kind, Model: step.Model,
 		State: state, Format: format, Action: trajectory.Action{Raw: raw, Parsed: marshal(parsed)},
 		Observation: marshal(obs), Outcome: out, DurationMS: step.DurationMS,
 		PromptTokens: step.PromptTokens, CompletionTokens: step.CompletionTokens,
@@ -146,7 +147,7 @@ func (j *journal) finish() *Outcome {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	out := j.out
-	out.RequestID = j.id
+	out.RequestID, out.Identity = j.id, j.identity
 	out.Timings.Total = ms(time.Since(j.start))
 	for _, v := range []*float64{&out.Timings.Select, &out.Timings.Arguments, &out.Timings.Execute} {
 		*v = math.Round(*v*1000) / 1000

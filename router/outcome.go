@@ -4,7 +4,10 @@ package router
 // server, tool, arguments, result and error describe the first call (the single-tool contract);
 // Calls lists every call in order.
 type Outcome struct {
-	RequestID string         `json:"request_id"`
+	RequestID string `json:"request_id"`
+	// Identity is who the request acted for, "org", "org/team" or "org/team/agent" ("" when
+	// routed without one, as the command line does).
+	Identity  string         `json:"identity"`
 	UseTool   bool           `json:"use_tool"`
 	Server    string         `json:"server,omitempty"`
 	Tool      string         `json:"tool,omitempty"`

@@ -21,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/ollama/ollama/api"
 
+	"toolrouter/access"
 	"toolrouter/config"
 	"toolrouter/inventory"
 	"toolrouter/tokens"
@@ -100,7 +101,8 @@ type Settings struct {
 	ContextReserve int
 	// Recorder, if set, receives a trajectory record of every step.
 	Recorder Recorder
-	// Access, if set, limits the tools each caller is offered and may call.
+	// Access, if set, limits the tools each identity is offered and may call; unset, every
+	// identity may use every tool.
 	Access Access
 	// Ranker, if set, ranks the tools for each query: when the inventory a caller may use does
 	// not fit PromptBudget, phase 1 is shown the best-ranked tools that do.
@@ -121,11 +123,12 @@ type Settings struct {
 	Learner Learner
 }
 
-// Access decides which tools a request's caller may use (seed 004's access lists).
+// Access decides which tools an identity may use; *access.Hierarchy satisfies it.
 type Access interface {
-	// Policy names the caller's policy (callers sharing a policy share cached prompts) and says
-	// whether it permits a qualified tool name.
-	Policy(caller string) (name string, permits func(tool string) bool)
+	// Policy names the identity's policy (identities sharing a policy share cached prompts) and
+	// says whether it permits a qualified tool name; the policy named access.AllName permits
+	// every tool.
+	Policy(id access.Identity) (name string, permits func(tool string) bool)
 }
 
 // Router runs the rounds. It is safe for concurrent use.
@@ -193,7 +196,9 @@ type Message struct {
 type Request struct {
 	Query   string
 	History []Message
-	Caller  string
+	// Identity is who the request acts for, as the server established it (a credential, narrowed
+	// by the request's caller): Access decides its tools, and the trace and trajectory name it.
+	Identity access.Identity
 	// MaxToolCalls lowers the configured ceiling for this request (0: the ceiling).
 	MaxToolCalls int
 	// Deadline lowers the configured request deadline (0: the configured one).
@@ -231,12 +236,12 @@ func (r *Router) Route(ctx context.Context, req Request) (*Outcome, error) {
 	if req.MaxToolCalls > 0 && req.MaxToolCalls < budget {
 		budget = req.MaxToolCalls
 	}
-	x := &run{r: r, j: newJournal(r.set.Model, r.set.Recorder, req.OnEvent), budget: budget,
+	x := &run{r: r, j: newJournal(r.set.Model, req.Identity.String(), r.set.Recorder, req.OnEvent), budget: budget,
 		deadline: deadline.Round(time.Millisecond), seen: map[string]int{}}
 
 	r.learnContextLength(ctx)
 	snap := r.inv.Snapshot()
-	ps := r.allowed(snap, req.Caller)
+	ps := r.allowed(snap, req.Identity)
 	var err error
 	switch {
 	case len(ps.tools) == 0:
@@ -276,12 +281,13 @@ func (r *Router) learn(query string, out *Outcome) {
 	}
 }
 
-// allowed returns the prompt set of the caller's access policy for the snapshot: the tools it
-// may use, filtered once per inventory version and policy.
-func (r *Router) allowed(snap *inventory.Snapshot, caller string) *promptSet {
-	name, permits := "", func(string) bool { return true }
+// allowed returns the prompt set of the identity's access policy for the snapshot: the tools it
+// may use, filtered once per inventory version and policy. Everything the request shows the
+// model and runs comes from it, so a tool outside the policy is never named, offered or called.
+func (r *Router) allowed(snap *inventory.Snapshot, id access.Identity) *promptSet {
+	name, permits := access.AllName, func(string) bool { return true }
 	if r.set.Access != nil {
-		name, permits = r.set.Access.Policy(caller)
+		name, permits = r.set.Access.Policy(id)
 	}
 	r.promptMu.Lock()
 	ps, ok := r.prompts[name]
@@ -290,7 +296,7 @@ func (r *Router) allowed(snap *inventory.Snapshot, caller string) *promptSet {
 		return ps
 	}
 	tools := snap.Available()
-	all := r.set.Access == nil
+	all := name == access.AllName
 	if !all {
 		kept := tools[:0]
 		for _, t := range tools {

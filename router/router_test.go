@@ -372,39 +372,3 @@ func TestRouteHistoryPrecedesQuery(t *testing.T) {
 		t.Errorf("got messages %+v, want history then query", got)
 	}
 }
-
-// accessList permits callers the tools whose qualified names start with their prefix.
-type accessList map[string]string
-
-func (a accessList) Policy(caller string) (string, func(string) bool) {
-	prefix, ok := a[caller]
-	if !ok {
-		return "*", func(string) bool { return true }
-	}
-	return caller, func(tool string) bool { return strings.HasPrefix(tool, prefix) }
-}
-
-func TestAccessPolicy(t *testing.T) {
-	e := newEnv(t, router.Settings{Access: accessList{"kiosk": "calculator."}},
-		sel("faults.echo", true), // not offered to the kiosk: treated as unknown
-		sel("faults.echo", true), callArgs(map[string]any{"message": "hi"}))
-	out, err := e.router.Route(context.Background(), router.Request{Query: "echo hi", Caller: "kiosk"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.UseTool || !strings.Contains(out.Degraded, `"faults.echo", which is not an available tool`) {
-		t.Errorf("kiosk: got use_tool=%v degraded=%q, want faults.echo refused", out.UseTool, out.Degraded)
-	}
-	first := e.model.Requests()[0]
-	if strings.Contains(first.Messages[0].Content, "faults.") || contains(formatEnum(t, first.Format), "faults.echo") {
-		t.Errorf("the kiosk's prompt or enum offers fault tools")
-	}
-	// Another caller keeps every tool.
-	out, err = e.router.Route(context.Background(), router.Request{Query: "echo hi", Caller: "admin"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.Result == nil || out.Result.Text != "hi" {
-		t.Errorf("admin: got %+v %+v, want the echo", out.Result, out.Error)
-	}
-}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"toolrouter/access"
 	"toolrouter/inventory"
 	"toolrouter/prompts"
 	"toolrouter/retrieve"
@@ -382,13 +383,13 @@ func promptTool(t *inventory.Tool) prompts.Tool {
 	return pt
 }
 
-// Offer is what retrieval offers a caller for a query: the best-ranked tools, and what phase 1
+// Offer is what retrieval offers an identity for a query: the best-ranked tools, and what phase 1
 // would be shown.
 type Offer struct {
 	Query string `json:"query"`
-	// Ranked are the k best-ranked tools the caller may use.
+	// Ranked are the k best-ranked tools the identity may use.
 	Ranked []ShortlistTool `json:"ranked"`
-	// Whole says phase 1 would be shown the caller's whole inventory (it fits the budget, or
+	// Whole says phase 1 would be shown the identity's whole inventory (it fits the budget, or
 	// retrieval is off); otherwise Shortlist is what it would be shown.
 	Whole     bool       `json:"whole_inventory"`
 	Shortlist *Shortlist `json:"shortlist,omitempty"`
@@ -398,14 +399,14 @@ type Offer struct {
 // ErrNoRanker is Search's error when retrieval is off.
 var ErrNoRanker = errors.New("retrieval is off")
 
-// Search shows what retrieval would offer caller for query: the k best-ranked tools it may use,
-// and the phase-1 view a request would get. Tools the caller may not use are never ranked.
-func (r *Router) Search(ctx context.Context, query, caller string, k int) (*Offer, error) {
+// Search shows what retrieval would offer id for query: the k best-ranked tools it may use, and
+// the phase-1 view a request would get. Tools the identity may not use are never ranked.
+func (r *Router) Search(ctx context.Context, query string, id access.Identity, k int) (*Offer, error) {
 	if r.set.Ranker == nil {
 		return nil, ErrNoRanker
 	}
 	snap := r.inv.Snapshot()
-	ps := r.allowed(snap, caller)
+	ps := r.allowed(snap, id)
 	res := r.set.Ranker.Rank(ctx, snap, query, k, ps.permit())
 	o := &Offer{Query: query, Ranked: make([]ShortlistTool, 0, len(res.Hits)), Fallback: res.Fallback}
 	for _, h := range res.Hits {

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/ollama/ollama/api"
 
+	"toolrouter/access"
 	"toolrouter/bench/dataset"
 	"toolrouter/config"
 	"toolrouter/internal/fakeollama"
@@ -225,20 +226,17 @@ func TestSearchEscapeFindsALowRankedTool(t *testing.T) {
 
 func qualifiedOf(out *router.Outcome) string { return out.Server + "." + out.Tool }
 
-// denyAccess permits every tool but one.
-type denyAccess string
-
-func (d denyAccess) Policy(string) (string, func(string) bool) {
-	return "deny", func(tool string) bool { return tool != string(d) }
-}
-
 // TestAccessDeniedToolNeverShortlisted: a tool the caller may not use is never ranked or shown,
 // even when the query names it.
 func TestAccessDeniedToolNeverShortlisted(t *testing.T) {
 	denied := "big.calculate_triangle_area"
 	model := fakeollama.NewFunc(t, chooser(denied, ""))
-	rt, tools, available := shortlistEnv(t, 5000, router.Settings{Options: map[string]any{"num_ctx": 8192}, Access: denyAccess(denied)}, model)
-	out, err := rt.Route(context.Background(), router.Request{Query: tools[0].question + " with calculate_triangle_area"})
+	h, err := access.New(access.Orgs{"acme": {Deny: []string{denied}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, tools, available := shortlistEnv(t, 5000, router.Settings{Options: map[string]any{"num_ctx": 8192}, Access: h}, model)
+	out, err := rt.Route(context.Background(), router.Request{Query: tools[0].question + " with calculate_triangle_area", Identity: access.Identity{Org: "acme"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,26 +65,37 @@ type totalUsage struct {
 	CostUSD          *float64 `json:"cost_usd,omitempty"`
 }
 
-// decodeAnswer parses and checks a /v1/answer body; every problem is a 400 naming it.
-func (h *handlers) decodeAnswer(body []byte) (router.Request, Synthesize, error) {
+// decodeAnswer parses and checks a /v1/answer body; every problem is a 400 naming it. It returns
+// the body's caller apart, as decodeRoute does.
+func (h *handlers) decodeAnswer(body []byte) (router.Request, string, Synthesize, error) {
 	var req answerRequest
 	if err := decodeBody(body, &req, answerFields); err != nil {
-		return router.Request{}, "", err
+		return router.Request{}, "", "", err
 	}
 	mode := SynthesizeAuto
 	if req.Synthesize != nil {
 		mode = *req.Synthesize
 	}
 	if mode != SynthesizeAuto && mode != SynthesizeAlways && mode != SynthesizeNever {
-		return router.Request{}, "", badRequest("bad_synthesize", fmt.Sprintf(`synthesize must be "auto", "always" or "never", got %q`, mode))
+		return router.Request{}, "", "", badRequest("bad_synthesize", fmt.Sprintf(`synthesize must be "auto", "always" or "never", got %q`, mode))
 	}
 	rr, err := h.checkRoute(req.routeRequest)
-	return rr, mode, err
+	return rr, req.Caller, mode, err
+}
+
+// decodeAnswerFor decodes a /v1/answer body and the identity it acts for.
+func (h *handlers) decodeAnswerFor(c *fiber.Ctx) (router.Request, Synthesize, error) {
+	req, caller, mode, err := h.decodeAnswer(c.Body())
+	if err != nil {
+		return req, mode, err
+	}
+	req.Identity, err = h.actingAs(c, caller)
+	return req, mode, err
 }
 
 // answer serves POST /v1/answer: route, then answer from the tool or convene the council.
 func (h *handlers) answer(c *fiber.Ctx) error {
-	req, mode, err := h.decodeAnswer(c.Body())
+	req, mode, err := h.decodeAnswerFor(c)
 	if err != nil {
 		return err
 	}
@@ -109,7 +120,7 @@ func (h *handlers) answer(c *fiber.Ctx) error {
 // answerStream serves POST /v1/answer/stream: the routing events, the council's stage events, then
 // complete (the /v1/answer response) or error.
 func (h *handlers) answerStream(c *fiber.Ctx) error {
-	req, mode, err := h.decodeAnswer(c.Body())
+	req, mode, err := h.decodeAnswerFor(c)
 	if err != nil {
 		return err
 	}

@@ -18,19 +18,19 @@ import (
 // max_query_bytes, at most max_history turns of user or assistant, a deadline from 1 ms to
 // router.deadline, a positive call limit and a known synthesize mode.
 func FuzzDecodeRequest(f *testing.F) {
-	_, h := build(Deps{}, Options{MaxQueryBytes: 64, MaxHistory: 3, MaxDeadline: 90 * time.Second})
+	_, h := build(Deps{}, Options{MaxQueryBytes: 64, MaxHistory: 3, MaxDeadline: 90 * time.Second}, "")
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, err := h.decodeRoute(body)
-		check(t, h, body, req, err)
-		req, mode, err := h.decodeAnswer(body)
-		check(t, h, body, req, err)
+		req, caller, err := h.decodeRoute(body)
+		check(t, h, body, req, caller, err)
+		req, caller, mode, err := h.decodeAnswer(body)
+		check(t, h, body, req, caller, err)
 		if err == nil && mode != SynthesizeAuto && mode != SynthesizeAlways && mode != SynthesizeNever {
 			t.Errorf("%q: got synthesize %q, want auto, always or never", body, mode)
 		}
 	})
 }
 
-func check(t *testing.T, h *handlers, body []byte, req router.Request, err error) {
+func check(t *testing.T, h *handlers, body []byte, req router.Request, caller string, err error) {
 	t.Helper()
 	if err != nil {
 		var ae *apiError
@@ -51,8 +51,8 @@ func check(t *testing.T, h *handlers, body []byte, req router.Request, err error
 		t.Errorf("%q: accepted deadline %s, want 0 (none) or whole milliseconds up to %s", body, req.Deadline, h.o.MaxDeadline)
 	case req.MaxToolCalls < 0:
 		t.Errorf("%q: accepted max_tool_calls %d, want 0 (none) or more", body, req.MaxToolCalls)
-	case len(req.Caller) > maxCallerBytes:
-		t.Errorf("%q: accepted a caller of %d bytes, want at most %d", body, len(req.Caller), maxCallerBytes)
+	case len(caller) > maxCallerBytes:
+		t.Errorf("%q: accepted a caller of %d bytes, want at most %d", body, len(caller), maxCallerBytes)
 	}
 	for i, m := range req.History {
 		if m.Role != "user" && m.Role != "assistant" {

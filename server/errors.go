@@ -6,8 +6,10 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"toolrouter/auth"
 	"toolrouter/council"
 	"toolrouter/internal/errtext"
+	"toolrouter/internal/redact"
 	"toolrouter/router"
 )
 
@@ -17,6 +19,8 @@ type apiError struct {
 	status int
 	code   string
 	msg    string
+	// challenge, on a 401, is the WWW-Authenticate header's value.
+	challenge string
 }
 
 func (e *apiError) Error() string { return e.msg }
@@ -29,11 +33,15 @@ func badRequest(code, msg string) *apiError {
 // ErrorHandler, and accessLog calls it for the handlers' errors so that it logs the status sent.
 func (h *handlers) errorHandler(c *fiber.Ctx, err error) error {
 	e := h.apiErrorOf(err)
+	if e.challenge != "" {
+		c.Set(fiber.HeaderWWWAuthenticate, e.challenge)
+	}
 	return c.Status(e.status).JSON(fiber.Map{"error": fiber.Map{"code": e.code, "message": e.msg}})
 }
 
 // apiErrorOf is the one place an error becomes an HTTP status, a code and a message. The message
-// is always one line, whatever the error's text (errors.Join, for one, puts newlines in it).
+// is always one line, whatever the error's text (errors.Join, for one, puts newlines in it), and
+// any URL in it has its credentials masked.
 func (h *handlers) apiErrorOf(err error) *apiError {
 	var (
 		ae *apiError
@@ -49,6 +57,13 @@ func (h *handlers) apiErrorOf(err error) *apiError {
 		e = apiError{status: fiber.StatusServiceUnavailable, code: "shutting_down", msg: "the server is shutting down; retry on another instance or once it is back"}
 	case errors.Is(err, errClientGone):
 		e = apiError{status: statusClientClosed, code: "client_closed_request", msg: "the client closed the connection before the answer"}
+	// Package auth's messages never hold a credential.
+	case errors.Is(err, auth.ErrMissing):
+		e = apiError{status: fiber.StatusUnauthorized, code: "missing_credential", msg: err.Error(), challenge: auth.Challenge(err)}
+	case errors.Is(err, auth.ErrInvalid):
+		e = apiError{status: fiber.StatusUnauthorized, code: "invalid_credential", msg: err.Error(), challenge: auth.Challenge(err)}
+	case errors.Is(err, auth.ErrForbidden):
+		e = apiError{status: fiber.StatusForbidden, code: "forbidden", msg: err.Error()}
 	// An unmet quorum is the council being unavailable, even when its members timed out.
 	case errors.Is(err, council.ErrQuorum):
 		e = apiError{status: fiber.StatusBadGateway, code: "quorum_not_met", msg: err.Error()}
@@ -66,9 +81,12 @@ func (h *handlers) apiErrorOf(err error) *apiError {
 		h.o.Logger.Error("internal error", "err", err)
 		e = apiError{status: fiber.StatusInternalServerError, code: "internal", msg: "internal error"}
 	}
-	e.msg = errtext.OneLine(e.msg)
+	e.msg = errtext.OneLine(urls.String(e.msg))
 	return &e
 }
+
+// urls masks the credentials of URLs in text (a zero Redactor knows no other secret).
+var urls = &redact.Redactor{}
 
 func fiberCode(status int) string {
 	switch status {

@@ -3,15 +3,19 @@ package server
 import (
 	"fmt"
 	"mime"
+	"net"
+	"net/netip"
 	"slices"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 )
 
-// guard refuses what a web page could make a browser send to this unauthenticated API, from
-// another site or through DNS rebinding (a hostname of the attacker's that resolves to 127.0.0.1):
+// guard refuses what a web page could make a browser send to this API, from another site or
+// through DNS rebinding (a hostname of the attacker's that resolves to 127.0.0.1):
 //
+//   - a request whose Host header is not the server's (see hostSet): 403 host_not_allowed. A
+//     rebound page's requests carry the attacker's hostname. /healthz answers any host;
 //   - a request with an Origin header not in http.allowed_origins: 403 origin_not_allowed.
 //     Browsers send Origin with every cross-origin request and every POST, same-origin or not;
 //     callers that are not browsers send none. An allowed origin's preflight (OPTIONS) is
@@ -21,6 +25,15 @@ import (
 //
 // Nothing runs for a refused request: the check comes before any handler.
 func (h *handlers) guard(c *fiber.Ctx) error {
+	if h.hosts != nil && c.Path() != pathHealthz {
+		if host := string(c.Request().Host()); !h.hosts.allows(host) {
+			msg := "requests without a Host header are refused"
+			if host != "" {
+				msg = fmt.Sprintf("requests for host %q are refused: it is not the listen address or in http.allowed_hosts", clipHeader(host))
+			}
+			return &apiError{status: fiber.StatusForbidden, code: "host_not_allowed", msg: msg}
+		}
+	}
 	if origin := c.Get(fiber.HeaderOrigin); origin != "" {
 		if !slices.Contains(h.o.AllowedOrigins, origin) {
 			return &apiError{status: fiber.StatusForbidden, code: "origin_not_allowed",
@@ -55,4 +68,75 @@ func clipHeader(s string) string {
 		return strings.ToValidUTF8(s[:100], "") + "…"
 	}
 	return s
+}
+
+// hostSet is the Host header values a server answers: each listen address as host:port and, for
+// a loopback or every-interface listen, the loopback names with its port (localhost, 127.0.0.1,
+// [::1]; bare on port 80); then http.allowed_hosts, where "name:port" is that exactly and "name"
+// that name on any port. Values compare in lower case.
+type hostSet struct {
+	exact   map[string]bool
+	anyPort map[string]bool
+}
+
+// newHostSet returns the hosts of the listen addresses and allowed; nil, checking nothing, when
+// both are empty.
+func newHostSet(listen, allowed []string) *hostSet {
+	if len(listen) == 0 && len(allowed) == 0 {
+		return nil
+	}
+	s := &hostSet{exact: map[string]bool{}, anyPort: map[string]bool{}}
+	for _, addr := range listen {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			continue
+		}
+		if host != "" && !unspecified(host) {
+			s.exact[strings.ToLower(net.JoinHostPort(host, port))] = true
+		}
+		if host == "" || unspecified(host) || loopback(host) {
+			for _, name := range []string{"localhost", "127.0.0.1", "::1"} {
+				s.exact[net.JoinHostPort(name, port)] = true
+				if port == "80" { // browsers leave the default port out
+					s.exact[strings.TrimSuffix(net.JoinHostPort(name, port), ":80")] = true
+				}
+			}
+		}
+	}
+	for _, a := range allowed {
+		a = strings.ToLower(a)
+		if _, _, err := net.SplitHostPort(a); err == nil {
+			s.exact[a] = true
+		} else {
+			s.anyPort[strings.Trim(a, "[]")] = true
+		}
+	}
+	return s
+}
+
+// allows reports whether a Host header value is one of the set's.
+func (s *hostSet) allows(host string) bool {
+	host = strings.ToLower(host)
+	if s.exact[host] {
+		return true
+	}
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return host != "" && s.anyPort[strings.Trim(host, "[]")]
+}
+
+// unspecified reports whether host is 0.0.0.0 or ::, every interface.
+func unspecified(host string) bool {
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsUnspecified()
+}
+
+// loopback reports whether host is localhost or a loopback address.
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }

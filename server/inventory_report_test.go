@@ -30,7 +30,9 @@ func TestReportsShowWhatTheInventoryLeftOut(t *testing.T) {
 	httpSrv := httptest.NewServer(calc)
 	t.Cleanup(httpSrv.Close)
 	hostile := mcpserver.NewMCPServer("hostile", "1", mcpserver.WithToolCapabilities(true))
-	ok := func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return mcp.NewToolResultText("ok"), nil }
+	ok := func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("ok"), nil
+	}
 	hostile.AddTool(mcp.NewToolWithRawSchema("deep", "deep", testmcp.DeepSchema(2000)), ok)
 	hostile.AddTool(mcp.NewTool("bad name", mcp.WithDescription("bad")), ok)
 	hostile.AddTool(mcp.NewTool("fine", mcp.WithDescription("fine")), ok)

@@ -22,7 +22,7 @@ var errShuttingDown = errors.New("the server is shutting down")
 // that arrive meanwhile on open connections get the same 503. It returns nil once every request
 // has had its answer, or an error naming how many had none when the timeout ran out.
 func Serve(ctx context.Context, ln net.Listener, d Deps, o Options) error {
-	app, h := build(d, o)
+	app, h := build(d, o, ln.Addr().String())
 	h.life.tracking = true
 	app.Server().ConnState = h.life.connState
 	errc := make(chan error, 1)

@@ -31,13 +31,15 @@ const maxCallerBytes = 128
 // routeFields are the fields a /v1/route body may have.
 const routeFields = "query, history, caller, max_tool_calls, deadline_ms"
 
-// decodeRoute parses and checks a /v1/route body; every problem is a 400 naming it.
-func (h *handlers) decodeRoute(body []byte) (router.Request, error) {
+// decodeRoute parses and checks a /v1/route body; every problem is a 400 naming it. It returns
+// the body's caller apart: it may only narrow the credential's identity (actingAs).
+func (h *handlers) decodeRoute(body []byte) (router.Request, string, error) {
 	var req routeRequest
 	if err := decodeBody(body, &req, routeFields); err != nil {
-		return router.Request{}, err
+		return router.Request{}, "", err
 	}
-	return h.checkRoute(req)
+	out, err := h.checkRoute(req)
+	return out, req.Caller, err
 }
 
 // decodeBody decodes exactly one UTF-8 JSON object into v (a pointer to a struct), refusing
@@ -91,7 +93,7 @@ func (h *handlers) checkRoute(req routeRequest) (router.Request, error) {
 	if total > 4*h.o.MaxQueryBytes {
 		return router.Request{}, badRequest("history_too_long", fmt.Sprintf("query and history are %d bytes; the limit is %d", total, 4*h.o.MaxQueryBytes))
 	}
-	out := router.Request{Query: *req.Query, History: req.History, Caller: req.Caller}
+	out := router.Request{Query: *req.Query, History: req.History}
 	if req.MaxToolCalls != nil {
 		out.MaxToolCalls = *req.MaxToolCalls // the router never lets it exceed the configured ceiling
 	}
@@ -141,8 +143,11 @@ func jsonType(goType string) string {
 }
 
 func (h *handlers) route(c *fiber.Ctx) error {
-	req, err := h.decodeRoute(c.Body())
+	req, caller, err := h.decodeRoute(c.Body())
 	if err != nil {
+		return err
+	}
+	if req.Identity, err = h.actingAs(c, caller); err != nil {
 		return err
 	}
 	ctx, end, err := h.request(c.UserContext(), c.Context().Conn())

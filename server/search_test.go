@@ -4,21 +4,12 @@ import (
 	"net/url"
 	"testing"
 
+	"toolrouter/access"
 	"toolrouter/internal/fakeollama"
 	"toolrouter/retrieve"
 	"toolrouter/router"
 	"toolrouter/server"
 )
-
-// onlyCalculatorAdd permits one tool.
-type onlyCalculatorAdd struct{}
-
-func (onlyCalculatorAdd) Policy(caller string) (string, func(string) bool) {
-	if caller != "adder" {
-		return "", func(string) bool { return true }
-	}
-	return "adder", func(tool string) bool { return tool == "calculator.add" }
-}
 
 func TestInventorySearch(t *testing.T) {
 	model := fakeollama.New(t)
@@ -27,10 +18,15 @@ func TestInventorySearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt := router.New(model.Client(), inv, inv, router.Settings{Model: "fake", Access: onlyCalculatorAdd{},
+	// Requests without a credential act for org default; its team adder may use one tool.
+	h, err := access.New(access.Orgs{access.DefaultOrg: {Teams: map[string]access.Team{"adder": {Allow: []string{"calculator.add"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := router.New(model.Client(), inv, inv, router.Settings{Model: "fake", Access: h,
 		Ranker: retrieve.NewCatalog(ret, nil, quiet)}, quiet)
-	app := server.New(server.Deps{Router: rt, Inventory: inv, Model: model.Client(), Search: rt}, server.Options{Logger: quiet})
-	off := server.New(server.Deps{Router: rt, Inventory: inv, Model: model.Client()}, server.Options{Logger: quiet})
+	app := server.New(server.Deps{Router: rt, Inventory: inv, Model: model.Client(), Search: rt, Access: h}, server.Options{Logger: quiet})
+	off := server.New(server.Deps{Router: rt, Inventory: inv, Model: model.Client(), Access: h}, server.Options{Logger: quiet})
 
 	tests := []struct {
 		name      string
@@ -43,6 +39,7 @@ func TestInventorySearch(t *testing.T) {
 	}{
 		{name: "ranked", query: "q=" + url.QueryEscape("divide 10 by 4") + "&k=3", status: 200, wantFirst: "calculator.divide", wantLen: 3},
 		{name: "caller narrows", query: "q=divide&caller=adder", status: 200, wantFirst: "calculator.add", wantLen: 1},
+		{name: "caller outside the hierarchy", query: "q=divide&caller=ghost", status: 403, wantCode: "forbidden"},
 		{name: "no query", query: "k=3", status: 400, wantCode: "bad_query"},
 		{name: "k zero", query: "q=x&k=0", status: 400, wantCode: "bad_k"},
 		{name: "k not a number", query: "q=x&k=ten", status: 400, wantCode: "bad_k"},

@@ -16,7 +16,9 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/ollama/ollama/api"
 
+	"toolrouter/access"
 	"toolrouter/config"
+	"toolrouter/internal/redact"
 	"toolrouter/inventory"
 	"toolrouter/router"
 	"toolrouter/trajectory"
@@ -60,6 +62,15 @@ type Options struct {
 	// AllowedOrigins are the browser origins served (http.allowed_origins); a request with
 	// another Origin is refused.
 	AllowedOrigins []string
+	// Listen is the configured listen address; with AllowedHosts (http.allowed_hosts) it makes
+	// the Host header values served (see hostSet). Serve adds the listener's own address; New
+	// with neither checks no Host.
+	Listen       string
+	AllowedHosts []string
+	// AdminReadyz shows /readyz's details (model, servers, trajectory) only to identities with
+	// admin scope; others get {"ready": bool}. Set it when callers authenticate (auth.keys or
+	// auth.jwt): the details name servers, tools and errors.
+	AdminReadyz bool
 }
 
 // Deps are the parts the handlers use.
@@ -71,16 +82,20 @@ type Deps struct {
 	Council Councillor
 	// Trajectory, if not nil, is the trajectory log whose counts /readyz reports.
 	Trajectory TrajectoryStats
-	// Access, if not nil, is the router's access lists: GET /v1/inventory?caller=NAME shows what
-	// that caller may use.
-	Access router.Access
+	// Auth establishes each request's identity from its credential; nil serves every request as
+	// auth.Anonymous(), as when no key is configured on a loopback listen.
+	Auth Authenticator
+	// Access is the org/team/agent hierarchy (the router's too): a request's caller may only
+	// narrow its identity within it, and GET /v1/inventory shows what the identity may use. Nil
+	// has no orgs: every identity may use every tool.
+	Access *access.Hierarchy
 	// Search, if not nil, answers GET /v1/inventory/search: what retrieval offers for a query.
 	Search Searcher
 }
 
-// Searcher shows what retrieval would offer a caller for a query; *router.Router satisfies it.
+// Searcher shows what retrieval would offer an identity for a query; *router.Router satisfies it.
 type Searcher interface {
-	Search(ctx context.Context, query, caller string, k int) (*router.Offer, error)
+	Search(ctx context.Context, query string, id access.Identity, k int) (*router.Offer, error)
 }
 
 // TrajectoryStats reports the trajectory log's counts; *trajectory.Writer satisfies it.
@@ -90,12 +105,13 @@ type TrajectoryStats interface {
 
 // New returns the fiber app serving the API; Serve serves it on a listener and shuts it down.
 func New(d Deps, o Options) *fiber.App {
-	app, _ := build(d, o)
+	app, _ := build(d, o, "")
 	return app
 }
 
-// build returns the fiber app serving the API and its handlers.
-func build(d Deps, o Options) (*fiber.App, *handlers) {
+// build returns the fiber app serving the API and its handlers; listening, if not "", is the
+// address it is served on, whose Host is served beside o.Listen's.
+func build(d Deps, o Options, listening string) (*fiber.App, *handlers) {
 	def := config.Default()
 	if o.BodyLimit <= 0 {
 		o.BodyLimit = def.HTTP.BodyLimit
@@ -124,7 +140,13 @@ func build(d Deps, o Options) (*fiber.App, *handlers) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	h := &handlers{d: d, o: o, life: newLifecycle()}
+	var listen []string
+	for _, a := range []string{o.Listen, listening} {
+		if a != "" {
+			listen = append(listen, a)
+		}
+	}
+	h := &handlers{d: d, o: o, life: newLifecycle(), hosts: newHostSet(listen, o.AllowedHosts)}
 	app := fiber.New(fiber.Config{
 		AppName:               "toolrouter",
 		BodyLimit:             o.BodyLimit,
@@ -141,14 +163,15 @@ func build(d Deps, o Options) (*fiber.App, *handlers) {
 	}}))
 	app.Use(h.life.admit) // while shutting down, nothing else runs
 	app.Use(h.guard)
+	app.Use(h.authenticate)
 	app.Post("/v1/route", h.route)
 	app.Post("/v1/route/stream", h.routeStream)
 	app.Post("/v1/answer", h.answer)
 	app.Post("/v1/answer/stream", h.answerStream)
 	app.Get("/v1/inventory", h.inventory)
 	app.Get("/v1/inventory/search", h.search)
-	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
-	app.Get("/readyz", h.readyz)
+	app.Get(pathHealthz, func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
+	app.Get(pathReadyz, h.readyz)
 	app.Use(func(c *fiber.Ctx) error {
 		for _, r := range app.GetRoutes(true) {
 			if r.Path == c.Path() && r.Method != c.Method() {
@@ -173,9 +196,10 @@ func allowed(app *fiber.App, path string) string {
 }
 
 // accessLog renders a handler's error itself (through errorHandler, as fiber would) and logs each
-// request after it is served, with the status the client got: at debug level, or warn for a 5xx,
-// so an operator sees server-side failures without turning on debug logs. It is the outermost
-// middleware, so it also renders and logs the 500 that recover makes of a panic.
+// request after it is served, with the status the client got and the identity it acted for (and
+// the name of its key or token subject): at debug level, or warn for a 5xx, so an operator sees
+// server-side failures without turning on debug logs. It is the outermost middleware, so it also
+// renders and logs the 500 that recover makes of a panic. It never logs a header or a query.
 func (h *handlers) accessLog(c *fiber.Ctx) error {
 	start := time.Now()
 	if err := c.Next(); err != nil {
@@ -190,8 +214,11 @@ func (h *handlers) accessLog(c *fiber.Ctx) error {
 	}
 	ctx := c.UserContext()
 	if h.o.Logger.Enabled(ctx, level) {
-		h.o.Logger.Log(ctx, level, "request", "method", c.Method(), "path", c.Path(), "status", status,
-			"duration_ms", ms(time.Since(start)))
+		attrs := []any{"method", c.Method(), "path", c.Path(), "status", status, "duration_ms", ms(time.Since(start))}
+		if id, ok := identity(c); ok {
+			attrs = append(attrs, "identity", id.String(), "credential", id.Name)
+		}
+		h.o.Logger.Log(ctx, level, "request", attrs...)
 	}
 	return nil
 }
@@ -199,18 +226,24 @@ func (h *handlers) accessLog(c *fiber.Ctx) error {
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 type handlers struct {
-	d    Deps
-	o    Options
-	life *lifecycle
+	d     Deps
+	o     Options
+	life  *lifecycle
+	hosts *hostSet // nil: any Host
 }
 
+// inventory answers GET /v1/inventory?caller=NAME: the tools the request's identity, narrowed by
+// caller, may use.
 func (h *handlers) inventory(c *fiber.Ctx) error {
+	id, err := h.actingAs(c, c.Query("caller"))
+	if err != nil {
+		return err
+	}
 	snap := h.d.Inventory.Snapshot()
-	caller := c.Query("caller")
-	if caller == "" || h.d.Access == nil {
+	name, permits := h.d.Access.Policy(id)
+	if name == access.AllName {
 		return c.JSON(snap.Export())
 	}
-	_, permits := h.d.Access.Policy(caller)
 	return c.JSON(snap.ExportFor(permits))
 }
 
@@ -231,6 +264,10 @@ func (h *handlers) search(c *fiber.Ctx) error {
 	case !utf8.ValidString(q):
 		return badRequest("bad_query", "q is not valid UTF-8")
 	}
+	id, err := h.actingAs(c, c.Query("caller"))
+	if err != nil {
+		return err
+	}
 	k := 10
 	if s := c.Query("k"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -244,7 +281,7 @@ func (h *handlers) search(c *fiber.Ctx) error {
 		return err
 	}
 	defer end()
-	offer, err := h.d.Search.Search(ctx, strings.Clone(q), strings.Clone(c.Query("caller")), k)
+	offer, err := h.d.Search.Search(ctx, strings.Clone(q), id, k)
 	if cause := interrupted(ctx); cause != nil {
 		return cause
 	}
@@ -286,13 +323,15 @@ type serverState struct {
 
 // readyz reports 200 when the model server is reachable and has the model, 503 otherwise; the
 // servers' states are listed either way (a down server degrades its own tools, not readiness).
+// With Options.AdminReadyz, only an admin sees more than {"ready": bool}. No URL in it shows its
+// credentials.
 func (h *handlers) readyz(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), h.o.ProbeTimeout)
 	defer cancel()
-	r := readiness{Model: modelState{Host: h.o.ModelHost, Name: h.o.Model}}
+	r := readiness{Model: modelState{Host: redact.URL(h.o.ModelHost), Name: h.o.Model}}
 	list, err := h.d.Model.List(ctx)
 	if err != nil {
-		r.Model.Error = err.Error()
+		r.Model.Error = urls.String(err.Error())
 	} else {
 		r.Model.Reachable = true
 		r.Model.Pulled = hasModel(list, h.o.Model)
@@ -312,6 +351,9 @@ func (h *handlers) readyz(c *fiber.Ctx) error {
 	status := fiber.StatusOK
 	if !r.Ready {
 		status = fiber.StatusServiceUnavailable
+	}
+	if id, ok := identity(c); h.o.AdminReadyz && !(ok && h.d.Auth != nil && h.d.Auth.IsAdmin(id)) {
+		return c.Status(status).JSON(fiber.Map{"ready": r.Ready})
 	}
 	return c.Status(status).JSON(r)
 }

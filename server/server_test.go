@@ -20,6 +20,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"toolrouter/access"
 	"toolrouter/config"
 	"toolrouter/internal/fakeollama"
 	"toolrouter/internal/testmcp"
@@ -412,8 +413,10 @@ func TestRoutePassesTheRequestThrough(t *testing.T) {
 	if status != http.StatusOK || out["reasoning"] != "no tool needed" || out["use_tool"] != false {
 		t.Fatalf("got %d %s, want 200 with the router's outcome", status, raw)
 	}
-	want := router.Request{Query: "  hi  ", History: []router.Message{{Role: "assistant", Content: "x"}}, Caller: "c"}
-	if req := <-got; req.Query != want.Query || req.Caller != want.Caller || !slices.Equal(req.History, want.History) {
+	// Without a credential the request is anonymous, for org default: its caller names a team.
+	want := router.Request{Query: "  hi  ", History: []router.Message{{Role: "assistant", Content: "x"}},
+		Identity: access.Identity{Org: access.DefaultOrg, Team: "c", Name: "anonymous", Anonymous: true}}
+	if req := <-got; req.Query != want.Query || req.Identity != want.Identity || !slices.Equal(req.History, want.History) {
 		t.Errorf("got request %+v, want %+v", req, want)
 	}
 }
@@ -687,19 +690,14 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// prefixAccess permits the caller "kiosk" only the calculator.
-type prefixAccess struct{}
-
-func (prefixAccess) Policy(caller string) (string, func(string) bool) {
-	if caller == "kiosk" {
-		return "kiosk", func(tool string) bool { return strings.HasPrefix(tool, "calculator.") }
-	}
-	return "", func(string) bool { return true }
-}
-
 func TestInventoryForCaller(t *testing.T) {
 	e := newEnv(t, fakeollama.New(t), router.Settings{}, server.Options{})
-	app := server.New(server.Deps{Inventory: e.inv, Access: prefixAccess{}}, server.Options{Logger: quiet})
+	// Requests without a credential act for org default; its team kiosk may use the calculator.
+	h, err := access.New(access.Orgs{access.DefaultOrg: {Teams: map[string]access.Team{"kiosk": {Allow: []string{"calculator"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := server.New(server.Deps{Inventory: e.inv, Access: h}, server.Options{Logger: quiet})
 	tools := func(query string) []string {
 		_, raw, _ := do(t, app, http.MethodGet, "/v1/inventory"+query, nil)
 		var got struct {

@@ -26,8 +26,11 @@ type sendFunc func(name string, data any)
 // routeStream serves POST /v1/route/stream: the same routing as /v1/route, with each step sent as
 // a Server-Sent Event as it happens, then complete (the outcome) or error.
 func (h *handlers) routeStream(c *fiber.Ctx) error {
-	req, err := h.decodeRoute(c.Body())
+	req, caller, err := h.decodeRoute(c.Body())
 	if err != nil {
+		return err
+	}
+	if req.Identity, err = h.actingAs(c, caller); err != nil {
 		return err
 	}
 	return h.stream(c, func(ctx context.Context, send sendFunc) (any, error) {

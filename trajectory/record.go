@@ -23,8 +23,9 @@ type Message struct {
 type Record struct {
 	Time             time.Time       `json:"time"` // set by Writer.Record when zero
 	RequestID        string          `json:"request_id"`
-	Step             int             `json:"step"` // 1-based sequence within the request
-	Kind             string          `json:"kind"` // "select", "arguments", "execute", "native"
+	Identity         string          `json:"identity,omitempty"` // who the request acted for: org/team/agent
+	Step             int             `json:"step"`               // 1-based sequence within the request
+	Kind             string          `json:"kind"`               // "select", "arguments", "execute", "native"
 	Model            string          `json:"model,omitempty"`
 	State            []Message       `json:"state,omitempty"`       // messages sent to the model
 	Format           json.RawMessage `json:"format,omitempty"`      // the format schema sent, if any

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"toolrouter/access"
 	"toolrouter/bench/baseline"
 	"toolrouter/bench/dataset"
 	"toolrouter/bench/metrics"
@@ -100,7 +101,7 @@ func route(ctx context.Context, rt *router.Router, c dataset.Case, inProcess boo
 		return prediction{}, fmt.Errorf("router is not available")
 	}
 	rec := &recorder{}
-	out, err := rt.Route(withRecorder(ctx, rec), router.Request{Query: c.Query, Caller: "bench"})
+	out, err := rt.Route(withRecorder(ctx, rec), router.Request{Query: c.Query, Identity: access.Identity{Org: "bench"}})
 	p := prediction{latency: time.Since(t0)}
 	if err != nil {
 		return p, fmt.Errorf("routing %s: %w", c.ID, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/ollama/ollama/api"
 	"golang.org/x/sync/errgroup"
 
+	"toolrouter/access"
 	"toolrouter/bench/baseline"
 	"toolrouter/inventory"
 	"toolrouter/retrieve"
@@ -224,7 +225,7 @@ func rankAll(ctx context.Context, inv *inventory.Manager, p *Pool, idx []int, ra
 		g.Go(func() error {
 			r := queryResult{passed: passes == nil || passes(q.Text)}
 			for bi, rt := range routers {
-				offer, err := rt.Search(ctx, q.Text, "", maxK)
+				offer, err := rt.Search(ctx, q.Text, access.Identity{}, maxK)
 				if err != nil {
 					return fmt.Errorf("ranking %q: %w", q.Text, err)
 				}

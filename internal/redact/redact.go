@@ -144,6 +144,12 @@ func New(secrets ...string) *Redactor {
 // and secret query values of its URL, every header value, and the values of its environment
 // variables whose names look secret.
 func ForServer(rawURL string, headers, env map[string]string) *Redactor {
+	return New(ServerSecrets(rawURL, headers, env)...)
+}
+
+// ServerSecrets lists the secrets ForServer masks, so that one Redactor can mask those of many
+// servers.
+func ServerSecrets(rawURL string, headers, env map[string]string) []string {
 	var secrets []string
 	if u, err := url.Parse(rawURL); err == nil && rawURL != "" {
 		if u.User != nil {
@@ -175,7 +181,7 @@ func ForServer(rawURL string, headers, env map[string]string) *Redactor {
 			secrets = append(secrets, v)
 		}
 	}
-	return New(secrets...)
+	return secrets
 }
 
 // String returns s with every known secret and every URL credential masked.

@@ -33,6 +33,7 @@ import (
 	"toolrouter/access"
 	"toolrouter/auth"
 	"toolrouter/config"
+	"toolrouter/internal/redact"
 	"toolrouter/inventory"
 	"toolrouter/inventory/builtin"
 	"toolrouter/router"
@@ -191,13 +192,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready fun
 		RequestTimeout: cfg.HTTP.RequestTimeout.D(), ReadTimeout: cfg.HTTP.ReadTimeout.D(),
 		WriteTimeout: cfg.HTTP.WriteTimeout.D(), Logger: logger,
 		ShutdownTimeout: shutdown - closing, MaxDeadline: cfg.Router.Deadline.D(), AllowedOrigins: cfg.HTTP.AllowedOrigins,
-		Listen: cfg.Listen, AllowedHosts: cfg.HTTP.AllowedHosts, AdminReadyz: cfg.Auth.Configured(),
+		Listen: cfg.Listen, AllowedHosts: cfg.HTTP.AllowedHosts, AdminReadyz: cfg.Auth.Configured(), Redactor: red,
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", cfg.Listen, err)
 	}
-	logger.Info("serving", "listen", ln.Addr().String(), "model", cfg.Ollama.Model, "ollama", cfg.Ollama.Host,
+	logger.Info("serving", "listen", ln.Addr().String(), "model", cfg.Ollama.Model, "ollama", redact.URL(cfg.Ollama.Host),
 		"api_keys", len(cfg.Auth.Keys), "jwt", cfg.Auth.JWT.Enabled(), "anonymous", anonymous, "orgs", len(cfg.Orgs))
 	if ready != nil {
 		ready(ln.Addr().String())

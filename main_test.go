@@ -22,11 +22,17 @@ import (
 // command is stopped (and must return nil) when the test ends.
 func serve(t *testing.T, args ...string) string {
 	t.Helper()
+	return serveLogging(t, io.Discard, append([]string{"-log-level", "error"}, args...)...)
+}
+
+// serveLogging is serve with the log written to stderr.
+func serveLogging(t *testing.T, stderr io.Writer, args ...string) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, append(args, "-log-level", "error", "-listen", "127.0.0.1:0"), io.Discard, io.Discard, func(a string) { addr <- a })
+		done <- run(ctx, append(args, "-listen", "127.0.0.1:0"), io.Discard, stderr, func(a string) { addr <- a })
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -9,7 +9,6 @@ import (
 	"toolrouter/auth"
 	"toolrouter/council"
 	"toolrouter/internal/errtext"
-	"toolrouter/internal/redact"
 	"toolrouter/router"
 )
 
@@ -41,7 +40,8 @@ func (h *handlers) errorHandler(c *fiber.Ctx, err error) error {
 
 // apiErrorOf is the one place an error becomes an HTTP status, a code and a message. The message
 // is always one line, whatever the error's text (errors.Join, for one, puts newlines in it), and
-// any URL in it has its credentials masked.
+// goes through Options.Redactor: no credential the configuration holds or names, and no URL's,
+// reaches the client, even one the request itself sent.
 func (h *handlers) apiErrorOf(err error) *apiError {
 	var (
 		ae *apiError
@@ -81,12 +81,9 @@ func (h *handlers) apiErrorOf(err error) *apiError {
 		h.o.Logger.Error("internal error", "err", err)
 		e = apiError{status: fiber.StatusInternalServerError, code: "internal", msg: "internal error"}
 	}
-	e.msg = errtext.OneLine(urls.String(e.msg))
+	e.msg = errtext.OneLine(h.o.Redactor.String(e.msg))
 	return &e
 }
-
-// urls masks the credentials of URLs in text (a zero Redactor knows no other secret).
-var urls = &redact.Redactor{}
 
 func fiberCode(status int) string {
 	switch status {

@@ -67,6 +67,9 @@ type Options struct {
 	// with neither checks no Host.
 	Listen       string
 	AllowedHosts []string
+	// Redactor masks credentials in every error message and in /readyz: those the configuration
+	// holds or names, and any URL's. Nil masks URLs' only.
+	Redactor *redact.Redactor
 	// AdminReadyz shows /readyz's details (model, servers, trajectory) only to identities with
 	// admin scope; others get {"ready": bool}. Set it when callers authenticate (auth.keys or
 	// auth.jwt): the details name servers, tools and errors.
@@ -328,10 +331,10 @@ type serverState struct {
 func (h *handlers) readyz(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), h.o.ProbeTimeout)
 	defer cancel()
-	r := readiness{Model: modelState{Host: redact.URL(h.o.ModelHost), Name: h.o.Model}}
+	r := readiness{Model: modelState{Host: h.o.Redactor.String(redact.URL(h.o.ModelHost)), Name: h.o.Model}}
 	list, err := h.d.Model.List(ctx)
 	if err != nil {
-		r.Model.Error = urls.String(err.Error())
+		r.Model.Error = h.o.Redactor.String(err.Error())
 	} else {
 		r.Model.Reachable = true
 		r.Model.Pulled = hasModel(list, h.o.Model)

@@ -104,8 +104,10 @@ func TestPrefixCache(t *testing.T) {
 				t.Logf("one cache slot and phase 2 with its own prompt: phase 1's prefix is evicted, not asserted")
 				return
 			}
-			if second.PromptEvalDuration*4 > first.PromptEvalDuration {
-				t.Errorf("got the second query's prefill %s, want under a quarter of the first's %s (the system prompt cached)",
+			// Cached, the second prefill is a few percent of the first (22 ms of 508, 13.5 of 437.5
+			// on a quiet machine); half leaves room for a loaded one.
+			if second.PromptEvalDuration*2 > first.PromptEvalDuration {
+				t.Errorf("got the second query's prefill %s, want under half the first's %s (the system prompt cached)",
 					ms(second.PromptEvalDuration), ms(first.PromptEvalDuration))
 			}
 		})

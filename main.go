@@ -138,6 +138,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready fun
 		PromptBudget:     cfg.Retrieval.PromptBudget,
 		MaxSearches:      cfg.Retrieval.MaxSearches,
 		SharedPrefix:     cfg.Router.SharedPrefix,
+		Think:            cfg.Router.Think,
 		Estimator:        est,
 		Learner:          learner,
 	}, logger)

@@ -142,6 +142,10 @@ type Router struct {
 	MaxQueryBytes int `koanf:"max_query_bytes" json:"max_query_bytes"`
 	// MaxHistory is the largest number of history messages used.
 	MaxHistory int `koanf:"max_history" json:"max_history"`
+	// Think lets a thinking model (qwen3, say) think before its phase-1 and phase-2 answers.
+	// Off (the default), Ollama applies the format schema from the first token; on, only after
+	// the thinking ends, and the answer takes longer.
+	Think bool `koanf:"think" json:"think"`
 	// SharedPrefix opens each phase-2 prompt with phase 1's system prompt, so a model server
 	// with one cache slot keeps the inventory's prefill between the phases.
 	SharedPrefix bool `koanf:"shared_prefix" json:"shared_prefix"`

@@ -173,7 +173,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready fun
 	if err != nil {
 		return err
 	}
-	deps := server.Deps{Router: rt, Inventory: inv, Model: probe, Auth: authn, Access: orgs}
+	deps := server.Deps{Router: rt, Inventory: inv, Model: probe, Auth: authn, Access: orgs, Estimates: est}
 	if ranker != nil {
 		deps.Search = rt
 	}

@@ -264,3 +264,20 @@ func TestCouncilAndTrajectoryWiring(t *testing.T) {
 		t.Errorf("got trajectory %v in /readyz, want its counts with nothing dropped", ready["trajectory"])
 	}
 }
+
+// TestEstimateExceededCounted: a model call whose real prompt size was over the router's estimate
+// is counted in /readyz.
+func TestEstimateExceededCounted(t *testing.T) {
+	model := fakeollama.New(t, fakeollama.Reply{Content: `{"reasoning":"none","use_tool":false,"calls":[],"needs_more":false,"direct":false}`,
+		PromptTokens: 1_000_000, CompletionTokens: 5})
+	base := serve(t, "-config", "", "-ollama", model.URL, "-model", "fake")
+	_, before := get(t, base+"/readyz")
+	if n := before["model"].(map[string]any)["estimate_exceeded"]; n != float64(0) {
+		t.Fatalf("got estimate_exceeded %v before any call, want 0", n)
+	}
+	post(t, base+"/v1/route", `{"query": "hello there"}`)
+	_, after := get(t, base+"/readyz")
+	if n := after["model"].(map[string]any)["estimate_exceeded"]; n != float64(1) {
+		t.Errorf("got estimate_exceeded %v after a call counted at a million tokens, want 1", n)
+	}
+}

@@ -85,6 +85,9 @@ type Deps struct {
 	Council Councillor
 	// Trajectory, if not nil, is the trajectory log whose counts /readyz reports.
 	Trajectory TrajectoryStats
+	// Estimates, if not nil, counts the prompts whose real size was over their estimate, for
+	// /readyz; *tokens.Estimator satisfies it.
+	Estimates interface{ Exceeded() int64 }
 	// Auth establishes each request's identity from its credential; nil serves every request as
 	// auth.Anonymous(), as when no key is configured on a loopback listen.
 	Auth Authenticator
@@ -308,6 +311,9 @@ type modelState struct {
 	Reachable bool   `json:"reachable"`
 	Pulled    bool   `json:"pulled"`
 	Error     string `json:"error,omitempty"`
+	// EstimateExceeded counts the model calls whose real prompt size was over the router's
+	// estimate (each raised the estimate at once).
+	EstimateExceeded int64 `json:"estimate_exceeded"`
 }
 
 type serverState struct {
@@ -332,6 +338,9 @@ func (h *handlers) readyz(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), h.o.ProbeTimeout)
 	defer cancel()
 	r := readiness{Model: modelState{Host: h.o.Redactor.String(redact.URL(h.o.ModelHost)), Name: h.o.Model}}
+	if h.d.Estimates != nil {
+		r.Model.EstimateExceeded = h.d.Estimates.Exceeded()
+	}
 	list, err := h.d.Model.List(ctx)
 	if err != nil {
 		r.Model.Error = h.o.Redactor.String(err.Error())

@@ -105,8 +105,10 @@ go run ./bench -ollama http://127.0.0.1:11434 -model qwen2.5:7b -limit 50  # fir
 
 The harness first lists the server's models (3 s), then makes one short chat with the model
 (` + "`-probe-timeout`" + `, 2 minutes, which covers loading it); only when that chat succeeds do the model
-rows run. ` + "`-doc ''`" + ` keeps a scratch run out of this file; ` + "`-fake-model`" + ` runs the model routers
-against a fake model as a plumbing check (listed apart, no accuracy).
+rows run. Every answer is written to ` + "`cases.jsonl`" + ` in ` + "`-out`" + ` as soon as it is made, so an
+interrupted run keeps what it did, and ` + "`-resume`" + ` with the same flags runs only the rest.
+` + "`-doc ''`" + ` keeps a scratch run out of this file; ` + "`-fake-model`" + ` runs the model routers against a
+fake model as a plumbing check (listed apart, no accuracy).
 
 ## What is compared
 
@@ -140,6 +142,8 @@ note saying so.
   the loop stopped on a model failure). A degraded answer is its own outcome and right by no
   measure, a "no tool" query included. A run with more than 1% degraded answers says so at the
   top of its section.
+- **timed out**: answers cancelled at ` + "`-case-timeout`" + ` (2 minutes by default), counted apart
+  from the degraded ones and, like them, right by no measure. A report with any says so at the top.
 - **Decision**: precision, recall and F1 of "needs a tool"; a degraded answer on a tool query is a
   miss, on a no-tool query it is not a true negative.
 - **Selection**: over queries that need a tool and name it, the distinct tools called are exactly

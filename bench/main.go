@@ -6,9 +6,11 @@
 //	go run ./bench retrieval [flags]  recall and cost of the phase-1 shortlist (no model)
 //	go run ./bench sample [flags]     write a seeded sample of MetaTool's all_clean_data.csv
 //
-// Run writes a markdown table on stdout and results.json, results.md and chart.svg in -out; run,
-// load and retrieval each rewrite their own section of docs/benchmarks.md (-doc), the one place the
-// figures live, each next to the command that produced it.
+// Run writes each answer to cases.jsonl in -out as it is made (-resume continues an interrupted run
+// from it; -check checks it for shape), then a markdown table on stdout and results.json,
+// results.md and chart.svg in -out; run, load and retrieval each rewrite their own section of
+// docs/benchmarks.md (-doc), the one place the figures live, each next to the command that
+// produced it.
 package main
 
 import (

@@ -108,8 +108,8 @@ func checkRow(t *testing.T, ds report.Dataset, r report.Row) {
 		if r.Decision.TP+r.Decision.FN+r.Decision.DT != ds.NeedTool {
 			t.Errorf("%s: TP+FN+DT = %d, want the %d tool cases", name, r.Decision.TP+r.Decision.FN+r.Decision.DT, ds.NeedTool)
 		}
-		if r.Decision.Degraded() != r.Degraded {
-			t.Errorf("%s: %d degraded decisions, %d degraded answers", name, r.Decision.Degraded(), r.Degraded)
+		if r.Decision.Degraded() != r.Degraded+r.TimedOut {
+			t.Errorf("%s: %d degraded decisions, %d degraded and %d timed-out answers", name, r.Decision.Degraded(), r.Degraded, r.TimedOut)
 		}
 		if r.Selection.Total > ds.NeedTool || r.Selection.Correct > r.Selection.Total {
 			t.Errorf("%s: selection %d/%d with %d tool cases", name, r.Selection.Correct, r.Selection.Total, ds.NeedTool)

@@ -42,12 +42,16 @@ type runFlags struct {
 	datasets, routers                                 string
 	ollama, model                                     string
 	fake                                              bool
-	probeTimeout                                      time.Duration
+	randomWeights                                     bool
+	probeTimeout, caseTimeout                         time.Duration
 	limit, sample, concurrency                        int
 	seed                                              uint64
 	out, doc                                          string
-	quiet                                             bool
+	resume, check, quiet                              bool
 }
+
+// casesFile is the per-case file's name in the output folder.
+const casesFile = "cases.jsonl"
 
 func parseRun(args []string, stderr io.Writer) (*runFlags, error) {
 	f := &runFlags{}
@@ -67,9 +71,13 @@ func parseRun(args []string, stderr io.Writer) (*runFlags, error) {
 	fs.StringVar(&f.model, "model", "qwen2.5:7b", "model for the model routers")
 	fs.DurationVar(&f.probeTimeout, "probe-timeout", 2*time.Minute, "how long the test chat that must succeed before the model rows run may take (it loads the model)")
 	fs.BoolVar(&f.fake, "fake-model", false, "run the model routers against a built-in fake model: a plumbing check, not a measurement")
+	fs.BoolVar(&f.randomWeights, "random-weights", false, "the model has random weights (scripts/real-ollama's tiny models, also recognised by name): its rows check shape, model calls and tokens, never accuracy; needs -doc ''")
+	fs.DurationVar(&f.caseTimeout, "case-timeout", 2*time.Minute, "cancel one router's work on one case after this long and count it as timed out (0: no limit)")
+	fs.BoolVar(&f.resume, "resume", false, "take the answers OUT/"+casesFile+" already holds (same flags required) and run only the rest")
+	fs.BoolVar(&f.check, "check", false, "after the run, check OUT/"+casesFile+" for shape: every case answered, model routers with model calls and prompt tokens, none timed out")
 	fs.IntVar(&f.limit, "limit", 0, "run only the first N queries of each dataset (0: all)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the threshold folds and of -metatool-sample")
-	fs.StringVar(&f.out, "out", filepath.Join(benchDir(), "out"), "output folder for results.json, results.md and chart.svg")
+	fs.StringVar(&f.out, "out", filepath.Join(benchDir(), "out"), "output folder for "+casesFile+" (written case by case), results.json, results.md and chart.svg")
 	fs.StringVar(&f.doc, "doc", defaultDoc(), "markdown document whose accuracy section this run rewrites (\"\": none)")
 	fs.IntVar(&f.concurrency, "concurrency", 1, "queries routed at once")
 	fs.BoolVar(&f.quiet, "q", false, "no progress bar")
@@ -134,6 +142,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	needModel := slices.ContainsFunc(routers, func(r string) bool {
 		return r == harness.TwoPhase || r == harness.Native || r == harness.Hybrid
 	})
+	random := needModel && !f.fake && (f.randomWeights || randomWeightModel(f.model))
+	if random && f.doc != "" {
+		return fmt.Errorf("model %s has random weights (%s): pass -doc '' to keep its rows out of %s", f.model, report.RandomWeightsLabel, f.doc)
+	}
+	o.RandomWeights, o.CaseTimeout = random, f.caseTimeout
 	switch {
 	case f.fake:
 		fake := fakeollama.Start(fakemodel.Reply)
@@ -142,8 +155,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		o.Chat, o.Plumbing, o.Settings = chat, true, harness.Settings("fake")
-		o.Model = report.Model{URL: fake.URL, Name: "fake", Status: "fake model (plumbing only; answers the first tool, reads no label)"}
+		o.Chat, o.Plumbing, o.Settings = chat, true, harness.Settings(fakeModel)
+		o.Model = report.Model{URL: fake.URL, Name: fakeModel, Status: "fake model (plumbing only; answers the first tool, reads no label)"}
 	case needModel:
 		chat, err := harness.Client(f.ollama)
 		if err != nil {
@@ -156,14 +169,32 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		} else {
 			o.Chat, o.Settings = chat, harness.Settings(f.model)
 			o.Model.Status = "measured (a test chat with the model succeeded)"
+			if random {
+				o.Model.Status = report.RandomWeightsLabel + " (a test chat with the model succeeded)"
+			}
 		}
 	default:
 		o.Model = report.Model{Status: "no model router requested"}
 	}
 
-	res, err := harness.Run(ctx, o)
+	cases, err := openCases(f, o, routers, names, needModel, random)
 	if err != nil {
 		return err
+	}
+	defer cases.Close()
+	o.Cases = cases
+	if n := cases.Resumed(); n > 0 {
+		fmt.Fprintf(stderr, "bench: resuming: %d answers taken from %s\n", n, cases.Path())
+	}
+	res, err := harness.Run(ctx, o)
+	if err != nil {
+		if n := cases.Lines(); n > 0 {
+			fmt.Fprintf(stderr, "bench: %d answers are kept in %s; rerun with the same flags and -resume to finish\n", n, cases.Path())
+		}
+		return err
+	}
+	if f.caseTimeout > 0 {
+		res.CaseTimeout = f.caseTimeout.String()
 	}
 	md, err := report.Write(f.out, res)
 	if err != nil {
@@ -177,7 +208,55 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if f.doc != "" {
 		fmt.Fprintf(stderr, "bench: rewrote the accuracy section of %s\n", f.doc)
 	}
+	if f.check {
+		problems, err := harness.CheckCases(cases.Path(), o.Datasets, res)
+		if err != nil {
+			return fmt.Errorf("check: %w", err)
+		}
+		for _, p := range problems {
+			fmt.Fprintln(stderr, "bench: check:", p)
+		}
+		if len(problems) > 0 {
+			return fmt.Errorf("check: %d problems in %s", len(problems), cases.Path())
+		}
+		fmt.Fprintf(stderr, "bench: check: %d answers in %s have the expected shape\n", cases.Lines(), cases.Path())
+	}
 	return nil
+}
+
+// fakeModel is the built-in fake model's name.
+const fakeModel = "fake"
+
+// randomWeightModel reports whether a model is one of scripts/real-ollama's random-weight models.
+func randomWeightModel(name string) bool {
+	name = strings.TrimSuffix(name, ":latest")
+	return name == "tiny" || name == "tiny-json"
+}
+
+// openCases opens the per-case file in the output folder, with the parameters a resumed run must share.
+func openCases(f *runFlags, o harness.Options, routers, names []string, needModel, random bool) (*harness.CaseLog, error) {
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return nil, fmt.Errorf("creating output folder: %w", err)
+	}
+	p := harness.CaseParams{
+		Datasets: names, Routers: routers, Limit: f.limit, Seed: f.seed, MetaToolSample: f.sample,
+		FakeModel: f.fake, RandomWeights: random, CaseTimeout: f.caseTimeout.String(),
+	}
+	for _, ds := range o.Datasets {
+		p.Sources = append(p.Sources, ds.Source)
+	}
+	h := harness.CaseHeader{Started: time.Now().UTC()}
+	switch {
+	case f.fake:
+		p.Model, h.Label = fakeModel, "fake model: plumbing only, not a measurement"
+	case needModel:
+		p.Model, h.ModelURL = f.model, f.ollama
+	}
+	if random {
+		h.Label = report.RandomWeightsLabel
+	}
+	h.Params = p
+	return harness.OpenCaseLog(filepath.Join(f.out, casesFile), h, f.resume)
 }
 
 // loadDataset reads one dataset; for the scenario set it also configures the servers it needs, in work.

@@ -36,7 +36,16 @@ type Options struct {
 	Model      report.Model
 	SkipReason string
 	// Plumbing says Chat is the fake model: its rows are plumbing checks, not measurements.
-	Plumbing    bool
+	Plumbing bool
+	// RandomWeights says Chat serves a model with random weights (scripts/real-ollama's tiny
+	// models): its rows check shape, model calls and tokens, and are never accuracy figures.
+	RandomWeights bool
+	// Cases is the per-case file: each answer is written to it as soon as it is made, and answers
+	// it already holds are taken from it instead of being made again (nil: none).
+	Cases *CaseLog
+	// CaseTimeout bounds one router's work on one case (0: no bound). A case over it is cancelled
+	// and counted as timed out: an outcome of its own, never right.
+	CaseTimeout time.Duration
 	Concurrency int
 	Seed        uint64
 	Limit       int
@@ -67,6 +76,7 @@ func Run(ctx context.Context, o Options) (*report.Results, error) {
 	}
 	res := &report.Results{
 		Command: o.Command, Started: start.UTC(), Seed: o.Seed, Limit: o.Limit, Model: o.Model,
+		Resumed: o.Cases.Resumed(),
 		Machine: report.Machine{GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()},
 	}
 	total := 0
@@ -113,7 +123,9 @@ func Run(ctx context.Context, o Options) (*report.Results, error) {
 			}
 			row := score(ds, name, all[i][j], specs)
 			if needsModel(name) && o.Plumbing {
-				row = plumbingRow(row)
+				row = unmeasuredRow(row, report.Plumbing, PlumbingNote)
+			} else if needsModel(name) && o.RandomWeights {
+				row = unmeasuredRow(row, report.RandomWeights, RandomWeightsNote)
 			}
 			res.Rows = append(res.Rows, row)
 		}
@@ -144,8 +156,11 @@ func inactiveRow(o Options, ds, name string) report.Row {
 	return report.Row{Dataset: ds, Router: name, Status: report.Skipped, Reason: o.SkipReason}
 }
 
-// runDataset routes every case of a dataset with every active router. Cases run Concurrency at a
-// time; a toolset is started when its first case needs it and closed after its last.
+// runDataset routes every case of a dataset with every active router, taking the answers the
+// per-case file already holds from it and writing each new one to it. Cases run Concurrency at a
+// time; a toolset is started when its first case needs it and closed after its last (also when
+// every answer comes from the file: its tools' declarations score the arguments). One failing case
+// (an error that is not a timeout) stops the run: its figures would be wrong.
 func runDataset(ctx context.Context, o Options, ds *dataset.Dataset, active []string, prog *progress, specs *specBook) ([][]prediction, []string, error) {
 	preds := make([][]prediction, len(active))
 	for j := range preds {
@@ -162,11 +177,22 @@ func runDataset(ctx context.Context, o Options, ds *dataset.Dataset, active []st
 			}
 			defer p.release(c.Toolset)
 			for j, name := range active {
-				pr, err := predict(gctx, name, e, c)
-				if err != nil {
-					return fmt.Errorf("%s on %s: %w", name, c.ID, err)
+				rec, ok := o.Cases.lookup(name, ds.Name, c.ID)
+				if !ok {
+					pr, err := predictCase(gctx, o.CaseTimeout, name, e, c)
+					if err != nil {
+						return fmt.Errorf("%s on %s: %w", name, c.ID, err)
+					}
+					rec = pr.record(name, ds.Name, c.ID)
+					if judged(o, name) {
+						_, right := judge(c, pr)
+						rec.RoutingRight = &right
+					}
+					if err := o.Cases.add(rec); err != nil {
+						return err
+					}
 				}
-				preds[j][i] = pr
+				preds[j][i] = rec.prediction()
 			}
 			prog.add(ds.Name)
 			return nil

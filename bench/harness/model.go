@@ -10,6 +10,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"toolrouter/bench/report"
 	"toolrouter/config"
 	"toolrouter/router"
 )
@@ -112,3 +113,8 @@ func Probe(ctx context.Context, p Prober, base, model string, to ProbeTimeouts) 
 const PlumbingNote = "The fake model answers a request's first selection (or native tool-call turn) with the first " +
 	"tool it is offered and any later one with no tool, and writes the smallest arguments the schema allows; it reads " +
 	"no label. These rows check that queries, tools, MCP calls and handlers are wired; they measure no model."
+
+// RandomWeightsNote describes a random-weight model's rows wherever they are shown.
+const RandomWeightsNote = report.RandomWeightsLabel + ": the model's weights are random (scripts/real-ollama's tiny " +
+	"models), so its answers mean nothing. These rows check that cases reach the model and the tools and that usage is " +
+	"counted (shape, model calls, prompt tokens); they measure no model."

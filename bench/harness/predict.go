@@ -50,12 +50,39 @@ type prediction struct {
 	// degradedBy is the router's classification of a degraded answer ("model_failure",
 	// "prompt_over_window", …).
 	degradedBy string
+	// degradedWhy is the router's explanation of a degraded answer.
+	degradedWhy string
+	// timedOut says the case ran over the case timeout and was cancelled: an outcome of its own,
+	// never a right answer.
+	timedOut bool
 	// failed counts the outcome's calls that did not run or did not succeed: an unknown tool, a
 	// call error (invalid arguments, a broken transport), no result, or a result marked isError.
 	failed     int
 	executed   int // calls that reached the tool
 	recorded   int // calls the benchmark's handlers saw
 	mismatches int // recorded arguments that differ from the outcome's
+}
+
+// noAnswer reports whether the prediction is no answer at all: degraded or timed out.
+func (p prediction) noAnswer() bool { return p.degraded || p.timedOut }
+
+// predictCase runs one router on one case within timeout (0: none). A case over it is a timed-out
+// prediction, with the calls and usage the router reported; when ctx itself ends (the run is
+// stopped) it returns ctx's error, and the case is not an answer of any kind.
+func predictCase(ctx context.Context, timeout time.Duration, name string, e *env, c dataset.Case) (prediction, error) {
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if timeout > 0 {
+		cctx, cancel = context.WithTimeout(ctx, timeout)
+	}
+	defer cancel()
+	p, err := predict(cctx, name, e, c)
+	switch {
+	case ctx.Err() != nil:
+		return prediction{}, ctx.Err()
+	case cctx.Err() != nil:
+		return prediction{used: p.used, calls: p.calls, latency: p.latency, modelCalls: p.modelCalls, promptTokens: p.promptTokens, timedOut: true}, nil
+	}
+	return p, err
 }
 
 // predict runs one router on one case.
@@ -103,13 +130,15 @@ func route(ctx context.Context, rt *router.Router, c dataset.Case, inProcess boo
 	rec := &recorder{}
 	out, err := rt.Route(withRecorder(ctx, rec), router.Request{Query: c.Query, Identity: access.Identity{Org: "bench"}})
 	p := prediction{latency: time.Since(t0)}
+	if out != nil {
+		p.modelCalls, p.promptTokens = out.Usage.LLMCalls, out.Usage.PromptTokens
+	}
 	if err != nil {
 		return p, fmt.Errorf("routing %s: %w", c.ID, err)
 	}
-	p.modelCalls, p.promptTokens = out.Usage.LLMCalls, out.Usage.PromptTokens
 	p.degraded = out.Degraded != "" || out.Stopped == router.StopModelFailure
 	if p.degraded {
-		p.degradedBy = string(out.DegradedReason)
+		p.degradedBy, p.degradedWhy = string(out.DegradedReason), out.Degraded
 		if p.degradedBy == "" {
 			p.degradedBy = string(router.DegradedModelFailure)
 		}

@@ -18,6 +18,8 @@ func producesArguments(name string) bool { return needsModel(name) }
 // docs/benchmarks.md):
 //   - degraded: the model failed and the router fell back; such an answer is its own outcome and
 //     is right by no measure (not a right "no tool", not a right selection);
+//   - timed out: the case ran over the case timeout and was cancelled; like a degraded answer it is
+//     right by no measure, and the decision counts it with the degraded ones (no decision);
 //   - decision: "needs a tool" against "used a tool", over every case (degraded answers apart, see
 //     metrics.Confusion);
 //   - selection: over tool cases with a labeled tool, the distinct tools called are exactly those
@@ -46,29 +48,18 @@ func score(ds *dataset.Dataset, name string, preds []prediction, specs *specBook
 		p := preds[i]
 		lat = append(lat, p.latency)
 		sum += p.latency
-		if p.degraded {
+		if p.noAnswer() {
 			row.Decision.AddDegraded(c.NeedsTool)
 		} else {
 			row.Decision.Add(c.NeedsTool, p.used)
 		}
-		matching := matchingAnswers(c, p)
-		selOK := !p.degraded && p.used && len(matching) > 0
+		matching, routeOK := judge(c, p)
+		selOK := !p.noAnswer() && p.used && len(matching) > 0
 		if c.NeedsTool && len(c.Answers) > 0 {
 			row.Selection.Add(selOK)
 			if row.Ranking != nil {
 				row.Ranking.Add(p.best != "" && len(matchingAnswers(c, prediction{used: true, calls: []metrics.Call{{Name: p.best}}})) > 0)
 			}
-		}
-		var routeOK bool
-		switch {
-		case p.degraded:
-			routeOK = false
-		case !c.NeedsTool:
-			routeOK = !p.used
-		case len(c.Answers) == 0:
-			routeOK = p.used
-		default:
-			routeOK = selOK
 		}
 		row.Routing.Add(routeOK)
 		argsOK := true
@@ -101,6 +92,9 @@ func score(ds *dataset.Dataset, name string, preds []prediction, specs *specBook
 		row.Executed += p.executed
 		row.Recorded += p.recorded
 		row.Mismatches += p.mismatches
+		if p.timedOut {
+			row.TimedOut++
+		}
 		if p.degraded {
 			row.Degraded++
 			if row.DegradedBy == nil {
@@ -120,6 +114,29 @@ func score(ds *dataset.Dataset, name string, preds []prediction, specs *specBook
 	}
 	row.Fill()
 	return row
+}
+
+// judge returns the case's answers whose tools the prediction called exactly, and whether the case
+// was routed right: a no-tool case without a call, a tool case with exactly the right tools (any
+// tool when the case names none). A degraded or timed-out prediction is never right.
+func judge(c dataset.Case, p prediction) (matching []dataset.Answer, routeOK bool) {
+	matching = matchingAnswers(c, p)
+	switch {
+	case p.noAnswer():
+		return matching, false
+	case !c.NeedsTool:
+		return matching, !p.used
+	case len(c.Answers) == 0:
+		return matching, p.used
+	}
+	return matching, p.used && len(matching) > 0
+}
+
+// judged reports whether a router's per-case lines say whether the case was routed right: not for
+// the thresholded routers (their decision waits for the tuned threshold), nor for model rows that
+// measure no model (the fake and random-weight models).
+func judged(o Options, name string) bool {
+	return !thresholded(name) && !(needsModel(name) && (o.Plumbing || o.RandomWeights))
 }
 
 // matchingAnswers returns the case's answers whose distinct tools are exactly the tools called.
@@ -145,14 +162,16 @@ func matchingAnswers(c dataset.Case, p prediction) []dataset.Answer {
 	return out
 }
 
-// plumbingRow keeps what a fake-model row checks (calls reached the tools and were recorded as the
-// outcome says, usage was counted) and drops every accuracy figure: the fake model is not a model.
-func plumbingRow(r report.Row) report.Row {
+// unmeasuredRow keeps what a row of the fake or a random-weight model checks (calls reached the
+// tools and were recorded as the outcome says, usage was counted) and drops every accuracy figure:
+// neither model's answers mean anything.
+func unmeasuredRow(r report.Row, status report.Status, reason string) report.Row {
 	return report.Row{
-		Dataset: r.Dataset, Router: r.Router, Status: report.Plumbing, Reason: PlumbingNote, Cases: r.Cases,
+		Dataset: r.Dataset, Router: r.Router, Status: status, Reason: reason, Cases: r.Cases,
 		Latency: r.Latency, ModelCalls: r.ModelCalls, PromptTokens: r.PromptTokens,
 		ModelCallsPerQuery: r.ModelCallsPerQuery, PromptTokensPerQuery: r.PromptTokensPerQuery,
-		Degraded: r.Degraded, DegradedBy: r.DegradedBy, Calls: r.Calls, Failed: r.Failed, Executed: r.Executed, Recorded: r.Recorded, Mismatches: r.Mismatches,
+		Degraded: r.Degraded, DegradedBy: r.DegradedBy, TimedOut: r.TimedOut,
+		Calls: r.Calls, Failed: r.Failed, Executed: r.Executed, Recorded: r.Recorded, Mismatches: r.Mismatches,
 	}
 }
 

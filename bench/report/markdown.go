@@ -10,18 +10,24 @@ import (
 // DegradedLimit is the share of degraded answers above which a report warns at its top.
 const DegradedLimit = 0.01
 
-// Markdown renders the results: a warning when more than DegradedLimit of the answers degraded,
-// one table per dataset (measured, skipped and unavailable rows), the plumbing rows apart (they
-// measure no model), and the thresholds with a line on how they were tuned.
+// Markdown renders the results: a warning when more than DegradedLimit of the answers degraded and
+// one when any timed out, one table per dataset (measured, skipped and unavailable rows), the
+// plumbing and random-weight rows apart (they measure no model), and the thresholds with a line on
+// how they were tuned.
 func Markdown(res *Results) string {
 	var b strings.Builder
 	b.WriteString(degradedWarning(res))
+	b.WriteString(timedOutWarning(res))
 	fmt.Fprintf(&b, "Command: `%s`  \n", res.Command)
 	fmt.Fprintf(&b, "Machine: %s/%s, %d CPUs, %s; seed %d", res.Machine.OS, res.Machine.Arch, res.Machine.CPUs, res.Machine.GoVersion, res.Seed)
 	if res.Limit > 0 {
 		fmt.Fprintf(&b, "; first %d queries of each dataset", res.Limit)
 	}
-	fmt.Fprintf(&b, "; %.0f s.  \nDate: %s.  \nModel: %s\n", res.Seconds, res.Started.UTC().Format("2006-01-02 15:04 MST"), modelLine(res.Model))
+	fmt.Fprintf(&b, "; %.0f s", res.Seconds)
+	if res.Resumed > 0 {
+		fmt.Fprintf(&b, " (resumed: %d answers, their latencies included, come from an earlier run's per-case file)", res.Resumed)
+	}
+	fmt.Fprintf(&b, ".  \nDate: %s.  \nModel: %s\n", res.Started.UTC().Format("2006-01-02 15:04 MST"), modelLine(res.Model))
 	if res.Tuning != "" {
 		fmt.Fprintf(&b, "\nThresholds: %s\n", res.Tuning)
 	}
@@ -32,19 +38,23 @@ func Markdown(res *Results) string {
 		for _, n := range ds.Notes {
 			fmt.Fprintf(&b, "Note: %s.\n", n)
 		}
-		b.WriteString("\n| router | P | R | F1 | selection | arguments | end-to-end | routing | degraded | p50 ms | p95 ms | p99 ms | model calls/q | prompt tokens/q | q/s |\n")
-		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		if !slices.ContainsFunc(res.Rows, func(r Row) bool { return r.Dataset == ds.Name && r.Status != Plumbing && r.Status != RandomWeights }) {
+			b.WriteString("\nNo row here measures accuracy: see the runs below.\n")
+			continue
+		}
+		b.WriteString("\n| router | P | R | F1 | selection | arguments | end-to-end | routing | degraded | timed out | p50 ms | p95 ms | p99 ms | model calls/q | prompt tokens/q | q/s |\n")
+		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, r := range res.Rows {
-			if r.Dataset != ds.Name || r.Status == Plumbing {
+			if r.Dataset != ds.Name || r.Status == Plumbing || r.Status == RandomWeights {
 				continue
 			}
 			if r.Status != Measured {
-				fmt.Fprintf(&b, "| %s | %s ||||||||||||||\n", r.Router, rowReason(r))
+				fmt.Fprintf(&b, "| %s | %s |||||||||||||||\n", r.Router, rowReason(r))
 				continue
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s |\n",
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s | %s | %s | %s | %s | %s |\n",
 				r.Router, num(r.Precision), num(r.Recall), num(r.F1),
-				num(r.SelectionAccuracy), argCell(r), e2eCell(r), num(r.RoutingAccuracy), r.Degraded,
+				num(r.SelectionAccuracy), argCell(r), e2eCell(r), num(r.RoutingAccuracy), r.Degraded, r.TimedOut,
 				ms(r.Latency.P50), ms(r.Latency.P95), ms(r.Latency.P99),
 				num(r.ModelCallsPerQuery), tokens(r.PromptTokensPerQuery), qps(r.QPS))
 		}
@@ -59,15 +69,8 @@ func Markdown(res *Results) string {
 		}
 	}
 
-	if plumbing := rowsWith(res, Plumbing); len(plumbing) > 0 {
-		b.WriteString("\n### Plumbing runs (fake model: not a measurement of any model)\n\n")
-		fmt.Fprintf(&b, "%s\n\n", plumbing[0].Reason)
-		b.WriteString("| dataset | router | queries | calls | failed | executed over MCP | recorded by handlers | mismatches | degraded | model calls/q | p50 ms |\n")
-		b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-		for _, r := range plumbing {
-			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d | %s | %s |\n", r.Dataset, r.Router, r.Cases, r.Calls, r.Failed, r.Executed, r.Recorded, r.Mismatches, r.Degraded, num(r.ModelCallsPerQuery), ms(r.Latency.P50))
-		}
-	}
+	unmeasured(&b, rowsWith(res, Plumbing), "Plumbing runs (fake model: not a measurement of any model)")
+	unmeasured(&b, rowsWith(res, RandomWeights), "Random-weight model runs ("+RandomWeightsLabel+")")
 
 	if len(res.Thresholds) > 0 {
 		b.WriteString("\n### \"No tool\" thresholds (each chosen on the other folds of its source)\n\n| source | router | fold | threshold | tuned on | applied to |\n|---|---|---:|---:|---:|---:|\n")
@@ -80,6 +83,41 @@ func Markdown(res *Results) string {
 		}
 	}
 	return b.String()
+}
+
+// unmeasured renders rows that measure no model (plumbing, random weights) under title: what they
+// check, never an accuracy.
+func unmeasured(b *strings.Builder, rows []Row, title string) {
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n### %s\n\n%s\n\n", title, rows[0].Reason)
+	b.WriteString("| dataset | router | queries | calls | failed | executed over MCP | recorded by handlers | mismatches | degraded | timed out | model calls/q | prompt tokens/q | p50 ms |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range rows {
+		fmt.Fprintf(b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %s | %s | %s |\n", r.Dataset, r.Router, r.Cases, r.Calls, r.Failed,
+			r.Executed, r.Recorded, r.Mismatches, r.Degraded, r.TimedOut, num(r.ModelCallsPerQuery), tokens(r.PromptTokensPerQuery), ms(r.Latency.P50))
+	}
+}
+
+// ran reports whether a row's router ran its cases (measured, plumbing and random-weight rows).
+func ran(r Row) bool {
+	return r.Status == Measured || r.Status == Plumbing || r.Status == RandomWeights
+}
+
+// timedOutWarning is a line at the report's top when any answer timed out; else "".
+func timedOutWarning(res *Results) string {
+	var all, late int
+	for _, r := range res.Rows {
+		if ran(r) {
+			all, late = all+r.Cases, late+r.TimedOut
+		}
+	}
+	if late == 0 {
+		return ""
+	}
+	return fmt.Sprintf("**Warning: %d of %d answers timed out (over the case timeout of %s) and were cancelled; "+
+		"they count as wrong everywhere (the \"timed out\" columns).**\n\n", late, all, res.CaseTimeout)
 }
 
 func modelLine(m Model) string {
@@ -100,14 +138,14 @@ func rowReason(r Row) string {
 }
 
 // degradedWarning is the report's first line when more than DegradedLimit of the answers that
-// ran (measured and plumbing rows) degraded, naming the routers over the limit; else "".
+// ran (measured, plumbing and random-weight rows) degraded, naming the routers over the limit; else "".
 func degradedWarning(res *Results) string {
 	var all, bad int
 	perRouter := map[string][2]int{} // router → degraded, answers
 	reasons := map[string]int{}
 	var routers []string
 	for _, r := range res.Rows {
-		if r.Status != Measured && r.Status != Plumbing {
+		if !ran(r) {
 			continue
 		}
 		all += r.Cases
@@ -227,7 +265,7 @@ func summary(res *Results) string {
 				if r.Router != name || r.Dataset != ds.Name {
 					continue
 				}
-				if r.Status == Measured || r.Status == Plumbing {
+				if ran(r) {
 					degraded, answers = degraded+r.Degraded, answers+r.Cases
 				}
 				switch r.Status {
@@ -235,6 +273,8 @@ func summary(res *Results) string {
 					cell = num(r.RoutingAccuracy)
 				case Plumbing:
 					cell = "plumbing"
+				case RandomWeights:
+					cell = "random weights"
 				case Skipped:
 					cell = "skipped"
 				case Unavailable:

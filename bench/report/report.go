@@ -23,21 +23,31 @@ const (
 	Measured Status = "measured"
 	// Plumbing rows ran against the fake model: they check the harness, they measure no model.
 	Plumbing Status = "plumbing"
+	// RandomWeights rows ran against a model with random weights: like plumbing rows they check the
+	// harness and the model server, they measure no model.
+	RandomWeights Status = "random weights"
 	// Skipped rows needed a model server that was not there.
 	Skipped Status = "skipped"
 	// Unavailable rows are routers the project does not have yet.
 	Unavailable Status = "not yet available"
 )
 
+// RandomWeightsLabel marks every row, line and report of a random-weight model.
+const RandomWeightsLabel = "random weights: not an accuracy figure"
+
 // Results is one run of the benchmark.
 type Results struct {
-	Command  string    `json:"command"`
-	Started  time.Time `json:"started"`
-	Seconds  float64   `json:"seconds"`
-	Machine  Machine   `json:"machine"`
-	Seed     uint64    `json:"seed"`
-	Limit    int       `json:"limit"`
-	Model    Model     `json:"model"`
+	Command string    `json:"command"`
+	Started time.Time `json:"started"`
+	Seconds float64   `json:"seconds"`
+	Machine Machine   `json:"machine"`
+	Seed    uint64    `json:"seed"`
+	Limit   int       `json:"limit"`
+	Model   Model     `json:"model"`
+	// CaseTimeout bounds one router's work on one case ("" for none).
+	CaseTimeout string `json:"case_timeout,omitempty"`
+	// Resumed counts the answers taken from an earlier, interrupted run's per-case file.
+	Resumed  int       `json:"resumed,omitempty"`
 	Datasets []Dataset `json:"datasets"`
 	Rows     []Row     `json:"rows"`
 	// Tuning describes in one line how the thresholds were tuned ("" when no thresholded router ran).
@@ -87,7 +97,8 @@ type Threshold struct {
 	OneLabel bool `json:"one_label,omitempty"`
 }
 
-// Row is one router on one dataset. Counts are always filled for measured and plumbing rows;
+// Row is one router on one dataset. Counts are always filled for measured, plumbing and
+// random-weight rows;
 // ratios are nil where undefined (no case to divide by, or a router that writes no arguments).
 type Row struct {
 	Dataset string `json:"dataset"`
@@ -138,6 +149,9 @@ type Row struct {
 	// DegradedBy counts the degraded answers by the router's reason ("model_failure",
 	// "prompt_over_window", "unknown_tool", "deadline").
 	DegradedBy map[string]int `json:"degraded_by,omitempty"`
+	// TimedOut counts answers cancelled at the case timeout. They are right by no measure, and the
+	// decision counts them with the degraded ones (no decision).
+	TimedOut int `json:"timed_out"`
 	// Calls counts calls in the outcomes, Failed those that did not run or returned an error,
 	// Executed those that reached the tool, Recorded those the benchmark's own MCP handlers saw;
 	// Mismatches counts calls whose arguments differ between the outcome and the handler.

@@ -61,8 +61,8 @@ func TestMarkdown(t *testing.T) {
 		"| bm25 | 0.250 | 0 of 4 |",
 		"| hybrid | skipped | — |",
 		"| native | n/a | — |",
-		"| bm25 | 0.667 | 0.667 | 0.667 | 0.333 | n/a | n/a | 0.250 | 0 | 0.050 | 0.100 | 0.100 | — | — | 20000 |",
-		"| two-phase | 1.000 | 1.000 | 1.000 | 1.000 | 0.667 | 0.750 | 1.000 | 0 | 800 | 1500 | 1600 | 1.750 | 900 | — |",
+		"| bm25 | 0.667 | 0.667 | 0.667 | 0.333 | n/a | n/a | 0.250 | 0 | 0 | 0.050 | 0.100 | 0.100 | — | — | 20000 |",
+		"| two-phase | 1.000 | 1.000 | 1.000 | 1.000 | 0.667 | 0.750 | 1.000 | 0 | 0 | 800 | 1500 | 1600 | 1.750 | 900 | — |",
 		"| native | not yet available: not landed |",
 		"| hybrid | skipped: no model server at http://127.0.0.1:11434 |",
 		"Note: a note.",
@@ -105,7 +105,7 @@ func TestDegradedWarning(t *testing.T) {
 			if tc.warn && !strings.Contains(top, fmt.Sprintf("two-phase %d of 4", tc.degraded)) {
 				t.Errorf("warning %q does not name the router", top)
 			}
-			if row := fmt.Sprintf("| 1.000 | %d | 800 |", tc.degraded); !strings.Contains(md, row) {
+			if row := fmt.Sprintf("| 1.000 | %d | 0 | 800 |", tc.degraded); !strings.Contains(md, row) {
 				t.Errorf("table lacks the degraded count %q:\n%s", row, md)
 			}
 		})

@@ -1,0 +1,103 @@
+package harness
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"toolrouter/bench/dataset"
+	"toolrouter/bench/report"
+)
+
+// CheckCases checks a run's per-case file for shape, never for accuracy: it is what CI asserts
+// about a run against a random-weight model, whose answers mean nothing. It returns one line per
+// problem:
+//   - a requested model router that did not run (skipped or unavailable) on a dataset;
+//   - a router that ran on a dataset without exactly one line for each of its cases, or a line for
+//     a case, router or dataset the run does not have;
+//   - a line without router, dataset or case, with an unknown outcome, a negative latency or a call
+//     without a tool name;
+//   - a model router's line that timed out, or that made no model call or counted no prompt token
+//     (except hybrid's keyword gate answering "no tool" before any model call);
+//   - a model router's line that says whether it routed right while the model rows measure no model.
+func CheckCases(path string, datasets []*dataset.Dataset, res *report.Results) ([]string, error) {
+	h, recs, err := ReadCases(path)
+	if err != nil {
+		return nil, err
+	}
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	unmeasured := h.Params.FakeModel || h.Params.RandomWeights
+	want := map[caseKey]bool{} // expected lines, true once seen
+	for _, row := range res.Rows {
+		switch row.Status {
+		case report.Measured, report.Plumbing, report.RandomWeights:
+		default:
+			if needsModel(row.Router) {
+				bad("%s on %s did not run: %s: %s", row.Router, row.Dataset, row.Status, row.Reason)
+			}
+			continue
+		}
+		for _, ds := range datasets {
+			if ds.Name != row.Dataset {
+				continue
+			}
+			for _, c := range ds.Cases {
+				want[caseKey{row.Router, ds.Name, c.ID}] = false
+			}
+		}
+	}
+	for i, r := range recs {
+		at := fmt.Sprintf("line %d (%s on %s/%s)", i+2, r.Router, r.Dataset, r.Case)
+		k := caseKey{r.Router, r.Dataset, r.Case}
+		seen, ok := want[k]
+		switch {
+		case r.Router == "" || r.Dataset == "" || r.Case == "":
+			bad("%s: no router, dataset or case", at)
+		case !ok:
+			bad("%s: no such case in this run", at)
+		case seen:
+			bad("%s: a second line for the case", at)
+		}
+		want[k] = true
+		if !slices.Contains([]Outcome{OutcomeTool, OutcomeNoTool, OutcomeRanked, OutcomeDegraded, OutcomeTimedOut}, r.Outcome) {
+			bad("%s: unknown outcome %q", at, r.Outcome)
+		}
+		if r.LatencyMS < 0 {
+			bad("%s: latency %v ms", at, r.LatencyMS)
+		}
+		for _, c := range r.Calls {
+			if c.Name == "" {
+				bad("%s: a call without a tool name", at)
+			}
+		}
+		if !needsModel(r.Router) {
+			continue
+		}
+		gate := r.Router == Hybrid && r.Outcome == OutcomeNoTool && r.ModelCalls == 0
+		switch {
+		case r.Outcome == OutcomeTimedOut:
+			bad("%s: timed out (case timeout %s)", at, h.Params.CaseTimeout)
+		case gate:
+		case r.ModelCalls < 1 || r.PromptTokens <= 0:
+			bad("%s: %d model calls, %d prompt tokens; want at least 1 call and 1 token", at, r.ModelCalls, r.PromptTokens)
+		}
+		if unmeasured && r.RoutingRight != nil {
+			bad("%s: says whether it routed right, but the model rows measure no model", at)
+		}
+	}
+	var missing []caseKey
+	for k, seen := range want {
+		if !seen {
+			missing = append(missing, k)
+		}
+	}
+	slices.SortFunc(missing, func(a, b caseKey) int {
+		return cmp.Or(strings.Compare(a.dataset, b.dataset), strings.Compare(a.router, b.router), strings.Compare(a.id, b.id))
+	})
+	for _, k := range missing {
+		bad("no line for %s on %s/%s", k.router, k.dataset, k.id)
+	}
+	return problems, nil
+}

@@ -76,10 +76,10 @@ func (m ChatModel) Complete(ctx context.Context, msgs []Message) (Completion, er
 	for i, msg := range msgs {
 		req.Messages[i] = api.Message{Role: msg.Role, Content: msg.Content}
 	}
-	est := 0
+	var est tokens.Estimate
 	if m.Window > 0 && m.Estimator != nil {
-		if est = m.Estimator.Messages(m.Model, req.Messages); est > m.Window {
-			return Completion{Model: m.Model}, fmt.Errorf("model %s: %w: about %d tokens, the window takes %d; not sent", m.Model, ErrPromptOverWindow, est, m.Window)
+		if est = m.Estimator.Messages(m.Model, req.Messages); est.Tokens > m.Window {
+			return Completion{Model: m.Model}, fmt.Errorf("model %s: %w: about %d tokens, the window takes %d; not sent", m.Model, ErrPromptOverWindow, est.Tokens, m.Window)
 		}
 	}
 	if m.KeepAlive != 0 {
@@ -99,7 +99,7 @@ func (m ChatModel) Complete(ctx context.Context, msgs []Message) (Completion, er
 		if r.Done {
 			done = true
 			out.PromptTokens, out.CompletionTokens = r.PromptEvalCount, r.EvalCount
-			if est > 0 {
+			if est.Raw > 0 {
 				m.Estimator.Observe(m.Model, est, r.PromptEvalCount, false)
 			}
 			if r.Model != "" {

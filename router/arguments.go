@@ -13,6 +13,7 @@ import (
 	"toolrouter/inventory"
 	"toolrouter/prompts"
 	"toolrouter/schema"
+	"toolrouter/tokens"
 	"toolrouter/trajectory"
 )
 
@@ -46,7 +47,7 @@ func (tp *twoPhase) arguments(reqCtx context.Context, c *Call, p planned, finish
 	// cache slot keeps the inventory's prefill between the phases; it is the first thing cut when
 	// the prompt is over the window.
 	shared := tp.r.set.SharedPrefix
-	msgs, est, err := tp.r.window().fit(tp.j, c.Round, "phase-2 prompt", 0, func() ([]api.Message, error) {
+	msgs, est, err := tp.r.window().fit(tp.j, c.Round, "phase-2 prompt", tokens.Estimate{}, func() ([]api.Message, error) {
 		tail, err := prompts.ArgumentsQuery(tp.query, c.Task, priors)
 		user := api.Message{Role: "user", Content: head + tail}
 		if shared {

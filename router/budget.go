@@ -64,26 +64,26 @@ type shrinker func(over int) (cut string, ok bool)
 
 // fit renders the messages and, while they would not fit the context window, asks each shrinker
 // in turn to cut (earlier results first, then history, then the shortlist), rendering again after
-// each cut. extra counts tokens sent beside the messages (native tool definitions). What was cut
+// each cut. extra estimates what is sent beside the messages (native tool definitions). What was cut
 // is recorded in the trace and the outcome. A prompt still over the window is an
 // *OverWindowError: it must not be sent.
-func (w window) fit(j *journal, round int, what string, extra int, render func() ([]api.Message, error), shrink ...shrinker) ([]api.Message, int, error) {
+func (w window) fit(j *journal, round int, what string, extra tokens.Estimate, render func() ([]api.Message, error), shrink ...shrinker) ([]api.Message, tokens.Estimate, error) {
 	var cut []string
 	for {
 		msgs, err := render()
 		if err != nil {
-			return nil, 0, err
+			return nil, tokens.Estimate{}, err
 		}
-		est := w.est.Messages(w.model, msgs) + extra
-		if est <= w.limit {
+		est := w.est.Messages(w.model, msgs).Plus(extra)
+		if est.Tokens <= w.limit {
 			if len(cut) > 0 {
-				j.trimmed(round, fmt.Sprintf("%s to fit %d of num_ctx %d (estimated %d tokens)", strings.Join(cut, "; "), w.limit, w.numCtx, est))
+				j.trimmed(round, fmt.Sprintf("%s to fit %d of num_ctx %d (estimated %d tokens)", strings.Join(cut, "; "), w.limit, w.numCtx, est.Tokens))
 			}
 			return msgs, est, nil
 		}
 		cutOne := false
 		for _, s := range shrink {
-			if c, ok := s(est - w.limit); ok {
+			if c, ok := s(est.Tokens - w.limit); ok {
 				cut, cutOne = append(cut, c), true
 				break
 			}
@@ -92,7 +92,7 @@ func (w window) fit(j *journal, round int, what string, extra int, render func()
 			if len(cut) > 0 {
 				j.trimmed(round, strings.Join(cut, "; ")+"; still over the window")
 			}
-			return nil, est, &OverWindowError{What: what, Estimated: est, Limit: w.limit, NumCtx: w.numCtx}
+			return nil, est, &OverWindowError{What: what, Estimated: est.Tokens, Limit: w.limit, NumCtx: w.numCtx}
 		}
 	}
 }

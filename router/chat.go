@@ -11,6 +11,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"toolrouter/provider"
+	"toolrouter/tokens"
 )
 
 // reply is one model answer.
@@ -35,12 +36,12 @@ type ContextLengther interface {
 const inputTooLong = "input length exceeds the context length"
 
 // complete sends one non-streaming chat request (format-constrained, or with tools in native mode)
-// whose prompt was estimated at est tokens, and returns the answer. Each call is bounded by
+// whose prompt was estimated as est, and returns the answer. Each call is bounded by
 // CallTimeout, and each answer by MaxResponseBytes: past it the call stops reading and fails
 // (provider.ErrResponseTooLarge), a model failure. Thinking is off unless configured, and the
 // server may neither truncate nor shift the prompt: an overflow is an explicit error, never a
 // silently cut prompt.
-func (r *Router) complete(ctx context.Context, msgs []api.Message, format []byte, tools api.Tools, est int) (reply, error) {
+func (r *Router) complete(ctx context.Context, msgs []api.Message, format []byte, tools api.Tools, est tokens.Estimate) (reply, error) {
 	if r.set.CallTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, r.set.CallTimeout)
@@ -62,7 +63,7 @@ func (r *Router) complete(ctx context.Context, msgs []api.Message, format []byte
 		req.KeepAlive = &api.Duration{Duration: r.set.KeepAlive}
 	}
 	var (
-		out   = reply{Estimated: est}
+		out   = reply{Estimated: est.Tokens}
 		text  strings.Builder
 		done  bool
 		meter = provider.NewMeter(r.set.MaxResponseBytes)
@@ -91,9 +92,9 @@ func (r *Router) complete(ctx context.Context, msgs []api.Message, format []byte
 	case err != nil && ctx.Err() != nil:
 		return out, fmt.Errorf("model %s: %w", r.set.Model, ctx.Err())
 	case errors.As(err, &se) && strings.Contains(se.ErrorMessage, inputTooLong):
-		r.est.Observe(r.set.Model, est, est+1, true)
+		r.est.Observe(r.set.Model, est, est.Tokens+1, true)
 		w := r.window()
-		return out, &OverWindowError{What: "prompt", Estimated: est, Limit: w.limit, NumCtx: w.numCtx}
+		return out, &OverWindowError{What: "prompt", Estimated: est.Tokens, Limit: w.limit, NumCtx: w.numCtx}
 	case err != nil:
 		return out, fmt.Errorf("model %s: %w", r.set.Model, err)
 	case !done:

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"toolrouter/inventory"
+	"toolrouter/tokens"
 	"toolrouter/trajectory"
 )
 
@@ -100,7 +101,7 @@ func (tp *twoPhase) plan(ctx context.Context, round, remaining int) (plan, error
 // selectOnce makes one phase-1 call under the format schema of the current view.
 func (tp *twoPhase) selectOnce(ctx context.Context, round, remaining int, canSearch bool) (selection, string, error) {
 	const stage = "selecting tool"
-	msgs, est, err := tp.r.window().fit(tp.j, round, "phase-1 prompt", 0, tp.t.selectMessages,
+	msgs, est, err := tp.r.window().fit(tp.j, round, "phase-1 prompt", tokens.Estimate{}, tp.t.selectMessages,
 		shortenPriors(tp.t.priors), tp.t.dropHistory, tp.halve)
 	if err != nil {
 		return selection{}, "", &stageError{stage: stage, err: err}

@@ -65,17 +65,33 @@ func (e *Estimator) Exceeded() int64 { return e.over.Load() }
 // New returns an estimator with no calibration yet.
 func New() *Estimator { return &Estimator{ratio: map[string]float64{}} }
 
+// Estimate is a prompt's estimated tokens and the raw count they were scaled from, so that the
+// server's count later calibrates against what was estimated, whatever other calls have changed
+// in between.
+type Estimate struct {
+	Tokens int
+	Raw    float64
+}
+
+// Plus is the estimate of two parts of one prompt.
+func (a Estimate) Plus(b Estimate) Estimate {
+	return Estimate{Tokens: a.Tokens + b.Tokens, Raw: a.Raw + b.Raw}
+}
+
 // Messages estimates the tokens of a prompt made of msgs.
-func (e *Estimator) Messages(model string, msgs []api.Message) int {
+func (e *Estimator) Messages(model string, msgs []api.Message) Estimate {
 	raw := 0.0
 	for _, m := range msgs {
 		raw += Raw(m.Content) + messageFraming
 	}
-	return e.Scale(model, raw)
+	return Estimate{Tokens: e.Scale(model, raw), Raw: raw}
 }
 
 // Text estimates the tokens of one piece of prompt text.
-func (e *Estimator) Text(model, s string) int { return e.Scale(model, Raw(s)) }
+func (e *Estimator) Text(model, s string) Estimate {
+	raw := Raw(s)
+	return Estimate{Tokens: e.Scale(model, raw), Raw: raw}
+}
 
 // Scale turns a raw estimate (a sum of Raw) into the model's calibrated tokens.
 func (e *Estimator) Scale(model string, raw float64) int {
@@ -88,27 +104,26 @@ func (e *Estimator) Scale(model string, raw float64) int {
 	return int(math.Ceil(raw * r))
 }
 
-// Observe calibrates the model's ratio from a prompt estimated at est tokens that the server
-// counted at real; truncated says the server cut the prompt (real is then a lower bound). It
-// reports whether the real count exceeded the estimate. Corrections upward apply at once,
-// downward slowly, so one short prompt cannot make the estimate unsafe.
-func (e *Estimator) Observe(model string, est, real int, truncated bool) bool {
-	if est <= 0 || real <= 0 {
+// Observe calibrates the model's ratio from a prompt estimated as est that the server counted at
+// real; truncated says the server cut the prompt (real is then a lower bound). It reports whether
+// the real count exceeded the estimate. Corrections upward apply at once (never lowering a ratio
+// another call raised meanwhile), downward slowly, so one short prompt cannot make the estimate
+// unsafe.
+func (e *Estimator) Observe(model string, est Estimate, real int, truncated bool) bool {
+	if est.Raw <= 0 || real <= 0 {
 		return false
 	}
-	exceeded := real > est || truncated
+	exceeded := real > est.Tokens || truncated
+	seen := float64(real) / est.Raw
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	r, ok := e.ratio[model]
 	if !ok {
 		r = 1
 	}
-	raw := float64(est) / r
-	seen := float64(real) / raw
-	switch {
-	case exceeded:
-		r = seen * 1.05
-	default:
+	if exceeded {
+		r = max(r, seen*1.05)
+	} else {
 		r = 0.9*r + 0.1*seen
 	}
 	e.ratio[model] = min(max(r, minRatio), maxRatio)

@@ -1,103 +1,32 @@
 package router_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/ollama/ollama/api"
 
 	"toolrouter/access"
-	"toolrouter/bench/dataset"
 	"toolrouter/config"
+	"toolrouter/internal/bfcltools"
 	"toolrouter/internal/fakeollama"
 	"toolrouter/inventory"
 	"toolrouter/retrieve"
 	"toolrouter/router"
 )
 
-// bfclTool is one real BFCL function as an MCP tool.
-type bfclTool struct {
-	name, description string
-	schema            json.RawMessage
-	question          string
-}
-
-// bfclTools reads the distinct functions of BFCL's simple set with their first question.
-func bfclTools(t testing.TB) []bfclTool {
-	t.Helper()
-	f, err := os.Open(filepath.Join("..", "bench", "data", "bfcl", "BFCL_v4_simple_python.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []bfclTool
-	seen := map[string]bool{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var rec struct {
-			Question [][]struct{ Content string } `json:"question"`
-			Function []struct {
-				Name, Description string
-				Parameters        json.RawMessage
-			} `json:"function"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			t.Fatal(err)
-		}
-		fn := rec.Function[0]
-		name := strings.ReplaceAll(fn.Name, ".", "_")
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
-		schema, err := dataset.ConvertSchema(fn.Parameters)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, bfclTool{name: name, description: fn.Description, schema: schema, question: rec.Question[0][0].Content})
-	}
-	return out
-}
-
-// bigServer is an mcp-go server with n real tools: BFCL's functions, repeated under varied names
-// (name, name_v2, name_v3, …) until there are n.
-func bigServer(t testing.TB, n int) (*server.MCPServer, []bfclTool) {
-	tools := bfclTools(t)
-	s := server.NewMCPServer("big", "1.0.0", server.WithToolCapabilities(false))
-	var all []server.ServerTool
-	for i := range n {
-		bt := tools[i%len(tools)]
-		name := bt.name
-		if r := i / len(tools); r > 0 {
-			name = fmt.Sprintf("%s_v%d", name, r+1)
-		}
-		all = append(all, server.ServerTool{
-			Tool: mcp.NewToolWithRawSchema(name, bt.description, bt.schema),
-			Handler: func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return mcp.NewToolResultText("ran " + name), nil
-			},
-		})
-	}
-	s.AddTools(all...)
-	return s, tools
-}
-
 // shortlistEnv is a router over the built-in calculator and a server of n real tools, ranking
 // with BM25F. available is how many tools the inventory offers.
-func shortlistEnv(t *testing.T, n int, set router.Settings, model *fakeollama.Server) (rt *router.Router, tools []bfclTool, available int) {
+func shortlistEnv(t *testing.T, n int, set router.Settings, model *fakeollama.Server) (rt *router.Router, tools []bfcltools.Function, available int) {
 	t.Helper()
-	big, tools := bigServer(t, n)
+	big, tools := bfcltools.Server(t, n)
 	servers := map[string]config.Server{"calculator": builtinServer("calculator"), "big": builtinServer("big")}
 	inv := inventory.New(servers, inventory.Options{Logger: quiet, InProcess: map[string]*server.MCPServer{"big": big}})
 	inv.Start(context.Background())
@@ -158,11 +87,11 @@ func phase1Enum(t *testing.T, req api.ChatRequest) []string {
 // TestShortlistKeepsPhase1UnderTheWindow: with 5,000 real tools, phase 1 sees a shortlist within
 // its budget, its enum holds exactly the shortlisted names, and the right tool is on it.
 func TestShortlistKeepsPhase1UnderTheWindow(t *testing.T) {
-	var want bfclTool
-	model := fakeollama.NewFunc(t, func(req api.ChatRequest) fakeollama.Reply { return chooser("big."+want.name, "")(req) })
+	var want bfcltools.Function
+	model := fakeollama.NewFunc(t, func(req api.ChatRequest) fakeollama.Reply { return chooser("big."+want.Name, "")(req) })
 	rt, tools, available := shortlistEnv(t, 5000, router.Settings{Options: map[string]any{"num_ctx": 8192}}, model)
 	want = tools[0] // calculate_triangle_area: "Find the area of a triangle with a base of 10 …"
-	out, err := rt.Route(context.Background(), router.Request{Query: want.question})
+	out, err := rt.Route(context.Background(), router.Request{Query: want.Question})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,8 +123,8 @@ func TestShortlistKeepsPhase1UnderTheWindow(t *testing.T) {
 	if size := len(reqs[0].Messages[0].Content); size > 64<<10 {
 		t.Errorf("phase-1 system prompt is %d bytes, want a shortlist's size", size)
 	}
-	if !out.UseTool || out.Tool != want.name {
-		t.Errorf("got tool %q (use_tool %v), want %s from the shortlist", out.Tool, out.UseTool, want.name)
+	if !out.UseTool || out.Tool != want.Name {
+		t.Errorf("got tool %q (use_tool %v), want %s from the shortlist", out.Tool, out.UseTool, want.Name)
 	}
 }
 
@@ -236,7 +165,7 @@ func TestAccessDeniedToolNeverShortlisted(t *testing.T) {
 		t.Fatal(err)
 	}
 	rt, tools, available := shortlistEnv(t, 5000, router.Settings{Options: map[string]any{"num_ctx": 8192}, Access: h}, model)
-	out, err := rt.Route(context.Background(), router.Request{Query: tools[0].question + " with calculate_triangle_area", Identity: access.Identity{Org: "acme"}})
+	out, err := rt.Route(context.Background(), router.Request{Query: tools[0].Question + " with calculate_triangle_area", Identity: access.Identity{Org: "acme"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +259,7 @@ func TestDegradedRouteLearnsNothing(t *testing.T) {
 func BenchmarkShortlist(b *testing.B) {
 	for _, n := range []int{200, 2000, 20000} {
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
-			big, tools := bigServer(b, n)
+			big, tools := bfcltools.Server(b, n)
 			inv := inventory.New(map[string]config.Server{"big": builtinServer("big")},
 				inventory.Options{Logger: quiet, InProcess: map[string]*server.MCPServer{"big": big}})
 			inv.Start(context.Background())
@@ -341,7 +270,7 @@ func BenchmarkShortlist(b *testing.B) {
 			}
 			rt := router.New(nil, inv, inv, router.Settings{Model: "fake", Ranker: retrieve.NewCatalog(ret, nil, quiet)}, quiet)
 			ctx := context.Background()
-			if _, _, err := rt.Phase1Prompt(ctx, tools[0].question); err != nil { // index built, costs cached
+			if _, _, err := rt.Phase1Prompt(ctx, tools[0].Question); err != nil { // index built, costs cached
 				b.Fatal(err)
 			}
 			lat := make([]time.Duration, 0, b.N)
@@ -349,7 +278,7 @@ func BenchmarkShortlist(b *testing.B) {
 			b.ResetTimer()
 			for i := range b.N {
 				t0 := time.Now()
-				by, sh, err := rt.Phase1Prompt(ctx, tools[i%len(tools)].question)
+				by, sh, err := rt.Phase1Prompt(ctx, tools[i%len(tools)].Question)
 				lat = append(lat, time.Since(t0))
 				if err != nil {
 					b.Fatal(err)

@@ -3,88 +3,22 @@
 package realollama_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"toolrouter/bench/dataset"
 	"toolrouter/config"
+	"toolrouter/internal/bfcltools"
 	"toolrouter/inventory"
 	"toolrouter/retrieve"
 	"toolrouter/router"
 )
-
-// bfclServer is an MCP server of n real tools: BFCL's simple-python functions, repeated under
-// varied names (name, name_v2, …) until there are n, as router/shortlist_test.go builds them. It
-// returns the first function's question.
-func bfclServer(t *testing.T, n int) (*server.MCPServer, string) {
-	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "bench", "data", "bfcl", "BFCL_v4_simple_python.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	type fn struct {
-		name, desc string
-		schema     json.RawMessage
-	}
-	var fns []fn
-	question := ""
-	seen := map[string]bool{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var rec struct {
-			Question [][]struct{ Content string } `json:"question"`
-			Function []struct {
-				Name, Description string
-				Parameters        json.RawMessage
-			} `json:"function"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			t.Fatal(err)
-		}
-		name := strings.ReplaceAll(rec.Function[0].Name, ".", "_")
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
-		schema, err := dataset.ConvertSchema(rec.Function[0].Parameters)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if question == "" {
-			question = rec.Question[0][0].Content
-		}
-		fns = append(fns, fn{name, rec.Function[0].Description, schema})
-	}
-	s := server.NewMCPServer("big", "1.0.0", server.WithToolCapabilities(false))
-	var all []server.ServerTool
-	for i := range n {
-		b := fns[i%len(fns)]
-		name := b.name
-		if r := i / len(fns); r > 0 {
-			name = fmt.Sprintf("%s_v%d", name, r+1)
-		}
-		all = append(all, server.ServerTool{Tool: mcp.NewToolWithRawSchema(name, b.desc, b.schema),
-			Handler: func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return mcp.NewToolResultText("ran " + name), nil
-			}})
-	}
-	s.AddTools(all...)
-	return s, question
-}
 
 // TestMeasure prints the figures docs/real-ollama.md quotes. It is slow and asserts nothing beyond
 // the wire checks, so it runs only with REAL_OLLAMA_MEASURE=1:
@@ -153,7 +87,8 @@ func logCalls(t *testing.T, xs []*exchange) {
 // measureInventory routes the BFCL question over n BFCL tools, with the BM25 shortlist or without
 // it, and logs each call's real prompt tokens.
 func measureInventory(t *testing.T, o ollama, n int, shortlist bool, numCtx int) {
-	big, question := bfclServer(t, n)
+	big, fns := bfcltools.Server(t, n)
+	question := fns[0].Question
 	inv := inventory.New(map[string]config.Server{"big": builtin("big")},
 		inventory.Options{Logger: quiet, InProcess: map[string]*server.MCPServer{"big": big}})
 	inv.Start(context.Background())

@@ -117,19 +117,25 @@ func (o *Ollama) List(ctx context.Context) (*api.ListResponse, error) {
 		return nil, fmt.Errorf("reading model list: %w", err)
 	}
 	if resp.StatusCode >= http.StatusBadRequest {
-		var e struct {
-			Error string `json:"error"`
-		}
-		if json.Unmarshal(body, &e) != nil || e.Error == "" {
-			e.Error = string(body)
-		}
-		return nil, api.StatusError{StatusCode: resp.StatusCode, Status: resp.Status, ErrorMessage: e.Error}
+		return nil, StatusError(resp, body)
 	}
 	var list api.ListResponse
 	if err := json.Unmarshal(body, &list); err != nil {
 		return nil, fmt.Errorf("decoding model list: %w", err)
 	}
 	return &list, nil
+}
+
+// StatusError is the error of an Ollama response with an error status: an api.StatusError with the
+// body's {"error": …} message, or the body itself (cut to 512 bytes) when it has none.
+func StatusError(resp *http.Response, body []byte) error {
+	var e struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil || e.Error == "" {
+		e.Error = string(body[:min(len(body), 512)])
+	}
+	return api.StatusError{StatusCode: resp.StatusCode, Status: resp.Status, ErrorMessage: e.Error}
 }
 
 func (o *Ollama) do(ctx context.Context, method, path string, body io.Reader, accept string) (*http.Response, error) {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+
+	"toolrouter/provider"
 )
 
 // Embedder turns texts into vectors with an embedding model; *OllamaEmbedder is one.
@@ -101,13 +103,7 @@ func (o *OllamaEmbedder) batch(ctx context.Context, model string, inputs []strin
 		return nil, fmt.Errorf("%w: over %d bytes", ErrResponseTooLarge, o.opts.MaxResponseBytes)
 	}
 	if resp.StatusCode >= http.StatusBadRequest {
-		var e struct {
-			Error string `json:"error"`
-		}
-		if json.Unmarshal(data, &e) != nil || e.Error == "" {
-			e.Error = clip(data)
-		}
-		return nil, api.StatusError{StatusCode: resp.StatusCode, Status: resp.Status, ErrorMessage: e.Error}
+		return nil, provider.StatusError(resp, data)
 	}
 	var r api.EmbedResponse
 	if err := json.Unmarshal(data, &r); err != nil {
@@ -124,9 +120,3 @@ func (o *OllamaEmbedder) batch(ctx context.Context, model string, inputs []strin
 	return r.Embeddings, nil
 }
 
-func clip(b []byte) string {
-	if len(b) > 200 {
-		return string(b[:200]) + "…"
-	}
-	return string(b)
-}

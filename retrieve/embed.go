@@ -119,4 +119,3 @@ func (o *OllamaEmbedder) batch(ctx context.Context, model string, inputs []strin
 	}
 	return r.Embeddings, nil
 }
-

@@ -114,7 +114,7 @@ fake model as a plumbing check (listed apart, no accuracy).
 
 | router | what it is |
 |---|---|
-| ` + "`council-keywords`" + ` | a port of the keyword gate the council used before change proposal 018 (seed 003): a tool when the lower-cased query contains one of its math or search indicators; the tool sharing most words with the query |
+| ` + "`council-keywords`" + ` | a port of the keyword lists councils use to decide on tools without a model: a tool when the lower-cased query contains one of its math or search indicators; the tool sharing most words with the query |
 | ` + "`keyword-overlap`" + ` | distinct shared terms between the query and each tool's name, description and parameter names; "no tool" at or below a tuned threshold |
 | ` + "`bm25`" + ` | Okapi BM25 (k1 1.2, b 0.75) over tool documents; "no tool" at or below a tuned threshold |
 | ` + "`two-phase`" + ` | this project's router (` + "`router.New`" + `, built-in settings): selection, then arguments, with a model |

@@ -148,6 +148,15 @@ func TestRouteHappyPath(t *testing.T) {
 
 func formatEnum(t *testing.T, format json.RawMessage) []string {
 	t.Helper()
+	enum, err := selectionEnum(format)
+	if err != nil {
+		t.Fatalf("format %s: %v", format, err)
+	}
+	return enum
+}
+
+// selectionEnum is the tool enum of a phase-1 format schema.
+func selectionEnum(format json.RawMessage) ([]string, error) {
 	var f struct {
 		Properties struct {
 			Calls struct {
@@ -161,10 +170,8 @@ func formatEnum(t *testing.T, format json.RawMessage) []string {
 			} `json:"calls"`
 		} `json:"properties"`
 	}
-	if err := json.Unmarshal(format, &f); err != nil {
-		t.Fatalf("format %s: %v", format, err)
-	}
-	return f.Properties.Calls.Items.Properties.Tool.Enum
+	err := json.Unmarshal(format, &f)
+	return f.Properties.Calls.Items.Properties.Tool.Enum, err
 }
 
 func contains(list []string, s string) bool {

@@ -52,21 +52,7 @@ func chooser(want, search string) func(api.ChatRequest) fakeollama.Reply {
 		if !strings.Contains(string(req.Format), `"use_tool"`) {
 			return args(`{}`)
 		}
-		var f struct {
-			Properties struct {
-				Calls struct {
-					Items struct {
-						Properties struct {
-							Tool struct {
-								Enum []string `json:"enum"`
-							} `json:"tool"`
-						} `json:"properties"`
-					} `json:"items"`
-				} `json:"calls"`
-			} `json:"properties"`
-		}
-		_ = json.Unmarshal(req.Format, &f)
-		if slices.Contains(f.Properties.Calls.Items.Properties.Tool.Enum, want) {
+		if enum, _ := selectionEnum(req.Format); slices.Contains(enum, want) {
 			return sel(want, true)
 		}
 		if search != "" && !searched {
@@ -79,10 +65,6 @@ func chooser(want, search string) func(api.ChatRequest) fakeollama.Reply {
 	}
 }
 
-func phase1Enum(t *testing.T, req api.ChatRequest) []string {
-	t.Helper()
-	return formatEnum(t, req.Format)
-}
 
 // TestShortlistKeepsPhase1UnderTheWindow: with 5,000 real tools, phase 1 sees a shortlist within
 // its budget, its enum holds exactly the shortlisted names, and the right tool is on it.
@@ -106,7 +88,7 @@ func TestShortlistKeepsPhase1UnderTheWindow(t *testing.T) {
 	reqs := model.Requests()
 	t.Logf("shortlist: %d of %d tools, %d of %d budget tokens; phase-1 system prompt %d bytes",
 		len(sl.Tools), sl.Available, sl.Used, sl.Budget, len(reqs[0].Messages[0].Content))
-	enum := phase1Enum(t, reqs[0])
+	enum := formatEnum(t, reqs[0].Format)
 	var names []string
 	for _, tool := range sl.Tools {
 		names = append(names, tool.Name)
@@ -139,13 +121,13 @@ func TestSearchEscapeFindsALowRankedTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	reqs := model.Requests()
-	if first := phase1Enum(t, reqs[0]); slices.Contains(first, target) {
+	if first := formatEnum(t, reqs[0].Format); slices.Contains(first, target) {
 		t.Fatalf("the first shortlist already holds %s; the test needs it ranked low", target)
 	}
 	if out.Searches != 1 || len(out.Shortlists) != 2 || !hasStep(out, router.StepSearch) {
 		t.Fatalf("got %d searches, %d shortlists, want 1 search with its step and 2 shortlists", out.Searches, len(out.Shortlists))
 	}
-	if second := phase1Enum(t, reqs[1]); !slices.Contains(second, target) {
+	if second := formatEnum(t, reqs[1].Format); !slices.Contains(second, target) {
 		t.Errorf("the shortlist after the search lacks %s: %v", target, second)
 	}
 	if !out.UseTool || qualifiedOf(out) != target {
@@ -179,7 +161,7 @@ func TestAccessDeniedToolNeverShortlisted(t *testing.T) {
 			t.Errorf("got %d available, want every tool but the denied one", sl.Available)
 		}
 	}
-	if enum := phase1Enum(t, model.Requests()[0]); slices.Contains(enum, denied) {
+	if enum := formatEnum(t, model.Requests(.Format)[0]); slices.Contains(enum, denied) {
 		t.Errorf("the phase-1 enum offers the denied %s", denied)
 	}
 	if out.UseTool {
@@ -205,7 +187,7 @@ func TestSmallInventoryIsShownWhole(t *testing.T) {
 	if a, b := reqs[0].Messages[0].Content, reqs[1].Messages[0].Content; a != b {
 		t.Errorf("the system prompts of two queries differ; want one static prompt")
 	}
-	if n := len(phase1Enum(t, reqs[0])); n != available+1 {
+	if n := len(formatEnum(t, reqs[0].Format)); n != available+1 {
 		t.Errorf("got an enum of %d, want every tool and none", n)
 	}
 }

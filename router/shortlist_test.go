@@ -161,7 +161,7 @@ func TestAccessDeniedToolNeverShortlisted(t *testing.T) {
 			t.Errorf("got %d available, want every tool but the denied one", sl.Available)
 		}
 	}
-	if enum := formatEnum(t, model.Requests(.Format)[0]); slices.Contains(enum, denied) {
+	if enum := formatEnum(t, model.Requests()[0].Format); slices.Contains(enum, denied) {
 		t.Errorf("the phase-1 enum offers the denied %s", denied)
 	}
 	if out.UseTool {

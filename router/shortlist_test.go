@@ -65,7 +65,6 @@ func chooser(want, search string) func(api.ChatRequest) fakeollama.Reply {
 	}
 }
 
-
 // TestShortlistKeepsPhase1UnderTheWindow: with 5,000 real tools, phase 1 sees a shortlist within
 // its budget, its enum holds exactly the shortlisted names, and the right tool is on it.
 func TestShortlistKeepsPhase1UnderTheWindow(t *testing.T) {

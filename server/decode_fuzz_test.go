@@ -24,7 +24,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		check(t, h, body, req, caller, err)
 		req, caller, mode, err := h.decodeAnswer(body)
 		check(t, h, body, req, caller, err)
-		if err == nil && mode != SynthesizeAuto && mode != SynthesizeAlways && mode != SynthesizeNever {
+		if err == nil && !mode.Valid() {
 			t.Errorf("%q: got synthesize %q, want auto, always or never", body, mode)
 		}
 	})

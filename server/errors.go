@@ -6,6 +6,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"toolrouter/answer"
 	"toolrouter/auth"
 	"toolrouter/council"
 	"toolrouter/internal/errtext"
@@ -64,6 +65,8 @@ func (h *handlers) apiErrorOf(err error) *apiError {
 		e = apiError{status: fiber.StatusUnauthorized, code: "invalid_credential", msg: err.Error(), challenge: auth.Challenge(err)}
 	case errors.Is(err, auth.ErrForbidden):
 		e = apiError{status: fiber.StatusForbidden, code: "forbidden", msg: err.Error()}
+	case errors.Is(err, answer.ErrNoCouncil):
+		e = apiError{status: fiber.StatusServiceUnavailable, code: "no_council", msg: err.Error()}
 	// An unmet quorum is the council being unavailable, even when its members timed out.
 	case errors.Is(err, council.ErrQuorum):
 		e = apiError{status: fiber.StatusBadGateway, code: "quorum_not_met", msg: err.Error()}

@@ -156,6 +156,7 @@ func (h *handlers) route(c *fiber.Ctx) error {
 	}
 	defer end()
 	out, err := h.d.Router.Route(ctx, req)
+	reportRoute(reportOf(c), out)
 	if cause := interrupted(ctx); cause != nil {
 		return cause // not the partial outcome the router made of its cancelled calls
 	}

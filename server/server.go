@@ -17,9 +17,11 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"toolrouter/access"
+	"toolrouter/answer"
 	"toolrouter/config"
 	"toolrouter/internal/redact"
 	"toolrouter/inventory"
+	"toolrouter/observe"
 	"toolrouter/router"
 	"toolrouter/trajectory"
 )
@@ -97,6 +99,8 @@ type Deps struct {
 	Access *access.Hierarchy
 	// Search, if not nil, answers GET /v1/inventory/search: what retrieval offers for a query.
 	Search Searcher
+	// Observer, if not nil, is told what each request did once it is answered (observe.Report).
+	Observer observe.Observer
 }
 
 // Searcher shows what retrieval would offer an identity for a query; *router.Router satisfies it.
@@ -152,7 +156,11 @@ func build(d Deps, o Options, listening string) (*fiber.App, *handlers) {
 			listen = append(listen, a)
 		}
 	}
-	h := &handlers{d: d, o: o, life: newLifecycle(), hosts: newHostSet(listen, o.AllowedHosts)}
+	h := &handlers{d: d, o: o, life: newLifecycle(), hosts: newHostSet(listen, o.AllowedHosts),
+		ans: &answer.Service{Router: d.Router}}
+	if d.Council != nil {
+		h.ans.Council = d.Council
+	}
 	app := fiber.New(fiber.Config{
 		AppName:               "toolrouter",
 		BodyLimit:             o.BodyLimit,
@@ -208,12 +216,20 @@ func allowed(app *fiber.App, path string) string {
 // renders and logs the 500 that recover makes of a panic. It never logs a header or a query.
 func (h *handlers) accessLog(c *fiber.Ctx) error {
 	start := time.Now()
+	rep := &served{Report: observe.Report{Start: start, Header: traceHeaders(c)}}
+	c.Locals(reportKey{}, rep)
 	if err := c.Next(); err != nil {
+		rep.ErrorCode = h.apiErrorOf(err).code
 		if err := h.errorHandler(c, err); err != nil {
 			return err
 		}
 	}
 	status := c.Response().StatusCode()
+	if !rep.streaming { // a stream's report is its writer's
+		rep.identify(c)
+		rep.Status, rep.Duration = status, time.Since(start)
+		h.observe(rep)
+	}
 	level := slog.LevelDebug
 	if status >= fiber.StatusInternalServerError {
 		level = slog.LevelWarn
@@ -234,6 +250,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 type handlers struct {
 	d     Deps
 	o     Options
+	ans   *answer.Service
 	life  *lifecycle
 	hosts *hostSet // nil: any Host
 }

@@ -33,9 +33,12 @@ func (h *handlers) routeStream(c *fiber.Ctx) error {
 	if req.Identity, err = h.actingAs(c, caller); err != nil {
 		return err
 	}
+	rep := reportOf(c)
 	return h.stream(c, func(ctx context.Context, send sendFunc) (any, error) {
 		req.OnEvent = func(ev router.Event) { send(string(ev.Type), ev) }
-		return h.d.Router.Route(ctx, req)
+		out, err := h.d.Router.Route(ctx, req)
+		reportRoute(rep, out)
+		return out, err
 	})
 }
 
@@ -50,6 +53,9 @@ func (h *handlers) stream(c *fiber.Ctx, work func(ctx context.Context, send send
 	if err != nil {
 		return err
 	}
+	rep := reportOf(c)
+	rep.streaming = true
+	rep.identify(c)
 	events := make(chan sseEvent, 32)
 	gone := make(chan struct{}) // closed when the writer stops: nobody reads events any more
 	send := func(name string, data any) {
@@ -64,12 +70,18 @@ func (h *handlers) stream(c *fiber.Ctx, work func(ctx context.Context, send send
 		if cause := interrupted(ctx); cause != nil {
 			err = cause // whatever the work made of its cancelled calls
 		}
+		rep.Status = fiber.StatusOK
 		if err != nil {
 			e := h.apiErrorOf(err)
-			send(string(router.EventError), fiber.Map{"error": fiber.Map{"code": e.code, "message": e.msg, "status": e.status}})
-			return
+			rep.ErrorCode = e.code
+			send(string(router.EventError), fiber.Map{"type": router.EventError, "error": fiber.Map{"code": e.code, "message": e.msg, "status": e.status}})
+		} else {
+			send(string(router.EventComplete), completeEvent(out))
 		}
-		send(string(router.EventComplete), out)
+		// The observers see the stream once its work is done: the last event is queued, the
+		// client has it as soon as the writer sends it.
+		rep.Duration = time.Since(rep.Start)
+		h.observe(rep)
 	}()
 
 	c.Set(fiber.HeaderContentType, "text/event-stream")
@@ -128,4 +140,17 @@ func writeEvent(w *bufio.Writer, ev sseEvent) error {
 		return err
 	}
 	return w.Flush()
+}
+
+// completeEvent is the complete event's data: the result with the event's type beside its
+// fields, as every other event has it.
+func completeEvent(out any) any {
+	data, err := json.Marshal(out)
+	if err != nil || len(data) < 2 || data[0] != '{' {
+		return fiber.Map{"type": router.EventComplete, "result": out}
+	}
+	if string(data) == "{}" {
+		return json.RawMessage(`{"type":"complete"}`)
+	}
+	return json.RawMessage(append([]byte(`{"type":"complete",`), data[1:]...))
 }

@@ -1,0 +1,83 @@
+package server
+
+import (
+	"context"
+
+	"github.com/gofiber/fiber/v2"
+
+	"toolrouter/answer"
+	"toolrouter/observe"
+	"toolrouter/router"
+)
+
+// served is the report of the request being served, kept in its fiber locals (reportKey) from
+// the access log's start: handlers add what they routed, and whoever answers last hands it to the
+// observers, the access log or, for a stream, the stream's writer once its last event is sent.
+type served struct {
+	observe.Report
+	streaming bool // the stream reports it
+}
+
+type reportKey struct{}
+
+// reportOf returns the request's report; a request served without the access log (a test of one
+// middleware) gets a fresh one nobody reports.
+func reportOf(c *fiber.Ctx) *served {
+	if r, ok := c.Locals(reportKey{}).(*served); ok {
+		return r
+	}
+	return &served{}
+}
+
+// identify records the route served and the identity the request acted for.
+func (r *served) identify(c *fiber.Ctx) {
+	r.Endpoint = endpoint(c)
+	if id, ok := identity(c); ok {
+		r.Identity, r.Authenticated = id, true
+	}
+}
+
+// observe hands a finished request's report to the observers.
+func (h *handlers) observe(r *served) {
+	if h.d.Observer != nil {
+		h.d.Observer.Observe(context.Background(), &r.Report)
+	}
+}
+
+// reportAnswer records an answer's routing and council run in the report.
+func reportAnswer(r *served, out *answer.Response) {
+	if out != nil {
+		r.Outcome, r.Council = out.Routing, out.Council
+	}
+}
+
+// reportRoute records a routing in the report.
+func reportRoute(r *served, out *router.Outcome) {
+	if out != nil {
+		r.Outcome = out
+	}
+}
+
+// traceHeaders copies the request's trace context headers: a stream reports after its handler
+// has returned, when the request's own headers are gone.
+func traceHeaders(c *fiber.Ctx) func(string) string {
+	var h map[string]string
+	for _, name := range []string{"traceparent", "tracestate", "baggage"} {
+		if v := c.Get(name); v != "" {
+			if h == nil {
+				h = map[string]string{}
+			}
+			h[name] = string([]byte(v))
+		}
+	}
+	return func(name string) string { return h[name] }
+}
+
+// endpoint is the route pattern the request matched, "other" when none did: a closed set, fit
+// for a metric label.
+func endpoint(c *fiber.Ctx) string {
+	if r := c.Route(); r != nil && r.Path != "/" && r.Path != "" {
+		return r.Path
+	}
+	return "other"
+}

@@ -21,14 +21,16 @@ const (
 	sectionAccuracy  = "accuracy"
 	sectionLoad      = "load"
 	sectionRetrieval = "retrieval"
+	sectionFeatures  = "load-features"
 )
 
-var docSections = []string{sectionAccuracy, sectionLoad, sectionRetrieval}
+var docSections = []string{sectionAccuracy, sectionLoad, sectionFeatures, sectionRetrieval}
 
 // notYetRun is a section's body before its command first ran.
 var notYetRun = map[string]string{
 	sectionAccuracy:  "## Routing accuracy\n\nNot generated yet: run `go run ./bench`.\n",
 	sectionLoad:      "## Load test of the sidecar\n\nNot generated yet: run `go run ./bench load`.\n",
+	sectionFeatures:  "## Cost of limits, usage records and metrics\n\nNot generated yet: run `go run ./bench load -features`.\n",
 	sectionRetrieval: "## Retrieval: the phase-1 shortlist\n\nNot generated yet: run `go run ./bench retrieval`.\n",
 }
 

@@ -27,6 +27,8 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	binary := fs.String("binary", "", "toolrouter binary to test (default: go build the repository's)")
 	out := fs.String("out", filepath.Join(benchDir(), "out"), "output folder for load.json and load.md")
 	doc := fs.String("doc", defaultDoc(), "markdown document whose load section this run rewrites (\"\": none)")
+	features := fs.Bool("features", false, "compare limits, usage records and metrics off, on with the embedded backends, and on with Redis and PostgreSQL (started on loopback)")
+	rounds := fs.Int("rounds", 2, "with -features: runs of each variant per concurrency, alternated")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -50,19 +52,32 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 	}
-	res, err := load.RunTest(ctx, load.Options{Binary: *binary, WorkDir: work, Concurrency: conc, Duration: *duration, Progress: stderr})
+	opts := load.Options{Binary: *binary, WorkDir: work, Concurrency: conc, Duration: *duration, Progress: stderr}
+	var notes []string
+	if *features {
+		var stop func()
+		opts.Variants, notes, stop = featureVariants(ctx, work)
+		defer stop()
+		opts.Rounds = *rounds
+	}
+	res, err := load.RunTest(ctx, opts)
 	if err != nil {
 		return err
 	}
-	md := loadMarkdown(strings.Join(append([]string{"go run ./bench load"}, args...), " "), time.Now(), res)
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return err
+	cmdline := strings.Join(append([]string{"go run ./bench load"}, args...), " ")
+	if *features {
+		md := featuresMarkdown(cmdline, time.Now(), res, notes)
+		if err := writeOut(*out, "load-features", res, md); err != nil {
+			return err
+		}
+		if err := updateDoc(*doc, sectionFeatures, "## Cost of limits, usage records and metrics\n\n"+featuresIntro+md); err != nil {
+			return err
+		}
+		fmt.Fprint(stdout, md)
+		return nil
 	}
-	js, _ := json.MarshalIndent(res, "", "  ")
-	if err := os.WriteFile(filepath.Join(*out, "load.json"), append(js, '\n'), 0o644); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(*out, "load.md"), []byte(md), 0o644); err != nil {
+	md := loadMarkdown(cmdline, time.Now(), res)
+	if err := writeOut(*out, "load", res, md); err != nil {
 		return err
 	}
 	if err := updateDoc(*doc, sectionLoad, "## Load test of the sidecar\n\n"+loadIntro+md); err != nil {
@@ -70,6 +85,18 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fmt.Fprint(stdout, md)
 	return nil
+}
+
+// writeOut writes NAME.json and NAME.md in dir.
+func writeOut(dir, name string, res *load.Result, md string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	js, _ := json.MarshalIndent(res, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, name+".json"), append(js, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, name+".md"), []byte(md), 0o644)
 }
 
 // loadIntro says what the load test does; its figures follow it.

@@ -267,7 +267,8 @@ func TestUpdateDoc(t *testing.T) {
 		{sectionAccuracy, "## Accuracy\n\naccuracy one\n", []string{"load one", "accuracy one", "Not generated yet: run `go run ./bench retrieval`."}, "Not generated yet: run `go run ./bench`."},
 		{sectionAccuracy, "## Accuracy\n\naccuracy two\n", []string{"load one", "accuracy two"}, "accuracy one"},
 		{sectionLoad, "## Load\n\nload two\n", []string{"load two", "accuracy two"}, "load one"},
-		{sectionRetrieval, "## Retrieval\n\nretrieval one\n", []string{"load two", "accuracy two", "retrieval one"}, "Not generated yet"},
+		{sectionRetrieval, "## Retrieval\n\nretrieval one\n", []string{"load two", "accuracy two", "retrieval one"}, "Not generated yet: run `go run ./bench retrieval`."},
+		{sectionFeatures, "## Features\n\nfeatures one\n", []string{"load two", "accuracy two", "retrieval one", "features one"}, "Not generated yet"},
 	}
 	for i, st := range steps {
 		if err := updateDoc(path, st.section, st.body); err != nil {

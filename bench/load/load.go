@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -45,6 +46,18 @@ type Options struct {
 	StartTimeout time.Duration
 	// Progress receives one line per run (nil: none).
 	Progress io.Writer
+	// Variants, when there are several, are sidecar configurations compared in one run: at each
+	// concurrency each variant's sidecar is driven in turn, Rounds times in alternation, and
+	// compared with the first (the feature cost: features off first). Config is merged over the
+	// sidecar's base configuration. None: one sidecar on the base configuration.
+	Variants []Variant
+	Rounds   int // default 1
+}
+
+// Variant is one sidecar configuration of a comparison.
+type Variant struct {
+	Name   string         `json:"name"`
+	Config map[string]any `json:"config"`
 }
 
 // Result is a whole load test.
@@ -65,6 +78,21 @@ type Level struct {
 	RatioRPS float64 `json:"ratio_rps"`
 	RatioP50 float64 `json:"ratio_p50"`
 	RatioP99 float64 `json:"ratio_p99"`
+	// Variants, with Options.Variants, are each variant's runs; Sidecar is then the first's.
+	Variants []VariantRun `json:"variants,omitempty"`
+}
+
+// VariantRun is one variant at one concurrency: its rounds pooled (requests and seconds summed,
+// latencies the mean of the rounds'), and its cost against the first variant.
+type VariantRun struct {
+	Name   string `json:"name"`
+	Run    Run    `json:"run"`
+	Rounds []Run  `json:"rounds"`
+	// RatioRPS is this variant's throughput over the first's; AddedP50MS and AddedP99MS its
+	// latency minus the first's.
+	RatioRPS   float64 `json:"ratio_rps_to_first"`
+	AddedP50MS float64 `json:"added_p50_ms"`
+	AddedP99MS float64 `json:"added_p99_ms"`
 }
 
 // Run is one driven run.
@@ -104,31 +132,61 @@ func RunTest(ctx context.Context, o Options) (*Result, error) {
 	client := newClient()
 	defer client.CloseIdleConnections()
 
+	variants := o.Variants
+	if len(variants) == 0 {
+		variants = []Variant{{Name: "sidecar"}}
+	}
+	rounds := max(o.Rounds, 1)
 	var floorReqs [][]byte
 	for _, c := range o.Concurrency {
-		sc, err := startSidecar(ctx, o, fake.URL)
-		if err != nil {
-			return nil, err
-		}
-		route := func(ctx context.Context) error {
-			return post(ctx, client, sc.url+"/v1/route", body, `"use_tool":true`)
-		}
-		if floorReqs == nil {
-			// One route, recorded: the floor replays exactly these model requests.
-			model.start()
-			err := route(ctx)
-			floorReqs = model.stop()
-			if err != nil {
-				sc.stop()
-				return nil, fmt.Errorf("first route: %w", err)
-			}
-			res.RoundTrips = len(floorReqs)
-		}
 		lvl := Level{Concurrency: c}
-		lvl.Sidecar = Drive(ctx, c, o.Duration, route)
-		lvl.Sidecar.PeakRSSMB = sc.peakRSSMB()
-		if err := sc.stop(); err != nil {
-			return nil, err
+		runs := make([][]Run, len(variants))
+		for range rounds {
+			for i, v := range variants {
+				sc, err := startSidecar(ctx, o, fake.URL, v.Config)
+				if err != nil {
+					return nil, fmt.Errorf("variant %s: %w", v.Name, err)
+				}
+				route := func(ctx context.Context) error {
+					return post(ctx, client, sc.url+"/v1/route", body, `"use_tool":true`)
+				}
+				if floorReqs == nil {
+					// One route, recorded: the floor replays exactly these model requests.
+					model.start()
+					err := route(ctx)
+					floorReqs = model.stop()
+					if err != nil {
+						sc.stop()
+						return nil, fmt.Errorf("first route: %w", err)
+					}
+					res.RoundTrips = len(floorReqs)
+				}
+				r := Drive(ctx, c, o.Duration, route)
+				r.PeakRSSMB = sc.peakRSSMB()
+				if err := sc.stop(); err != nil {
+					return nil, err
+				}
+				runs[i] = append(runs[i], r)
+				if o.Progress != nil && len(variants) > 1 {
+					fmt.Fprintf(o.Progress, "bench load: concurrency %d: %s %.0f req/s, p99 %.2f ms\n", c, v.Name, r.RPS, r.P99MS)
+				}
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+			}
+		}
+		for i, v := range variants {
+			lvl.Variants = append(lvl.Variants, VariantRun{Name: v.Name, Run: pool(runs[i]), Rounds: runs[i]})
+		}
+		first := lvl.Variants[0].Run
+		for i := range lvl.Variants {
+			vr := &lvl.Variants[i]
+			vr.RatioRPS = div(vr.Run.RPS, first.RPS)
+			vr.AddedP50MS, vr.AddedP99MS = vr.Run.P50MS-first.P50MS, vr.Run.P99MS-first.P99MS
+		}
+		lvl.Sidecar = first
+		if len(variants) == 1 {
+			lvl.Variants = nil
 		}
 		chatURL := fake.URL + "/api/chat"
 		lvl.Floor = Drive(ctx, c, o.Duration, func(ctx context.Context) error {
@@ -151,6 +209,25 @@ func RunTest(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// pool sums rounds' requests, errors and seconds and averages their latencies; peak memory is
+// the largest.
+func pool(rounds []Run) Run {
+	var p Run
+	for _, r := range rounds {
+		p.Requests += r.Requests
+		p.Errors += r.Errors
+		p.Seconds += r.Seconds
+		p.P50MS += r.P50MS / float64(len(rounds))
+		p.P99MS += r.P99MS / float64(len(rounds))
+		p.PeakRSSMB = max(p.PeakRSSMB, r.PeakRSSMB)
+		if p.FirstError == "" {
+			p.FirstError = r.FirstError
+		}
+	}
+	p.RPS = div(float64(p.Requests), p.Seconds)
+	return p
 }
 
 func div(a, b float64) float64 {
@@ -291,9 +368,11 @@ type sidecar struct {
 // startSidecar starts the binary on 127.0.0.1 with the built-in defaults (calculator and clock
 // in-process) and the fake model, without TOOLROUTER_ variables from the environment, and waits
 // for its "serving" log line.
-func startSidecar(ctx context.Context, o Options, modelURL string) (*sidecar, error) {
+func startSidecar(ctx context.Context, o Options, modelURL string, overlay map[string]any) (*sidecar, error) {
 	cfg := filepath.Join(o.WorkDir, "load-config.json")
-	js, _ := json.Marshal(map[string]any{"listen": "127.0.0.1:0", "ollama": map[string]any{"host": modelURL, "model": "fake"}})
+	base := map[string]any{"listen": "127.0.0.1:0", "ollama": map[string]any{"host": modelURL, "model": "fake"}}
+	maps.Copy(base, overlay)
+	js, _ := json.Marshal(base)
 	if err := os.WriteFile(cfg, js, 0o644); err != nil {
 		return nil, fmt.Errorf("writing sidecar config: %w", err)
 	}

@@ -121,3 +121,42 @@ func TestLoopbackOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestVariants: each variant runs its rounds with its own configuration, and its cost is
+// measured against the first.
+func TestVariants(t *testing.T) {
+	t.Setenv("BENCH_LOAD_STANDIN", "1")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	work := t.TempDir()
+	res, err := RunTest(ctx, Options{Binary: exe, WorkDir: work, Concurrency: []int{2}, Duration: 200 * time.Millisecond, Rounds: 2,
+		Variants: []Variant{{Name: "off"}, {Name: "on", Config: map[string]any{"metrics": map[string]any{"enabled": true}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := res.Levels[0]
+	if len(l.Variants) != 2 || l.Variants[0].Name != "off" || l.Variants[1].Name != "on" {
+		t.Fatalf("got variants %+v, want off then on", l.Variants)
+	}
+	for _, v := range l.Variants {
+		if len(v.Rounds) != 2 || v.Run.Requests != v.Rounds[0].Requests+v.Rounds[1].Requests || v.Run.Requests == 0 {
+			t.Errorf("%s: got %d rounds pooled to %d requests, want 2 rounds summed", v.Name, len(v.Rounds), v.Run.Requests)
+		}
+	}
+	on, off := l.Variants[1], l.Variants[0]
+	if on.RatioRPS != on.Run.RPS/off.Run.RPS || on.AddedP99MS != on.Run.P99MS-off.Run.P99MS || off.RatioRPS != 1 {
+		t.Errorf("got ratio %v added p99 %v (off ratio %v), want on/off", on.RatioRPS, on.AddedP99MS, off.RatioRPS)
+	}
+	if l.Sidecar != off.Run {
+		t.Errorf("level's sidecar run is not the first variant's")
+	}
+	// The last sidecar started had the "on" overlay merged over the base configuration.
+	raw, _ := os.ReadFile(work + "/load-config.json")
+	if !strings.Contains(string(raw), `"metrics":{"enabled":true}`) || !strings.Contains(string(raw), `"listen":"127.0.0.1:0"`) {
+		t.Errorf("last config %s: want the overlay over the base", raw)
+	}
+}

@@ -191,7 +191,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready fun
 		Model: cfg.Ollama.Model, ModelHost: cfg.Ollama.Host,
 		BodyLimit: cfg.HTTP.BodyLimit, MaxQueryBytes: cfg.Router.MaxQueryBytes, MaxHistory: cfg.Router.MaxHistory,
 		RequestTimeout: cfg.HTTP.RequestTimeout.D(), ReadTimeout: cfg.HTTP.ReadTimeout.D(),
-		WriteTimeout: cfg.HTTP.WriteTimeout.D(), Logger: logger,
+		WriteTimeout: cfg.HTTP.WriteTimeout.D(), Logger: logger, RequestLog: cfg.Log.Requests,
 		ShutdownTimeout: shutdown - closing, MaxDeadline: cfg.Router.Deadline.D(), AllowedOrigins: cfg.HTTP.AllowedOrigins,
 		Listen: cfg.Listen, AllowedHosts: cfg.HTTP.AllowedHosts, AdminReadyz: cfg.Auth.Configured(), Redactor: red,
 	}

@@ -101,7 +101,27 @@ type Config struct {
 	// none: every identity may use every tool. It replaces the flat callers lists, which Load
 	// refuses with the orgs to paste instead.
 	Orgs access.Orgs `koanf:"orgs" json:"orgs,omitempty"`
+	// Log configures what toolrouter logs beside its own events.
+	Log Log `koanf:"log" json:"log"`
 }
+
+// Log configures the request log.
+type Log struct {
+	// Requests is the level of the one line logged per request, once it has ended: "info",
+	// "debug" or "off". Readiness probes are logged at debug (none when off); a request that
+	// failed on the server's side (a 5xx) is logged at warn whatever this says.
+	Requests RequestLog `koanf:"requests" json:"requests"`
+}
+
+// RequestLog is the level of the request log (log.requests).
+type RequestLog string
+
+// Values of RequestLog.
+const (
+	RequestLogInfo  RequestLog = "info"
+	RequestLogDebug RequestLog = "debug"
+	RequestLogOff   RequestLog = "off"
+)
 
 // Ollama configures the model server and the model used for routing.
 type Ollama struct {

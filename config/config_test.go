@@ -437,6 +437,7 @@ func TestValidate(t *testing.T) {
 		{"select timeout", func(c *Config) { c.Router.SelectTimeout = d("-1s") }, "router.select_timeout", `router.select_timeout: must be > 0, got -1s`},
 		{"arguments timeout", func(c *Config) { c.Router.ArgumentsTimeout = 0 }, "router.arguments_timeout", `router.arguments_timeout: must be > 0, got 0s`},
 		{"execute timeout", func(c *Config) { c.Router.ExecuteTimeout = 0 }, "router.execute_timeout", `router.execute_timeout: must be > 0, got 0s`},
+		{"log requests", func(c *Config) { c.Log.Requests = "warn" }, "log.requests", `log.requests: must be "info", "debug" or "off", got "warn"`},
 		{"on model failure", func(c *Config) { c.Router.OnModelFailure = "x" }, "router.on_model_failure", `router.on_model_failure: must be "no_tool" or "fail", got "x"`},
 		{"max query bytes", func(c *Config) { c.Router.MaxQueryBytes = 0 }, "router.max_query_bytes", `router.max_query_bytes: must be > 0, got 0`},
 		{"max history", func(c *Config) { c.Router.MaxHistory = -1 }, "router.max_history", `router.max_history: must be >= 0, got -1`},

@@ -40,6 +40,7 @@ func Default() Config {
 			SharedPrefix:     true,
 			Provider:         DefaultProvider,
 		},
+		Log:        Log{Requests: RequestLogInfo},
 		Trajectory: Trajectory{MaxBytes: 64 << 20, MaxFiles: 5, QueueSize: 1024},
 		Retrieval:  Retrieval{Enabled: true, MaxSearches: 1, ExamplesPerTool: 20},
 		HTTP: HTTP{

@@ -56,6 +56,10 @@ func (c Config) Validate() error {
 		v.add("router.max_history", "must be >= 0, got %d", n)
 	}
 
+	if r := c.Log.Requests; r != RequestLogInfo && r != RequestLogDebug && r != RequestLogOff {
+		v.add("log.requests", "must be %q, %q or %q, got %q", RequestLogInfo, RequestLogDebug, RequestLogOff, r)
+	}
+
 	if m := c.Router.Mode; m != ModeTwoPhase && m != ModeNative {
 		v.add("router.mode", "must be %q or %q, got %q", ModeTwoPhase, ModeNative, m)
 	}

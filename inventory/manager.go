@@ -224,7 +224,7 @@ func (m *Manager) Close() {
 	select {
 	case <-done:
 	case <-t.C:
-		m.opts.Logger.Warn("MCP servers did not stop in time; leaving them", "timeout", m.opts.CloseTimeout)
+		m.opts.Logger.Warn("MCP servers did not stop in time; leaving them", "timeout_ms", m.opts.CloseTimeout.Milliseconds())
 	}
 }
 
@@ -332,7 +332,7 @@ func (m *Manager) supervise(life context.Context, e *entry, firstDone func()) {
 		if err != nil {
 			failures++
 			wait = m.opts.Backoff(failures)
-			e.log.Warn("server down", "err", err, "retry_in", wait)
+			e.log.Warn("server down", "err", err, "retry_in_ms", wait.Milliseconds())
 			m.setDown(e, err, false)
 			firstDone()
 			continue
@@ -358,7 +358,7 @@ func (m *Manager) supervise(life context.Context, e *entry, firstDone func()) {
 		} else {
 			wait = m.opts.Backoff(failures)
 		}
-		e.log.Warn("server connection lost, restarting", "err", reason, "retry_in", wait)
+		e.log.Warn("server connection lost, restarting", "err", reason, "retry_in_ms", wait.Milliseconds())
 		m.setDown(e, reason, true)
 	}
 }

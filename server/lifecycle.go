@@ -35,7 +35,7 @@ func Serve(ctx context.Context, ln net.Listener, d Deps, o Options) error {
 	deadline := time.Now().Add(h.o.ShutdownTimeout)
 	final := min(h.o.ShutdownTimeout/4, time.Second)
 	h.life.refuse()
-	h.o.Logger.Info("shutting down", "requests_in_flight", h.life.inFlight(), "timeout", h.o.ShutdownTimeout.String())
+	h.o.Logger.Info("shutting down", "requests_in_flight", h.life.inFlight(), "timeout_ms", h.o.ShutdownTimeout.Milliseconds())
 	// Closes the listener and idle connections, and waits for the others to finish.
 	graceful, cancel := context.WithDeadline(context.Background(), deadline.Add(-final))
 	err := app.ShutdownWithContext(graceful)

@@ -16,6 +16,12 @@ import (
 type served struct {
 	observe.Report
 	streaming bool // the stream reports it
+
+	// For the request's log line (logRequest): its method and path, who answered a /v1/answer
+	// request, and the status of a stream's error event (0 when it sent none).
+	method, path string
+	answeredBy   string
+	failed       int
 }
 
 type reportKey struct{}
@@ -47,7 +53,7 @@ func (h *handlers) observe(r *served) {
 // reportAnswer records an answer's routing and council run in the report.
 func reportAnswer(r *served, out *answer.Response) {
 	if out != nil {
-		r.Outcome, r.Council = out.Routing, out.Council
+		r.Outcome, r.Council, r.answeredBy = out.Routing, out.Council, out.AnsweredBy
 	}
 }
 

@@ -54,6 +54,9 @@ type Options struct {
 	ProbeTimeout    time.Duration // /readyz model probe; default 2 s
 	StreamHeartbeat time.Duration // keep-alive comment interval on streams; default 2 s
 	Logger          *slog.Logger
+	// RequestLog is the level of the line logged per request (log.requests); default
+	// config.Default's.
+	RequestLog      config.RequestLog
 	DisableRecovery bool // tests of the recover middleware keep it on; nothing else sets this
 
 	// ShutdownTimeout bounds Serve's shutdown; default config.Default's http.shutdown_timeout.
@@ -150,6 +153,9 @@ func build(d Deps, o Options, listening string) (*fiber.App, *handlers) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.RequestLog == "" {
+		o.RequestLog = def.Log.Requests
+	}
 	var listen []string
 	for _, a := range []string{o.Listen, listening} {
 		if a != "" {
@@ -207,42 +213,6 @@ func allowed(app *fiber.App, path string) string {
 		}
 	}
 	return strings.Join(methods, ", ")
-}
-
-// accessLog renders a handler's error itself (through errorHandler, as fiber would) and logs each
-// request after it is served, with the status the client got and the identity it acted for (and
-// the name of its key or token subject): at debug level, or warn for a 5xx, so an operator sees
-// server-side failures without turning on debug logs. It is the outermost middleware, so it also
-// renders and logs the 500 that recover makes of a panic. It never logs a header or a query.
-func (h *handlers) accessLog(c *fiber.Ctx) error {
-	start := time.Now()
-	rep := &served{Report: observe.Report{Start: start, Header: traceHeaders(c)}}
-	c.Locals(reportKey{}, rep)
-	if err := c.Next(); err != nil {
-		rep.ErrorCode = h.apiErrorOf(err).code
-		if err := h.errorHandler(c, err); err != nil {
-			return err
-		}
-	}
-	status := c.Response().StatusCode()
-	if !rep.streaming { // a stream's report is its writer's
-		rep.identify(c)
-		rep.Status, rep.Duration = status, time.Since(start)
-		h.observe(rep)
-	}
-	level := slog.LevelDebug
-	if status >= fiber.StatusInternalServerError {
-		level = slog.LevelWarn
-	}
-	ctx := c.UserContext()
-	if h.o.Logger.Enabled(ctx, level) {
-		attrs := []any{"method", c.Method(), "path", c.Path(), "status", status, "duration_ms", ms(time.Since(start))}
-		if id, ok := identity(c); ok {
-			attrs = append(attrs, "identity", id.String(), "credential", id.Name)
-		}
-		h.o.Logger.Log(ctx, level, "request", attrs...)
-	}
-	return nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

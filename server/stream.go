@@ -73,15 +73,16 @@ func (h *handlers) stream(c *fiber.Ctx, work func(ctx context.Context, send send
 		rep.Status = fiber.StatusOK
 		if err != nil {
 			e := h.apiErrorOf(err)
-			rep.ErrorCode = e.code
+			rep.ErrorCode, rep.failed = e.code, e.status
 			send(string(router.EventError), fiber.Map{"type": router.EventError, "error": fiber.Map{"code": e.code, "message": e.msg, "status": e.status}})
 		} else {
 			send(string(router.EventComplete), completeEvent(out))
 		}
-		// The observers see the stream once its work is done: the last event is queued, the
-		// client has it as soon as the writer sends it.
+		// The observers and the log see the stream once its work is done: the last event is
+		// queued, the client has it as soon as the writer sends it.
 		rep.Duration = time.Since(rep.Start)
 		h.observe(rep)
+		h.logRequest(rep)
 	}()
 
 	c.Set(fiber.HeaderContentType, "text/event-stream")

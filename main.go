@@ -56,7 +56,9 @@ func main() {
 // nil, is told the address once the API is listening.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready func(addr string)) error {
 	if len(args) > 0 && args[0] == "mcp-builtin" {
-		return serveBuiltin(ctx, args[1:])
+		logger := slog.New(slog.NewJSONHandler(stderr, nil))
+		processLogs(logger, stderr)
+		return serveBuiltin(ctx, args[1:], logger)
 	}
 	if len(args) > 0 && args[0] == "keys" {
 		return newKey(args[1:], stdout)
@@ -68,6 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready fun
 	// Every log line and model error loses the credentials the configuration holds or names.
 	red := secrets(cfg)
 	logger = slog.New(red.Handler(logger.Handler()))
+	processLogs(logger, stderr)
 	orgs, err := access.New(cfg.Orgs)
 	if err != nil {
 		return fmt.Errorf("orgs: %w", err) // config.Load validated them
@@ -323,7 +326,7 @@ func newKey(args []string, stdout io.Writer) error {
 }
 
 // serveBuiltin serves one built-in MCP server over stdio, or streamable HTTP with -http.
-func serveBuiltin(ctx context.Context, args []string) error {
+func serveBuiltin(ctx context.Context, args []string, logger *slog.Logger) error {
 	fs := flag.NewFlagSet("mcp-builtin", flag.ContinueOnError)
 	addr := fs.String("http", "", "serve streamable HTTP on this address instead of stdio")
 	if len(args) == 0 {
@@ -334,7 +337,7 @@ func serveBuiltin(ctx context.Context, args []string) error {
 		return err
 	}
 	if *addr == "" {
-		return builtin.ServeStdio(ctx, name)
+		return builtin.ServeStdio(ctx, name, logger)
 	}
 	h, err := builtin.Handler(name)
 	if err != nil {

@@ -131,7 +131,9 @@ func dial(ctx, life context.Context, e *entry, opts Options, onNotify func(mcp.J
 			return nil, err
 		}
 		out := &lineReader{r: s.proc.stdout, max: sc.MaxMessageBytes, fail: s.fail, name: e.name}
-		s.tr = transport.NewIO(out, s.proc.stdin, nil)
+		st := transport.NewIO(out, s.proc.stdin, nil)
+		transport.WithCommandLogger(e.log)(st) // mcp-go's own lines, through the server's logger
+		s.tr = st
 	case config.TransportStreamableHTTP:
 		// The standalone GET stream carries notifications/tools/list_changed on the 2025-11-25
 		// protocol this client speaks (the option is deprecated only for 2026-07-28).

@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 	}
 	testmcp.ServeIfAsked()
 	if name := os.Getenv(envServeBuiltin); name != "" {
-		if err := builtin.ServeStdio(context.Background(), name); err != nil {
+		if err := builtin.ServeStdio(context.Background(), name, nil); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

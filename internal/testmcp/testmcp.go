@@ -217,3 +217,17 @@ func WideSchema(n, depth int) json.RawMessage {
 	b.WriteString(`}}`)
 	return json.RawMessage(b.String())
 }
+
+// DeafStdioScript is a shell script (sh -c) for a stdio server that answers initialize, then
+// closes its standard input and sends the client a ping: the client's answer to the ping cannot
+// be written, which mcp-go's stdio transport logs, and the listing of tools that follows fails
+// (at once, or at the connect timeout), so the server is reported down and retried.
+const DeafStdioScript = `read -r line
+id=$(printf '%s\n' "$line" | sed -n 's/.*"id":\([^,}]*\).*/\1/p')
+ver=$(printf '%s\n' "$line" | sed -n 's/.*"protocolVersion":"\([^"]*\)".*/\1/p')
+printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"%s","capabilities":{"tools":{}},"serverInfo":{"name":"deaf","version":"1"}}}\n' "$id" "$ver"
+read -r line
+exec 0<&-
+printf '{"jsonrpc":"2.0","id":"ping-1","method":"ping"}\n'
+exec sleep 60
+`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 
@@ -11,17 +12,24 @@ import (
 )
 
 // ServeStdio serves the named built-in server over stdin and stdout until
-// stdin ends (nil error) or ctx is cancelled.
-func ServeStdio(ctx context.Context, name string) error {
-	return serveStdio(ctx, name, os.Stdin, os.Stdout)
+// stdin ends (nil error) or ctx is cancelled. mcp-go's own lines (input it
+// could not read, an answer it could not write) go to logger at error level;
+// nil is slog.Default().
+func ServeStdio(ctx context.Context, name string, logger *slog.Logger) error {
+	return serveStdio(ctx, name, os.Stdin, os.Stdout, logger)
 }
 
-func serveStdio(ctx context.Context, name string, in io.Reader, out io.Writer) error {
+func serveStdio(ctx context.Context, name string, in io.Reader, out io.Writer, logger *slog.Logger) error {
 	srv, err := New(name, nil)
 	if err != nil {
 		return err
 	}
-	if err := server.NewStdioServer(srv).Listen(ctx, in, out); err != nil {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	stdio := server.NewStdioServer(srv)
+	stdio.SetErrorLogger(slog.NewLogLogger(logger.Handler(), slog.LevelError))
+	if err := stdio.Listen(ctx, in, out); err != nil {
 		return fmt.Errorf("serve %s over stdio: %w", name, err)
 	}
 	return nil

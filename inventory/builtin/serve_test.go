@@ -1,9 +1,13 @@
 package builtin
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
+	"strings"
 	"net/http/httptest"
 	"testing"
 
@@ -59,7 +63,7 @@ func TestServeStdio(t *testing.T) {
 	clientIn, serverOut := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- serveStdio(context.Background(), "calculator", serverIn, serverOut)
+		done <- serveStdio(context.Background(), "calculator", serverIn, serverOut, nil)
 		serverOut.Close()
 	}()
 
@@ -83,7 +87,28 @@ func TestServeUnknown(t *testing.T) {
 	if _, err := Handler("nope"); !errors.Is(err, ErrUnknown) {
 		t.Errorf("Handler: got error %v, want one wrapping ErrUnknown", err)
 	}
-	if err := ServeStdio(t.Context(), "nope"); !errors.Is(err, ErrUnknown) {
+	if err := ServeStdio(t.Context(), "nope", nil); !errors.Is(err, ErrUnknown) {
 		t.Errorf("ServeStdio: got error %v, want one wrapping ErrUnknown", err)
+	}
+}
+
+type brokenReader struct{}
+
+func (brokenReader) Read([]byte) (int, error) { return 0, errors.New("input broke") }
+
+// TestServeStdioLogsThroughSlog: what mcp-go's stdio server says about its input goes through the
+// logger given, as one JSON line, not as plain text on stderr.
+func TestServeStdioLogsThroughSlog(t *testing.T) {
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&logs, nil))
+	if err := serveStdio(t.Context(), "calculator", brokenReader{}, io.Discard, logger); err == nil || !strings.Contains(err.Error(), "input broke") {
+		t.Fatalf("got serve error %v, want the input's", err)
+	}
+	var rec struct{ Level, Msg string }
+	if err := json.Unmarshal(logs.Bytes(), &rec); err != nil {
+		t.Fatalf("got log %q, want one JSON line: %v", logs.String(), err)
+	}
+	if rec.Level != "ERROR" || !strings.Contains(rec.Msg, "input broke") {
+		t.Errorf("got level %q message %q, want ERROR naming the input's error", rec.Level, rec.Msg)
 	}
 }

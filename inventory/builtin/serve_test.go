@@ -7,8 +7,8 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"strings"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"

@@ -18,7 +18,7 @@ import (
 // also renders and logs the 500 that recover makes of a panic.
 func (h *handlers) accessLog(c *fiber.Ctx) error {
 	start := time.Now()
-	rep := &served{Report: observe.Report{Start: start, Header: traceHeaders(c)}, method: c.Method(), path: strings.Clone(c.Path())}
+	rep := &served{Report: observe.Report{Start: start, Header: traceHeaders(c)}, method: strings.Clone(c.Method()), path: strings.Clone(c.Path())}
 	c.Locals(reportKey{}, rep)
 	if err := c.Next(); err != nil {
 		e := h.apiErrorOf(err) // once: it logs an internal error

@@ -17,8 +17,9 @@ type served struct {
 	observe.Report
 	streaming bool // the stream reports it
 
-	// For the request's log line (logRequest): its method and path, who answered a /v1/answer
-	// request, and the status of a stream's error event (0 when it sent none).
+	// For the request's log line (logRequest): its method and path (copies: fasthttp reuses its
+	// buffers), who answered a /v1/answer request, and the status of a stream's error event (0
+	// when it sent none).
 	method, path string
 	answeredBy   string
 	failed       int

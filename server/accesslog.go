@@ -47,7 +47,7 @@ func (h *handlers) accessLog(c *fiber.Ctx) error {
 func (h *handlers) logRequest(r *served) {
 	level, ok := slog.LevelInfo, true
 	switch {
-	case r.path == pathHealthz || r.path == pathReadyz:
+	case r.Endpoint == pathHealthz || r.Endpoint == pathReadyz:
 		level, ok = slog.LevelDebug, h.o.RequestLog != config.RequestLogOff
 	case r.Status >= fiber.StatusInternalServerError || r.failed >= fiber.StatusInternalServerError:
 		level = slog.LevelWarn

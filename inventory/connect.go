@@ -34,6 +34,8 @@ type session struct {
 	proc   *process    // nil unless stdio
 	grace  time.Duration
 
+	calls sync.WaitGroup // tool calls in flight (see Manager.CallTool and drain)
+
 	dead     chan struct{} // closed by fail
 	failOnce sync.Once
 	failErr  error // why the session failed; written before dead closes

@@ -66,16 +66,19 @@ const stableUptime = time.Minute
 // watches the session (list_changed notifications, health pings, broken calls, the server's exit)
 // and reconnects with backoff; a server that fails affects only its own tools.
 type Manager struct {
-	opts    Options
-	entries map[string]*entry // fixed after New
+	opts Options
 
-	mu       sync.Mutex // guards states, sessions, version, changed, cancel, closed
+	reloading sync.Mutex // held by Reload: one at a time
+
+	mu       sync.Mutex // guards entries, states, sessions, version, changed, life, cancel, closed
+	entries  map[string]*entry
 	states   map[string]*Server
 	sessions map[string]*session
 	version  uint64
 	changed  chan struct{}
-	cancel   context.CancelFunc // ends the supervisors; set by Start
-	closed   bool               // Close was called: Start starts nothing
+	life     context.Context    // the supervisors' parent; set by Start
+	cancel   context.CancelFunc // ends life
+	closed   bool               // Close was called: Start and Reload start nothing
 
 	snap  atomic.Pointer[Snapshot]
 	wg    sync.WaitGroup
@@ -98,6 +101,9 @@ type entry struct {
 
 	listChanged atomic.Uint64 // notifications/tools/list_changed received
 	refreshes   atomic.Uint64 // tools/list refreshes made because of them
+
+	stop    context.CancelFunc // ends the supervisor; set when it starts, under Manager.mu
+	retired atomic.Bool        // Reload removed or replaced the entry: its supervisor drains and stops
 }
 
 // brokenSession names the session a call found broken, so a late report about a session already
@@ -139,32 +145,47 @@ func New(servers map[string]config.Server, opts Options) *Manager {
 		changed:  make(chan struct{}),
 	}
 	now := time.Now()
-	def := config.DefaultServer()
 	for name, sc := range servers {
-		if !sc.IsEnabled() {
-			continue
-		}
-		if sc.Purpose == "" && sc.Transport == config.TransportBuiltin {
-			sc.Purpose = builtin.Purpose(sc.BuiltinName(name))
-		}
-		fill(&sc.ConnectTimeout, def.ConnectTimeout)
-		fill(&sc.CallTimeout, def.CallTimeout)
-		fill(&sc.MaxSchemaBytes, def.MaxSchemaBytes)
-		fill(&sc.MaxSchemaDepth, def.MaxSchemaDepth)
-		fill(&sc.MaxMessageBytes, def.MaxMessageBytes)
-		red := redact.ForServer(sc.URL, sc.Headers, sc.Env)
-		m.entries[name] = &entry{
-			name: name, cfg: sc, redact: red, procs: &m.procs,
-			log:     slog.New(red.Handler(opts.Logger.Handler())).With("server", name),
-			refresh: make(chan struct{}, 1), broken: make(chan brokenSession, 1), compiling: make(chan struct{}, 1),
-		}
-		m.states[name] = &Server{
-			Name: name, Purpose: sc.Purpose, Transport: string(sc.Transport), URL: redact.URL(sc.URL), Command: sc.Command,
-			Status: StateStarting, Since: now, Tools: []Tool{},
+		if sc.IsEnabled() {
+			m.addLocked(name, effective(name, sc), now)
 		}
 	}
 	m.publishLocked()
 	return m
+}
+
+// effective is the configuration a server runs with: sc with config.DefaultServer's value for each
+// zero timeout or bound, and a built-in's own purpose when it has none. Reload compares it.
+func effective(name string, sc config.Server) config.Server {
+	if sc.Purpose == "" && sc.Transport == config.TransportBuiltin {
+		sc.Purpose = builtin.Purpose(sc.BuiltinName(name))
+	}
+	def := config.DefaultServer()
+	fill(&sc.ConnectTimeout, def.ConnectTimeout)
+	fill(&sc.CallTimeout, def.CallTimeout)
+	fill(&sc.MaxSchemaBytes, def.MaxSchemaBytes)
+	fill(&sc.MaxSchemaDepth, def.MaxSchemaDepth)
+	fill(&sc.MaxMessageBytes, def.MaxMessageBytes)
+	// Examples feed retrieval, not the session: a change to them reconnects nothing.
+	sc.Examples = nil
+	return sc
+}
+
+// addLocked makes the entry and the starting state of a server whose configuration is sc
+// (effective). m.mu must be held, or m not yet shared.
+func (m *Manager) addLocked(name string, sc config.Server, now time.Time) *entry {
+	red := redact.ForServer(sc.URL, sc.Headers, sc.Env)
+	e := &entry{
+		name: name, cfg: sc, redact: red, procs: &m.procs,
+		log:     slog.New(red.Handler(m.opts.Logger.Handler())).With("server", name),
+		refresh: make(chan struct{}, 1), broken: make(chan brokenSession, 1), compiling: make(chan struct{}, 1),
+	}
+	m.entries[name] = e
+	m.states[name] = &Server{
+		Name: name, Purpose: sc.Purpose, Transport: string(sc.Transport), URL: redact.URL(sc.URL), Command: sc.Command,
+		Status: StateStarting, Since: now, Tools: []Tool{},
+	}
+	return e
 }
 
 func fill[T comparable](v *T, def T) {
@@ -180,25 +201,41 @@ func fill[T comparable](v *T, def T) {
 // Close. Start never fails because a server does: that server is reported down.
 func (m *Manager) Start(ctx context.Context) {
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var first sync.WaitGroup
 	m.mu.Lock()
-	if m.closed {
+	if m.closed || m.life != nil {
 		m.mu.Unlock()
 		cancel()
 		return
 	}
-	m.cancel = cancel
-	m.wg.Add(len(m.entries))
-	m.mu.Unlock()
-	var first sync.WaitGroup
+	m.life, m.cancel = life, cancel
 	for _, e := range m.entries {
-		first.Add(1)
-		go func() {
-			defer m.wg.Done()
-			firstDone := sync.OnceFunc(first.Done)
-			defer firstDone() // a supervisor stopped by Close during its first attempt
-			m.supervise(life, e, firstDone)
-		}()
+		m.launchLocked(e, &first)
 	}
+	m.mu.Unlock()
+	waitFirst(ctx, &first)
+}
+
+// launchLocked starts e's supervisor under m.life (when Start has run); first is told when its
+// first attempt ends. m.mu must be held.
+func (m *Manager) launchLocked(e *entry, first *sync.WaitGroup) {
+	if m.life == nil || m.closed {
+		return
+	}
+	life, stop := context.WithCancel(m.life)
+	e.stop = stop
+	m.wg.Add(1)
+	first.Add(1)
+	go func() {
+		defer m.wg.Done()
+		firstDone := sync.OnceFunc(first.Done)
+		defer firstDone() // a supervisor stopped during its first attempt
+		m.supervise(life, e, firstDone)
+	}()
+}
+
+// waitFirst waits for first or the end of ctx.
+func waitFirst(ctx context.Context, first *sync.WaitGroup) {
 	done := make(chan struct{})
 	go func() { first.Wait(); close(done) }()
 	select {
@@ -269,14 +306,23 @@ func (m *Manager) Wait(ctx context.Context, cond func(*Snapshot) bool) (*Snapsho
 // with isError is returned as a result, not an error; a broken transport is an error and makes the
 // supervisor restart the session. Errors carry no credential of the server's.
 func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[string]any) (*mcp.CallToolResult, error) {
+	m.mu.Lock()
 	e, ok := m.entries[server]
 	if !ok {
+		m.mu.Unlock()
 		return nil, fmt.Errorf("%w %q", ErrUnknownServer, server)
 	}
-	m.mu.Lock()
 	sess := m.sessions[server]
 	lastErr := m.states[server].Error
+	if sess != nil {
+		// Counted while the session is still listed: a session Reload retires waits for the calls
+		// it has (drain) before it closes.
+		sess.calls.Add(1)
+	}
 	m.mu.Unlock()
+	if sess != nil {
+		defer sess.calls.Done()
+	}
 	if sess == nil {
 		if lastErr != "" {
 			return nil, fmt.Errorf("%w: %s: %s", ErrServerDown, server, lastErr)
@@ -343,12 +389,18 @@ func (m *Manager) supervise(life context.Context, e *entry, firstDone func()) {
 		upAt := time.Now()
 		reason := m.watch(life, e, sess)
 		m.mu.Lock()
-		delete(m.sessions, e.name)
+		if m.sessions[e.name] == sess {
+			delete(m.sessions, e.name)
+		}
 		m.mu.Unlock()
-		sess.close()
 		if life.Err() != nil {
+			if e.retired.Load() {
+				m.drain(e, sess)
+			}
+			sess.close()
 			return
 		}
+		sess.close()
 		reason = sess.withStderr(sess.cause(reason))
 		if time.Since(upAt) >= stableUptime {
 			failures = 0
@@ -475,6 +527,9 @@ func (m *Manager) setUp(e *entry, sess *session, tools []Tool, excluded []Exclud
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.entries[e.name] != e {
+		return // retired by Reload: its supervisor is stopping and closes sess
+	}
 	st := m.states[e.name]
 	if st.Status != StateUp {
 		st.Since = time.Now()
@@ -488,6 +543,9 @@ func (m *Manager) setDown(e *entry, err error, restarted bool) {
 	msg := e.redact.String(err.Error())
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.entries[e.name] != e {
+		return // retired by Reload
+	}
 	st := m.states[e.name]
 	if st.Status != StateDown {
 		st.Since = time.Now()

@@ -10,6 +10,8 @@ import (
 	"toolrouter/auth"
 	"toolrouter/council"
 	"toolrouter/internal/errtext"
+	"toolrouter/inventory"
+	"toolrouter/reload"
 	"toolrouter/router"
 )
 
@@ -21,9 +23,14 @@ type apiError struct {
 	msg    string
 	// challenge, on a 401, is the WWW-Authenticate header's value.
 	challenge string
+	// problems, when not empty, lists each problem found (a refused configuration's).
+	problems []string
 }
 
 func (e *apiError) Error() string { return e.msg }
+
+// errNoReload: the API was built without a Reloader (Deps.Reload).
+var errNoReload = errors.New("this server does not reload its configuration")
 
 func badRequest(code, msg string) *apiError {
 	return &apiError{status: fiber.StatusBadRequest, code: code, msg: msg}
@@ -36,7 +43,11 @@ func (h *handlers) errorHandler(c *fiber.Ctx, err error) error {
 	if e.challenge != "" {
 		c.Set(fiber.HeaderWWWAuthenticate, e.challenge)
 	}
-	return c.Status(e.status).JSON(fiber.Map{"error": fiber.Map{"code": e.code, "message": e.msg}})
+	body := fiber.Map{"code": e.code, "message": e.msg}
+	if len(e.problems) > 0 {
+		body["problems"] = e.problems
+	}
+	return c.Status(e.status).JSON(fiber.Map{"error": body})
 }
 
 // apiErrorOf is the one place an error becomes an HTTP status, a code and a message. The message
@@ -47,6 +58,7 @@ func (h *handlers) apiErrorOf(err error) *apiError {
 	var (
 		ae *apiError
 		fe *fiber.Error
+		ie *reload.InvalidError
 		e  apiError
 	)
 	switch {
@@ -76,6 +88,15 @@ func (h *handlers) apiErrorOf(err error) *apiError {
 		e = apiError{status: fiber.StatusGatewayTimeout, code: "timeout", msg: err.Error()}
 	case errors.Is(err, router.ErrNoRanker):
 		e = apiError{status: fiber.StatusNotFound, code: "retrieval_off", msg: "retrieval is off (retrieval.enabled is false)"}
+	case errors.As(err, &ie):
+		e = apiError{status: fiber.StatusUnprocessableEntity, code: "invalid_config", msg: err.Error()}
+		for _, p := range ie.Problems {
+			e.problems = append(e.problems, errtext.OneLine(h.o.Redactor.String(p)))
+		}
+	case errors.Is(err, errNoReload):
+		e = apiError{status: fiber.StatusNotFound, code: "reload_off", msg: err.Error()}
+	case errors.Is(err, inventory.ErrClosed):
+		e = apiError{status: fiber.StatusServiceUnavailable, code: "shutting_down", msg: "the server is shutting down; its configuration is no longer reloaded"}
 	case errors.Is(err, router.ErrModel):
 		e = apiError{status: fiber.StatusBadGateway, code: "model_unavailable", msg: err.Error()}
 	case errors.As(err, &fe):

@@ -104,6 +104,8 @@ type Deps struct {
 	Search Searcher
 	// Observer, if not nil, is told what each request did once it is answered (observe.Report).
 	Observer observe.Observer
+	// Reload, if not nil, serves POST /v1/admin/reload.
+	Reload Reloader
 }
 
 // Searcher shows what retrieval would offer an identity for a query; *router.Router satisfies it.
@@ -192,6 +194,7 @@ func build(d Deps, o Options, listening string) (*fiber.App, *handlers) {
 	app.Get("/v1/inventory/search", h.search)
 	app.Get(pathHealthz, func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	app.Get(pathReadyz, h.readyz)
+	app.Post(pathReload, h.reload)
 	app.Use(func(c *fiber.Ctx) error {
 		for _, r := range app.GetRoutes(true) {
 			if r.Path == c.Path() && r.Method != c.Method() {
@@ -351,7 +354,7 @@ func (h *handlers) readyz(c *fiber.Ctx) error {
 	if !r.Ready {
 		status = fiber.StatusServiceUnavailable
 	}
-	if id, ok := identity(c); h.o.AdminReadyz && !(ok && h.d.Auth != nil && h.d.Auth.IsAdmin(id)) {
+	if !h.admin(c) {
 		return c.Status(status).JSON(fiber.Map{"ready": r.Ready})
 	}
 	return c.Status(status).JSON(r)

@@ -12,7 +12,10 @@
 //
 // route, inventory and search act for the operator, with every tool, unless -as names an identity
 // of the orgs hierarchy. serve authenticates callers (auth) and refuses to start on a non-loopback
-// address when none can authenticate, unless auth.allow_anonymous is set.
+// address when none can authenticate, unless auth.allow_anonymous is set, and reloads its
+// configuration on SIGHUP or POST /v1/admin/reload (package reload). Flags may come before or
+// after the command and its query; -h prints the usage, -version the version. The exit codes are
+// cli.go's: 0 routed, 1 usage or configuration error, 2 degraded or model failure, 3 no server up.
 package main
 
 import (
@@ -36,6 +39,7 @@ import (
 	"toolrouter/internal/redact"
 	"toolrouter/inventory"
 	"toolrouter/inventory/builtin"
+	"toolrouter/reload"
 	"toolrouter/router"
 	"toolrouter/server"
 	"toolrouter/tokens"
@@ -44,17 +48,33 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, nil)
+	// SIGHUP reloads the configuration of a running server instead of ending the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	err := runWith(ctx, os.Args[1:], os.Stdout, os.Stderr, runOptions{reload: hup})
+	signal.Stop(hup)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "toolrouter:", err)
-		os.Exit(1)
 	}
+	os.Exit(exitCode(err))
+}
+
+// runOptions are what main gives a command beside its arguments.
+type runOptions struct {
+	// ready, if not nil, is told the address once the API is listening.
+	ready func(addr string)
+	// reload, if not nil, delivers the signals that make a running server reload its configuration.
+	reload <-chan os.Signal
 }
 
 // run runs one command, printing command output to stdout and the log to stderr; ready, if not
-// nil, is told the address once the API is listening.
+// nil, is told the address once the API is listening. An error's exit code is exitCode's.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready func(addr string)) error {
+	return runWith(ctx, args, stdout, stderr, runOptions{ready: ready})
+}
+
+func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o runOptions) error {
 	if len(args) > 0 && args[0] == "mcp-builtin" {
 		logger := slog.New(slog.NewJSONHandler(stderr, nil))
 		processLogs(logger, stderr)
@@ -63,8 +83,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready fun
 	if len(args) > 0 && args[0] == "keys" {
 		return newKey(args[1:], stdout)
 	}
-	cmd, rest, cfg, logger, as, err := parse(args, stderr)
-	if err != nil {
+	cmd, rest, cfg, logger, as, reread, err := parse(args, stdout, stderr)
+	if err != nil || cmd == cmdHelp || cmd == cmdVersion {
 		return err
 	}
 	// Every log line and model error loses the credentials the configuration holds or names.
@@ -93,7 +113,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready fun
 	)
 	defer func() { closeAll(closers, closeBy) }()
 	inv := inventory.New(cfg.Servers, inventory.Options{Logger: logger})
-	inv.Start(ctx)
+	inv.Start(ctx) // returns after every server's first attempt, at most its connect_timeout
 	closers = append(closers, inv.Shutdown)
 
 	est := tokens.New()
@@ -157,11 +177,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready fun
 		if len(rest) != 1 {
 			return errors.New(`usage: toolrouter [flags] route "QUERY"`)
 		}
+		if err := noServerUp(inv.Snapshot()); err != nil {
+			return err
+		}
 		out, err := rt.Route(ctx, router.Request{Query: rest[0], Identity: as})
+		if errors.Is(err, router.ErrModel) {
+			return &exitError{exitDegraded, err}
+		}
 		if err != nil {
 			return err
 		}
-		return printJSON(stdout, out)
+		if err := printJSON(stdout, out); err != nil {
+			return err
+		}
+		if out.Degraded != "" {
+			return &exitError{exitDegraded, fmt.Errorf("degraded: %s", out.Degraded)}
+		}
+		return nil
 	case "search":
 		if len(rest) != 1 {
 			return errors.New(`usage: toolrouter [flags] search "QUERY"`)
@@ -172,11 +204,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready fun
 		}
 		return printJSON(stdout, offer)
 	}
-	authn, err := auth.New(ctx, cfg.Auth, auth.Options{Anonymous: anonymous, Logger: logger})
+	rl := reload.New(ctx, cfg, reload.Options{Load: reread, Inventory: inv, Examples: examples, Logger: logger,
+		NewAuth: func(ctx context.Context, c config.Config) (*auth.Authenticator, error) {
+			anonymous, err := auth.AnonymousAllowed(cfg.Listen, c.Auth) // the listen address is the running one
+			if err != nil {
+				return nil, err
+			}
+			return auth.New(ctx, c.Auth, auth.Options{Anonymous: anonymous, Logger: logger})
+		}})
+	authn, err := rl.Auth()
 	if err != nil {
 		return err
 	}
-	deps := server.Deps{Router: rt, Inventory: inv, Model: probe, Auth: authn, Access: orgs, Estimates: est}
+	if o.reload != nil {
+		go rl.Watch(ctx, o.reload)
+	}
+	deps := server.Deps{Router: rt, Inventory: inv, Model: probe, Auth: authn, Access: orgs, Estimates: est, Reload: rl}
 	if ranker != nil {
 		deps.Search = rt
 	}
@@ -204,8 +247,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready fun
 	}
 	logger.Info("serving", "listen", ln.Addr().String(), "model", cfg.Ollama.Model, "ollama", redact.URL(cfg.Ollama.Host),
 		"api_keys", len(cfg.Auth.Keys), "jwt", cfg.Auth.JWT.Enabled(), "anonymous", anonymous, "orgs", len(cfg.Orgs))
-	if ready != nil {
-		ready(ln.Addr().String())
+	if o.ready != nil {
+		o.ready(ln.Addr().String())
 	}
 	err = server.Serve(ctx, ln, deps, opts)
 	closeBy = time.Now().Add(closing)
@@ -237,27 +280,55 @@ func closeAll(closers []func(context.Context), by time.Time) {
 	}
 }
 
-// parse reads the command line: flags may come before or after the subcommand. The log goes to
-// stderr.
-func parse(args []string, stderr io.Writer) (cmd string, rest []string, cfg config.Config, logger *slog.Logger, as access.Identity, err error) {
+// The commands parse answers itself.
+const (
+	cmdHelp    = "-help"
+	cmdVersion = "-version"
+)
+
+// parse reads the command line: flags may come before or after the command and after its query.
+// -h and -version print to stdout and return cmdHelp or cmdVersion, loading nothing. The log goes
+// to stderr. reread loads the configuration again as it was loaded now (file, environment, flags).
+func parse(args []string, stdout, stderr io.Writer) (cmd string, rest []string, cfg config.Config, logger *slog.Logger, as access.Identity, reread func() (config.Config, error), err error) {
 	fs := flag.NewFlagSet("toolrouter", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // the error says it all; -h prints the usage to stdout
+	fs.Usage = func() {}
 	path := fs.String("config", config.DefaultPath, "config file (JSON); \"\" for built-in defaults only")
 	listen := fs.String("listen", "", "listen address (config key listen)")
 	host := fs.String("ollama", "", "Ollama URL (config key ollama.host)")
 	model := fs.String("model", "", "tool-calling model (config key ollama.model)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	asFlag := fs.String("as", "", "route, search or list the inventory as this org[/team[/agent]] of orgs (default: the operator, every tool)")
-	if err = fs.Parse(args); err != nil {
-		return
-	}
-	cmd, rest = "serve", fs.Args()
-	if len(rest) > 0 {
-		cmd, rest = rest[0], rest[1:]
-		if err = fs.Parse(rest); err != nil {
+	showVersion := fs.Bool("version", false, "print the version and the revision built from, and exit")
+	// Flags and positional arguments interleave: parse flags up to the next positional, take it,
+	// and go on. Everything after "--" is positional.
+	var pos []string
+	for {
+		if err = fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+			usage(stdout, fs)
+			return cmdHelp, nil, cfg, nil, as, nil, nil
+		}
+		if err != nil {
+			err = fmt.Errorf("%w (toolrouter -h lists the flags)", err)
 			return
 		}
-		rest = fs.Args()
+		left := fs.Args()
+		if n := len(args) - len(left); n > 0 && args[n-1] == "--" {
+			pos = append(pos, left...)
+			break
+		}
+		if len(left) == 0 {
+			break
+		}
+		pos, args = append(pos, left[0]), left[1:]
+	}
+	if *showVersion {
+		fmt.Fprintln(stdout, version())
+		return cmdVersion, nil, cfg, nil, as, nil, nil
+	}
+	cmd, rest = "serve", pos
+	if len(rest) > 0 {
+		cmd, rest = rest[0], rest[1:]
 	}
 	if cmd != "serve" && cmd != "route" && cmd != "inventory" && cmd != "search" {
 		err = fmt.Errorf("unknown command %q: want serve, route, search, inventory or mcp-builtin", cmd)
@@ -290,7 +361,9 @@ func parse(args []string, stderr io.Writer) (cmd string, rest []string, cfg conf
 			*path = "" // run on built-in defaults when started outside the repository
 		}
 	}
-	if cfg, err = config.Load(*path, flags); err != nil {
+	file := *path
+	reread = func() (config.Config, error) { return config.Load(file, flags) }
+	if cfg, err = reread(); err != nil {
 		return
 	}
 	if as.Depth() > 0 && !cfg.Orgs.Has(as) {

@@ -17,8 +17,8 @@ import (
 	"toolrouter/config"
 	"toolrouter/council"
 	"toolrouter/internal/redact"
-	"toolrouter/inventory"
 	"toolrouter/provider"
+	"toolrouter/reload"
 	"toolrouter/retrieve"
 	"toolrouter/router"
 	"toolrouter/server"
@@ -161,13 +161,7 @@ func retrieval(cfg config.Config, logger *slog.Logger) (router.Ranker, *retrieve
 	if err != nil {
 		return nil, nil, fmt.Errorf("retrieval.examples_file: %w", err)
 	}
-	configured := map[string][]string{}
-	for name, s := range cfg.Servers {
-		for tool, qs := range s.Examples {
-			configured[inventory.Qualify(name, tool)] = qs
-		}
-	}
-	ex.SetConfigured(configured)
+	ex.SetConfigured(reload.ConfiguredExamples(cfg.Servers))
 	if !r.Enabled {
 		return nil, ex, nil
 	}

@@ -47,7 +47,7 @@ func (m *Manager) Reload(ctx context.Context, servers map[string]config.Server) 
 		}
 	}
 	var (
-		ch    Change
+		ch    = Change{Added: []string{}, Removed: []string{}, Reconnected: []string{}, Unchanged: []string{}}
 		first sync.WaitGroup
 		now   = time.Now()
 	)

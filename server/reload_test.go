@@ -96,7 +96,7 @@ func TestAdminReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := reload.Result{
-		Servers:  inventory.Change{Added: []string{"clock2"}, Removed: []string{"clock"}, Reconnected: []string{"calculator"}, Unchanged: nil},
+		Servers:  inventory.Change{Added: []string{"clock2"}, Removed: []string{"clock"}, Reconnected: []string{"calculator"}, Unchanged: []string{}},
 		Reloaded: []string{}, NeedsRestart: []string{"listen"},
 	}
 	if !reflect.DeepEqual(got, want) {

@@ -87,6 +87,19 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 	if err != nil || cmd == cmdHelp || cmd == cmdVersion {
 		return err
 	}
+	if cmd != "serve" && o.reload != nil {
+		// Only a server reloads: for another command a hangup ends it, as it would by default.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-o.reload:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	// Every log line and model error loses the credentials the configuration holds or names.
 	red := secrets(cfg)
 	logger = slog.New(red.Handler(logger.Handler()))

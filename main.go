@@ -74,6 +74,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready fun
 	return runWith(ctx, args, stdout, stderr, runOptions{ready: ready})
 }
 
+// runWith is run with what main gives beside the arguments (o).
 func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o runOptions) error {
 	if len(args) > 0 && args[0] == "mcp-builtin" {
 		logger := slog.New(slog.NewJSONHandler(stderr, nil))

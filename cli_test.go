@@ -51,6 +51,8 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{name: "routed", model: routed, args: []string{"route", "six times seven", "-model", "fake"}, want: exitOK, stdout: `"text": "42"`},
 		{name: "query missing", args: []string{"route"}, want: exitUsage, stderr: "usage"},
+		{name: "two queries", args: []string{"route", "q1", "q2"}, want: exitUsage, stderr: "got 2"},
+		{name: "argument to inventory", args: []string{"inventory", "extra"}, want: exitUsage, stderr: "no arguments"},
 		{name: "unknown flag", args: []string{"route", "q", "-frobnicate"}, want: exitUsage, stderr: "-frobnicate"},
 		{name: "invalid config", args: []string{"-ollama", "ftp://x", "route", "q"}, want: exitUsage, stderr: "ollama.host"},
 		{name: "degraded", model: refused, args: []string{"route", "what is 2+2?"}, want: exitDegraded, stdout: `"degraded"`, stderr: "degraded"},

@@ -188,9 +188,6 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 		}
 		return printJSON(stdout, inv.Snapshot().Export())
 	case "route":
-		if len(rest) != 1 {
-			return errors.New(`usage: toolrouter [flags] route "QUERY"`)
-		}
 		if err := noServerUp(inv.Snapshot()); err != nil {
 			return err
 		}
@@ -209,9 +206,6 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 		}
 		return nil
 	case "search":
-		if len(rest) != 1 {
-			return errors.New(`usage: toolrouter [flags] search "QUERY"`)
-		}
 		offer, err := rt.Search(ctx, rest[0], as, 20)
 		if err != nil {
 			return err
@@ -344,8 +338,16 @@ func parse(args []string, stdout, stderr io.Writer) (cmd string, rest []string, 
 	if len(rest) > 0 {
 		cmd, rest = rest[0], rest[1:]
 	}
-	if cmd != "serve" && cmd != "route" && cmd != "inventory" && cmd != "search" {
+	// The arguments are checked before anything is loaded or connected.
+	switch {
+	case cmd != "serve" && cmd != "route" && cmd != "inventory" && cmd != "search":
 		err = fmt.Errorf("unknown command %q: want serve, route, search, inventory or mcp-builtin", cmd)
+		return
+	case (cmd == "route" || cmd == "search") && len(rest) != 1:
+		err = fmt.Errorf(`usage: toolrouter [flags] %s "QUERY" (one argument; got %d)`, cmd, len(rest))
+		return
+	case (cmd == "serve" || cmd == "inventory") && len(rest) > 0:
+		err = fmt.Errorf("usage: toolrouter [flags] %s (no arguments; got %q)", cmd, rest)
 		return
 	}
 	var lvl slog.Level

@@ -174,7 +174,7 @@ func (c *Council) Run(ctx context.Context, in Input, emit func(Event)) (*Result,
 	if len(c.members) < c.opts.Quorum {
 		return res, &QuorumError{Quorum: c.opts.Quorum, Members: len(c.members)}
 	}
-	evidence := promptEvidence(in.Evidence, c.opts.MaxEvidenceBytes)
+	evidence := PromptEvidence(in.Evidence, c.opts.MaxEvidenceBytes)
 
 	// Stage 1.
 	emit(Event{Type: Stage1Start, Data: StageStart{Members: c.Members()}})

@@ -6,10 +6,10 @@ import (
 	"toolrouter/prompts"
 )
 
-// promptEvidence turns the tool calls into what the prompts show: arguments as compact JSON (keys
+// PromptEvidence turns the tool calls into what the prompts show: arguments as compact JSON (keys
 // sorted), tool errors and failed calls marked as such, each result shortened to maxBytes
 // (negative: whole).
-func promptEvidence(ev []Evidence, maxBytes int) []prompts.CouncilEvidence {
+func PromptEvidence(ev []Evidence, maxBytes int) []prompts.CouncilEvidence {
 	out := make([]prompts.CouncilEvidence, len(ev))
 	for i, e := range ev {
 		text := e.Text

@@ -82,3 +82,9 @@ func councilRender(name string, data any) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// CompletionEvidence renders the system message that gives a chat completion's model the tool
+// calls made for the user's last message, with their results (or that none was made).
+func CompletionEvidence(evidence []CouncilEvidence) (string, error) {
+	return councilRender("council_completion.tmpl", evidence)
+}

@@ -29,6 +29,8 @@ func TestCouncilGolden(t *testing.T) {
 				[]CouncilReview{{Reviewer: "Reviewer 1", Text: "A is complete.\n\nFINAL RANKING:\n1. Response A\n2. Response B"}},
 				[]CouncilRank{{Position: 1, Label: "Response A", Average: 1, Votes: 1}, {Position: 2, Label: "Response B", Average: 2, Votes: 1}})
 		}},
+		{"completion_evidence", func() (string, error) { return CompletionEvidence(councilEvidence) }},
+		{"completion_no_tools", func() (string, error) { return CompletionEvidence(nil) }},
 		{"council_stage3_no_review", func() (string, error) {
 			return CouncilStage3("Why is the sky blue?", nil, councilAnswers, nil, nil)
 		}},

@@ -25,6 +25,8 @@ type apiError struct {
 	challenge string
 	// problems, when not empty, lists each problem found (a refused configuration's).
 	problems []string
+	// param names the request field at fault, for the OpenAI-compatible routes' error shape.
+	param string
 }
 
 func (e *apiError) Error() string { return e.msg }
@@ -42,6 +44,9 @@ func (h *handlers) errorHandler(c *fiber.Ctx, err error) error {
 	e := h.apiErrorOf(err)
 	if e.challenge != "" {
 		c.Set(fiber.HeaderWWWAuthenticate, e.challenge)
+	}
+	if openAIPath(c.Path()) {
+		return c.Status(e.status).JSON(openAIError(e))
 	}
 	body := fiber.Map{"code": e.code, "message": e.msg}
 	if len(e.problems) > 0 {
@@ -77,7 +82,11 @@ func (h *handlers) apiErrorOf(err error) *apiError {
 		e = apiError{status: fiber.StatusUnauthorized, code: "invalid_credential", msg: err.Error(), challenge: auth.Challenge(err)}
 	case errors.Is(err, auth.ErrForbidden):
 		e = apiError{status: fiber.StatusForbidden, code: "forbidden", msg: err.Error()}
-	case errors.Is(err, answer.ErrNoCouncil):
+	case errors.Is(err, ErrUnknownModel):
+		e = apiError{status: fiber.StatusNotFound, code: "model_not_found", msg: err.Error(), param: "model"}
+	case errors.Is(err, errNoCompleter):
+		e = apiError{status: fiber.StatusServiceUnavailable, code: "completions_off", msg: err.Error()}
+	case errors.Is(err, answer.ErrNoCouncil), errors.Is(err, errNoCouncilModel):
 		e = apiError{status: fiber.StatusServiceUnavailable, code: "no_council", msg: err.Error()}
 	// An unmet quorum is the council being unavailable, even when its members timed out.
 	case errors.Is(err, council.ErrQuorum):
@@ -97,7 +106,7 @@ func (h *handlers) apiErrorOf(err error) *apiError {
 		e = apiError{status: fiber.StatusNotFound, code: "reload_off", msg: err.Error()}
 	case errors.Is(err, inventory.ErrClosed):
 		e = apiError{status: fiber.StatusServiceUnavailable, code: "shutting_down", msg: "the server is shutting down; its configuration is no longer reloaded"}
-	case errors.Is(err, router.ErrModel):
+	case errors.Is(err, router.ErrModel), errors.Is(err, errCompletion):
 		e = apiError{status: fiber.StatusBadGateway, code: "model_unavailable", msg: err.Error()}
 	case errors.As(err, &fe):
 		e = apiError{status: fe.Code, code: fiberCode(fe.Code), msg: fe.Message}

@@ -79,6 +79,13 @@ type Options struct {
 	// admin scope; others get {"ready": bool}. Set it when callers authenticate (auth.keys or
 	// auth.jwt): the details name servers, tools and errors.
 	AdminReadyz bool
+	// Models are the configured models GET /v1/models lists (the router's, the council's), named
+	// as a chat completion takes them; RouterProvider owns the models the router's provider lists.
+	Models         []ModelInfo
+	RouterProvider string
+	// MaxEvidenceBytes bounds each tool result a chat completion's model is shown; default
+	// config.Default's council.max_evidence_bytes; negative shows results whole.
+	MaxEvidenceBytes int
 }
 
 // Deps are the parts the handlers use.
@@ -106,6 +113,8 @@ type Deps struct {
 	Observer observe.Observer
 	// Reload, if not nil, serves POST /v1/admin/reload.
 	Reload Reloader
+	// Completer, if not nil, makes the model calls of POST /v1/chat/completions.
+	Completer Completer
 }
 
 // Searcher shows what retrieval would offer an identity for a query; *router.Router satisfies it.
@@ -145,6 +154,9 @@ func build(d Deps, o Options, listening string) (*fiber.App, *handlers) {
 	}
 	if o.MaxDeadline <= 0 {
 		o.MaxDeadline = def.Router.Deadline.D()
+	}
+	if o.MaxEvidenceBytes == 0 {
+		o.MaxEvidenceBytes = def.Council.MaxEvidenceBytes
 	}
 	if o.StreamHeartbeat <= 0 {
 		o.StreamHeartbeat = 2 * time.Second
@@ -190,6 +202,8 @@ func build(d Deps, o Options, listening string) (*fiber.App, *handlers) {
 	app.Post("/v1/route/stream", h.routeStream)
 	app.Post("/v1/answer", h.answer)
 	app.Post("/v1/answer/stream", h.answerStream)
+	app.Post("/v1/chat/completions", h.chatCompletions)
+	app.Get("/v1/models", h.models)
 	app.Get("/v1/inventory", h.inventory)
 	app.Get("/v1/inventory/search", h.search)
 	app.Get(pathHealthz, func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })

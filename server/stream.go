@@ -48,6 +48,28 @@ func (h *handlers) routeStream(c *fiber.Ctx) error {
 // and as soon as the client goes away, which stops the model and tool calls: the connection is
 // watched (watchConn), and a failed write tells it too.
 func (h *handlers) stream(c *fiber.Ctx, work func(ctx context.Context, send sendFunc) (any, error)) error {
+	return h.streamAs(c, namedEvents, work)
+}
+
+// eventFormat is how a stream writes its events and what it sends last.
+type eventFormat struct {
+	write func(w *bufio.Writer, ev sseEvent) error
+	// end sends the last events: work's result out, or e when it failed.
+	end func(send sendFunc, out any, e *apiError)
+}
+
+// namedEvents is the format of toolrouter's own streams: named events, ending with complete or
+// error ({"error": {code, message, status}}).
+var namedEvents = eventFormat{write: writeEvent, end: func(send sendFunc, out any, e *apiError) {
+	if e != nil {
+		send(string(router.EventError), fiber.Map{"type": router.EventError, "error": fiber.Map{"code": e.code, "message": e.msg, "status": e.status}})
+		return
+	}
+	send(string(router.EventComplete), completeEvent(out))
+}}
+
+// streamAs is stream with the events written and ended in format f.
+func (h *handlers) streamAs(c *fiber.Ctx, f eventFormat, work func(ctx context.Context, send sendFunc) (any, error)) error {
 	// The stream outlives the handler, so its context cannot derive from the fiber context.
 	ctx, end, err := h.request(context.Background(), c.Context().Conn())
 	if err != nil {
@@ -74,9 +96,9 @@ func (h *handlers) stream(c *fiber.Ctx, work func(ctx context.Context, send send
 		if err != nil {
 			e := h.apiErrorOf(err)
 			rep.ErrorCode, rep.failed = e.code, e.status
-			send(string(router.EventError), fiber.Map{"type": router.EventError, "error": fiber.Map{"code": e.code, "message": e.msg, "status": e.status}})
+			f.end(send, nil, e)
 		} else {
-			send(string(router.EventComplete), completeEvent(out))
+			f.end(send, out, nil)
 		}
 		// The observers and the log see the stream once its work is done: the last event is
 		// queued, the client has it as soon as the writer sends it.
@@ -101,7 +123,7 @@ func (h *handlers) stream(c *fiber.Ctx, work func(ctx context.Context, send send
 				if !ok {
 					return
 				}
-				if writeEvent(w, ev) != nil {
+				if f.write(w, ev) != nil {
 					return // the client is gone: end stops the work
 				}
 			case <-ended:

@@ -1,0 +1,368 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ollama/ollama/api"
+)
+
+// This file decodes and checks the body of POST /v1/chat/completions, OpenAI's chat-completions
+// request. Unknown fields are tolerated (OpenAI clients send many); the fields below are read,
+// and those that cannot be honoured (n > 1, images) are refused with a 400 naming them.
+
+// CouncilModel is the model name that has the council answer a chat completion.
+const CouncilModel = "council"
+
+// Limits of a chat-completions request beyond the router's (router.max_query_bytes, max_history).
+const (
+	maxModelNameBytes = 256
+	maxTools          = 128
+	maxStops          = 4
+)
+
+// chatRequest is the body of POST /v1/chat/completions: the fields read; others are ignored.
+type chatRequest struct {
+	Model         *string           `json:"model"`
+	Messages      []chatMessage     `json:"messages"`
+	Stream        *bool             `json:"stream"`
+	StreamOptions *chatStreamOpts   `json:"stream_options"`
+	Tools         []json.RawMessage `json:"tools"`
+	Functions     []json.RawMessage `json:"functions"`
+	N             *int              `json:"n"`
+	// Sampling: passed to the answering model in Ollama's names (options), never to the routing.
+	Temperature         *float64        `json:"temperature"`
+	TopP                *float64        `json:"top_p"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	Stop                json.RawMessage `json:"stop"`
+	Seed                *int64          `json:"seed"`
+	FrequencyPenalty    *float64        `json:"frequency_penalty"`
+	PresencePenalty     *float64        `json:"presence_penalty"`
+}
+
+type chatStreamOpts struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// chatMessage is one message of the request.
+type chatMessage struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	ToolCalls  []chatToolCall  `json:"tool_calls"`
+	ToolCallID string          `json:"tool_call_id"`
+}
+
+// chatToolCall is a tool call in OpenAI's shape: in an assistant message of the request, in a
+// response's message, and (with Index) in a stream's delta.
+type chatToolCall struct {
+	Index    *int             `json:"index,omitempty"`
+	ID       string           `json:"id"`
+	Type     string           `json:"type"`
+	Function chatToolFunction `json:"function"`
+}
+
+type chatToolFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"` // a JSON object, as a string
+}
+
+// chatInput is a checked chat-completions request.
+type chatInput struct {
+	model        string
+	stream       bool
+	includeUsage bool
+	// messages are the request's messages in Ollama's types ("developer" becomes "system").
+	messages []api.Message
+	// tools are the client's own tools; not nil means pass-through: no routing.
+	tools api.Tools
+	// last is the index in messages of the last user message, the one routed.
+	last int
+	// options are the sampling fields in Ollama's option names.
+	options map[string]any
+}
+
+// chatParamError is a 400 naming the request field at fault (OpenAI's error param).
+func chatParamError(code, param, msg string) *apiError {
+	e := badRequest(code, msg)
+	e.param = param
+	return e
+}
+
+// decodeChat parses and checks a chat-completions body; every problem is a 400 naming it.
+func (h *handlers) decodeChat(body []byte) (*chatInput, error) {
+	if !utf8.Valid(body) {
+		return nil, badRequest("bad_encoding", "body must be UTF-8")
+	}
+	var p *chatRequest
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&p); err != nil {
+		return nil, jsonError(err, "")
+	}
+	if p == nil {
+		return nil, badRequest("wrong_type", "body must be a JSON object, got null")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, badRequest("malformed_json", "body must hold exactly one JSON object")
+	}
+	req := *p
+	in := &chatInput{}
+	switch {
+	case req.Model == nil || strings.TrimSpace(*req.Model) == "":
+		return nil, chatParamError("missing_model", "model", `model is required: "council", a model of the router's provider, or "PROVIDER/MODEL"`)
+	case len(*req.Model) > maxModelNameBytes:
+		return nil, chatParamError("bad_model", "model", fmt.Sprintf("model is %d bytes; the limit is %d", len(*req.Model), maxModelNameBytes))
+	case len(req.Messages) == 0:
+		return nil, chatParamError("missing_messages", "messages", "messages is required and must not be empty")
+	case req.N != nil && *req.N != 1:
+		return nil, chatParamError("unsupported_n", "n", fmt.Sprintf("n must be 1: one choice is answered, got %d", *req.N))
+	}
+	in.model = strings.TrimSpace(*req.Model)
+	in.stream = req.Stream != nil && *req.Stream
+	if req.StreamOptions != nil {
+		if !in.stream {
+			return nil, chatParamError("bad_stream_options", "stream_options", "stream_options is only allowed with stream: true")
+		}
+		in.includeUsage = req.StreamOptions.IncludeUsage
+	}
+	var err error
+	if in.tools, err = chatTools(req.Tools, req.Functions); err != nil {
+		return nil, err
+	}
+	if in.options, err = chatOptions(req); err != nil {
+		return nil, err
+	}
+	if err := h.chatMessages(in, req.Messages); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// chatMessages converts and bounds the messages. The last user message is bounded by
+// router.max_query_bytes, the other messages (system messages aside) by router.max_history, and
+// all of them together by four times router.max_query_bytes, as /v1/route bounds query and history.
+func (h *handlers) chatMessages(in *chatInput, msgs []chatMessage) error {
+	in.last = -1
+	total, others := 0, 0
+	for i, m := range msgs {
+		param := fmt.Sprintf("messages[%d]", i)
+		role := m.Role
+		switch role {
+		case "developer":
+			role = "system"
+		case "system", "user", "assistant":
+		case "tool":
+			if in.tools == nil {
+				return chatParamError("bad_role", param+".role", param+`.role is "tool", but the request has no tools: tool results belong to a conversation with tools`)
+			}
+		default:
+			return chatParamError("bad_role", param+".role", fmt.Sprintf(`%s.role must be "system", "developer", "user", "assistant" or "tool", got %q`, param, m.Role))
+		}
+		text, err := chatContent(m.Content, param)
+		if err != nil {
+			return err
+		}
+		msg := api.Message{Role: role, Content: text}
+		if len(m.ToolCalls) > 0 {
+			if role != "assistant" {
+				return chatParamError("bad_tool_calls", param+".tool_calls", param+" has tool_calls, which only an assistant message may have")
+			}
+			if msg.ToolCalls, err = ollamaToolCalls(m.ToolCalls, param); err != nil {
+				return err
+			}
+		}
+		if role == "tool" {
+			msg.ToolCallID = m.ToolCallID
+		}
+		if role == "user" {
+			in.last = len(in.messages)
+		}
+		if role != "system" {
+			others++
+		}
+		total += len(text)
+		in.messages = append(in.messages, msg)
+	}
+	if in.last < 0 {
+		return chatParamError("missing_user_message", "messages", `messages must include a message with role "user"`)
+	}
+	if n := len(in.messages[in.last].Content); n > h.o.MaxQueryBytes {
+		return chatParamError("message_too_long", "messages", fmt.Sprintf("the last user message is %d bytes; the limit is %d (router.max_query_bytes)", n, h.o.MaxQueryBytes))
+	}
+	if strings.TrimSpace(in.messages[in.last].Content) == "" && in.tools == nil {
+		return chatParamError("empty_message", "messages", "the last user message must not be empty: it is what the tools are chosen for")
+	}
+	if others-1 > h.o.MaxHistory {
+		return chatParamError("too_many_messages", "messages", fmt.Sprintf("messages has %d messages besides system messages and the last user message; the limit is %d (router.max_history)", others-1, h.o.MaxHistory))
+	}
+	if limit := 4 * h.o.MaxQueryBytes; total > limit {
+		return chatParamError("messages_too_long", "messages", fmt.Sprintf("the messages' contents are %d bytes; the limit is %d (four times router.max_query_bytes)", total, limit))
+	}
+	return nil
+}
+
+// chatContent is a message's text: a string, null, or an array of text parts (joined with
+// newlines). Any other part (an image, audio, a file) is refused.
+func chatContent(raw json.RawMessage, param string) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if raw[0] == '"' {
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", chatParamError("bad_content", param+".content", param+".content is not a valid JSON string")
+		}
+		return s, nil
+	}
+	var parts []struct {
+		Type string  `json:"type"`
+		Text *string `json:"text"`
+	}
+	if raw[0] != '[' || json.Unmarshal(raw, &parts) != nil {
+		return "", chatParamError("bad_content", param+".content", param+".content must be a string or an array of text parts")
+	}
+	texts := make([]string, 0, len(parts))
+	for j, part := range parts {
+		pp := fmt.Sprintf("%s.content[%d]", param, j)
+		switch {
+		case part.Type == "text" && part.Text != nil:
+			texts = append(texts, *part.Text)
+		case part.Type == "text":
+			return "", chatParamError("bad_content", pp, pp+` is a text part without "text"`)
+		case part.Type == "image_url" || part.Type == "input_image":
+			return "", chatParamError("unsupported_content", pp, pp+" is an image: images are not supported; send text parts only")
+		default:
+			return "", chatParamError("unsupported_content", pp, fmt.Sprintf("%s is a %q part: only text parts are supported", pp, part.Type))
+		}
+	}
+	return strings.Join(texts, "\n"), nil
+}
+
+// ollamaToolCalls converts an assistant message's tool calls; arguments must be a JSON object.
+func ollamaToolCalls(calls []chatToolCall, param string) ([]api.ToolCall, error) {
+	out := make([]api.ToolCall, 0, len(calls))
+	for j, tc := range calls {
+		pp := fmt.Sprintf("%s.tool_calls[%d]", param, j)
+		if tc.Function.Name == "" {
+			return nil, chatParamError("bad_tool_calls", pp, pp+".function.name is required")
+		}
+		args := api.NewToolCallFunctionArguments()
+		if a := strings.TrimSpace(tc.Function.Arguments); a != "" {
+			if err := json.Unmarshal([]byte(a), &args); err != nil {
+				return nil, chatParamError("bad_tool_calls", pp, pp+".function.arguments must be a JSON object in a string")
+			}
+		}
+		out = append(out, api.ToolCall{ID: tc.ID, Function: api.ToolCallFunction{Index: j, Name: tc.Function.Name, Arguments: args}})
+	}
+	return out, nil
+}
+
+var toolName = regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,64}$`)
+
+// chatTools converts the client's tools (and the legacy functions) into Ollama's; nil when the
+// request has none, an empty non-nil slice never.
+func chatTools(tools, functions []json.RawMessage) (api.Tools, error) {
+	if len(tools)+len(functions) > maxTools {
+		return nil, chatParamError("too_many_tools", "tools", fmt.Sprintf("the request has %d tools; the limit is %d", len(tools)+len(functions), maxTools))
+	}
+	var out api.Tools
+	add := func(param string, raw json.RawMessage, legacy bool) error {
+		var t api.Tool
+		if legacy {
+			if err := json.Unmarshal(raw, &t.Function); err != nil {
+				return chatParamError("bad_tools", param, param+" must be a function {name, description, parameters}: "+err.Error())
+			}
+			t.Type = "function"
+		} else if err := json.Unmarshal(raw, &t); err != nil {
+			return chatParamError("bad_tools", param, param+` must be {"type":"function","function":{name, description, parameters}}: `+err.Error())
+		}
+		switch {
+		case t.Type != "function":
+			return chatParamError("bad_tools", param, fmt.Sprintf(`%s.type must be "function", got %q`, param, t.Type))
+		case !toolName.MatchString(t.Function.Name):
+			return chatParamError("bad_tools", param, fmt.Sprintf("%s: the function name must be 1 to 64 letters, digits, _ . or -, got %q", param, t.Function.Name))
+		}
+		if t.Function.Parameters.Type == "" {
+			t.Function.Parameters.Type = "object"
+		}
+		out = append(out, t)
+		return nil
+	}
+	for i, raw := range tools {
+		if err := add(fmt.Sprintf("tools[%d]", i), raw, false); err != nil {
+			return nil, err
+		}
+	}
+	for i, raw := range functions {
+		if err := add(fmt.Sprintf("functions[%d]", i), raw, true); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// chatOptions checks the sampling fields and names them as Ollama does; provider.OpenAI names
+// them back for an OpenAI-compatible provider.
+func chatOptions(req chatRequest) (map[string]any, error) {
+	opts := map[string]any{}
+	ranged := func(name, ollama string, v *float64, lo, hi float64) error {
+		if v == nil {
+			return nil
+		}
+		if math.IsNaN(*v) || *v < lo || *v > hi {
+			return chatParamError("bad_"+name, name, fmt.Sprintf("%s must be from %g to %g, got %g", name, lo, hi, *v))
+		}
+		opts[ollama] = *v
+		return nil
+	}
+	for _, f := range []struct {
+		name, ollama string
+		v            *float64
+		lo, hi       float64
+	}{
+		{"temperature", "temperature", req.Temperature, 0, 2},
+		{"top_p", "top_p", req.TopP, 0, 1},
+		{"frequency_penalty", "frequency_penalty", req.FrequencyPenalty, -2, 2},
+		{"presence_penalty", "presence_penalty", req.PresencePenalty, -2, 2},
+	} {
+		if err := ranged(f.name, f.ollama, f.v, f.lo, f.hi); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    *int
+	}{{"max_tokens", req.MaxTokens}, {"max_completion_tokens", req.MaxCompletionTokens}} {
+		if f.v == nil {
+			continue
+		}
+		if *f.v < 1 {
+			return nil, chatParamError("bad_"+f.name, f.name, fmt.Sprintf("%s must be at least 1, got %d", f.name, *f.v))
+		}
+		opts["num_predict"] = *f.v
+	}
+	if req.Seed != nil {
+		opts["seed"] = *req.Seed
+	}
+	if stop := bytes.TrimSpace(req.Stop); len(stop) > 0 && string(stop) != "null" {
+		var one string
+		var many []string
+		switch {
+		case json.Unmarshal(stop, &one) == nil:
+			many = []string{one}
+		case json.Unmarshal(stop, &many) == nil && len(many) <= maxStops:
+		default:
+			return nil, chatParamError("bad_stop", "stop", fmt.Sprintf("stop must be a string or an array of at most %d strings", maxStops))
+		}
+		opts["stop"] = many
+	}
+	return opts, nil
+}

@@ -1,0 +1,442 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/ollama/ollama/api"
+
+	"toolrouter/access"
+	"toolrouter/answer"
+	"toolrouter/council"
+	"toolrouter/observe"
+	"toolrouter/prompts"
+	"toolrouter/router"
+)
+
+// This file serves the OpenAI-compatible front door: POST /v1/chat/completions and GET
+// /v1/models. A chat completion routes the last user message, then has the model the request
+// names answer with the tool results as evidence (or the whole council, for model "council"). A
+// request with its own tools is passed through to the model, without routing.
+
+// Completer makes one chat completion with the named model: main wires it over the configured
+// providers. It calls onText, when not nil, with each piece of the answer's text as it comes; it
+// bounds the answer's size (ollama.max_response_bytes). A model its provider does not have is an
+// error wrapping ErrUnknownModel.
+type Completer interface {
+	Complete(ctx context.Context, req CompletionRequest, onText func(string)) (Completion, error)
+}
+
+// CompletionRequest is one completion: the model's name as the client gave it, the messages, the
+// client's tools (nil: none) and model options in Ollama's names (temperature, top_p,
+// num_predict, stop, seed, frequency_penalty, presence_penalty).
+type CompletionRequest struct {
+	Model    string
+	Messages []api.Message
+	Tools    api.Tools
+	Options  map[string]any
+}
+
+// Completion is a finished completion.
+type Completion struct {
+	Text      string
+	ToolCalls []api.ToolCall
+	// FinishReason is OpenAI's: "stop", "length" or "tool_calls".
+	FinishReason                   string
+	PromptTokens, CompletionTokens int
+}
+
+// ModelInfo is one model GET /v1/models lists: its name as a chat completion takes it, and the
+// provider that serves it.
+type ModelInfo struct {
+	ID      string
+	OwnedBy string
+}
+
+// ErrUnknownModel is the Completer's error for a model its provider does not have.
+var ErrUnknownModel = errors.New("model not found")
+
+var (
+	errCompletion     = errors.New("completion model failed")
+	errNoCompleter    = errors.New("chat completions are not wired to a model provider")
+	errNoCouncilModel = errors.New(`model "council" asks for the council, but none is configured (council.members in the configuration)`)
+)
+
+// openAIPath reports whether a path is one of the OpenAI-compatible routes', whose errors take
+// OpenAI's shape.
+func openAIPath(path string) bool {
+	return strings.HasPrefix(path, "/v1/chat/") || path == "/v1/models" || strings.HasPrefix(path, "/v1/models/")
+}
+
+// openAIErrorBody is OpenAI's error object: the code and status are apiErrorOf's.
+type openAIErrorBody struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    string  `json:"code"`
+}
+
+// openAIError renders e in OpenAI's shape, {"error": {message, type, param, code}}.
+func openAIError(e *apiError) fiber.Map {
+	b := openAIErrorBody{Message: e.msg, Code: e.code, Type: openAIErrorType(e.status)}
+	if e.param != "" {
+		b.Param = &e.param
+	}
+	return fiber.Map{"error": b}
+}
+
+// openAIErrorType is OpenAI's error type of a status.
+func openAIErrorType(status int) string {
+	switch {
+	case status == fiber.StatusUnauthorized:
+		return "authentication_error"
+	case status == fiber.StatusForbidden:
+		return "permission_error"
+	case status == fiber.StatusTooManyRequests:
+		return "rate_limit_error"
+	case status >= 500:
+		return "server_error"
+	}
+	return "invalid_request_error"
+}
+
+// chatUsage is OpenAI's usage object.
+type chatUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// chatTrace is a response's x_toolrouter field: how it was answered.
+type chatTrace struct {
+	// Mode is "routed" (tools routed, the named model answered), "council" or "passthrough"
+	// (the client's own tools; nothing routed).
+	Mode    string          `json:"mode"`
+	Routing *router.Outcome `json:"routing,omitempty"`
+	Council *council.Result `json:"council,omitempty"`
+	// CompletionUsage is the answering model's call, apart from the routing's (in routing.usage)
+	// and the council's (in council.usage).
+	CompletionUsage *chatUsage `json:"completion_usage,omitempty"`
+}
+
+// chatResult is a chat completion's answer.
+type chatResult struct {
+	id      string
+	created int64
+	model   string
+	text    string
+	calls   []api.ToolCall
+	finish  string
+	usage   chatUsage
+	trace   chatTrace
+}
+
+// chatMessageOut is a response's message.
+type chatMessageOut struct {
+	Role      string         `json:"role"`
+	Content   *string        `json:"content"`
+	ToolCalls []chatToolCall `json:"tool_calls,omitempty"`
+}
+
+type chatChoice struct {
+	Index        int            `json:"index"`
+	Message      chatMessageOut `json:"message"`
+	Logprobs     any            `json:"logprobs"`
+	FinishReason string         `json:"finish_reason"`
+}
+
+// chatCompletion is the body of a non-streaming answer.
+type chatCompletion struct {
+	ID          string       `json:"id"`
+	Object      string       `json:"object"`
+	Created     int64        `json:"created"`
+	Model       string       `json:"model"`
+	Choices     []chatChoice `json:"choices"`
+	Usage       chatUsage    `json:"usage"`
+	XToolrouter chatTrace    `json:"x_toolrouter"`
+}
+
+type chatDelta struct {
+	Role      string         `json:"role,omitempty"`
+	Content   *string        `json:"content,omitempty"`
+	ToolCalls []chatToolCall `json:"tool_calls,omitempty"`
+}
+
+type chatChunkChoice struct {
+	Index        int       `json:"index"`
+	Delta        chatDelta `json:"delta"`
+	Logprobs     any       `json:"logprobs"`
+	FinishReason *string   `json:"finish_reason"`
+}
+
+// chatChunk is one event of a streamed answer.
+type chatChunk struct {
+	ID      string            `json:"id"`
+	Object  string            `json:"object"`
+	Created int64             `json:"created"`
+	Model   string            `json:"model"`
+	Choices []chatChunkChoice `json:"choices"`
+	// Usage is sent, null but on the last chunk, when the request's stream_options asks for it.
+	Usage       *chatUsage `json:"usage,omitempty"`
+	XToolrouter *chatTrace `json:"x_toolrouter,omitempty"`
+}
+
+// openAIToolCalls converts a model's tool calls to OpenAI's shape.
+func openAIToolCalls(calls []api.ToolCall, indexed bool) []chatToolCall {
+	out := make([]chatToolCall, 0, len(calls))
+	for i, tc := range calls {
+		args, err := json.Marshal(tc.Function.Arguments)
+		if err != nil || string(args) == "null" {
+			args = []byte("{}")
+		}
+		id := tc.ID
+		if id == "" {
+			id = fmt.Sprintf("call_%d_%s", i, strings.ToLower(rand.Text()[:12]))
+		}
+		c := chatToolCall{ID: id, Type: "function", Function: chatToolFunction{Name: tc.Function.Name, Arguments: string(args)}}
+		if indexed {
+			c.Index = &i
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// chatCompletions serves POST /v1/chat/completions.
+func (h *handlers) chatCompletions(c *fiber.Ctx) error {
+	in, err := h.decodeChat(c.Body())
+	if err != nil {
+		return err
+	}
+	if in.model == CouncilModel && in.tools == nil {
+		if h.ans.Check(answer.Always) != nil {
+			return errNoCouncilModel
+		}
+	} else if h.d.Completer == nil {
+		return errNoCompleter
+	}
+	id, err := h.actingAs(c, "") // the body's user field is not an identity
+	if err != nil {
+		return err
+	}
+	res := &chatResult{id: "chatcmpl-" + rand.Text(), created: time.Now().Unix(), model: in.model}
+	rep := reportOf(c)
+	if in.stream {
+		return h.streamAs(c, chatEvents(res, in.includeUsage), func(ctx context.Context, send sendFunc) (any, error) {
+			send("", res.chunk(chatDelta{Role: "assistant", Content: new(string)}, nil))
+			return res, h.runChat(ctx, in, id, rep, res, func(s string) { send("", res.chunk(chatDelta{Content: &s}, nil)) })
+		})
+	}
+	ctx, end, err := h.request(c.UserContext(), c.Context().Conn())
+	if err != nil {
+		return err
+	}
+	defer end()
+	err = h.runChat(ctx, in, id, rep, res, nil)
+	if cause := interrupted(ctx); cause != nil {
+		return cause
+	}
+	if err != nil {
+		return err
+	}
+	msg := chatMessageOut{Role: "assistant", Content: &res.text}
+	if len(res.calls) > 0 {
+		msg.ToolCalls = openAIToolCalls(res.calls, false)
+		if res.text == "" {
+			msg.Content = nil
+		}
+	}
+	return c.JSON(chatCompletion{ID: res.id, Object: "chat.completion", Created: res.created, Model: res.model,
+		Choices: []chatChoice{{Message: msg, FinishReason: res.finish}}, Usage: res.usage, XToolrouter: res.trace})
+}
+
+// runChat answers in into res: passed through with the client's tools, by the council, or by the
+// named model with the routed tools' results as evidence. onText, when not nil, gets the answer's
+// text as it comes.
+func (h *handlers) runChat(ctx context.Context, in *chatInput, id access.Identity, rep *served, res *chatResult, onText func(string)) error {
+	if in.tools != nil {
+		res.trace.Mode = "passthrough"
+		return h.complete(ctx, rep, res, CompletionRequest{Model: in.model, Messages: in.messages, Tools: in.tools, Options: in.options}, onText)
+	}
+	req := router.Request{Query: in.messages[in.last].Content, Identity: id}
+	for _, m := range in.messages[:in.last] {
+		if m.Role == "user" || m.Role == "assistant" {
+			req.History = append(req.History, router.Message{Role: m.Role, Content: m.Content})
+		}
+	}
+	if in.model == CouncilModel {
+		res.trace.Mode = "council"
+		out, err := h.ans.Run(ctx, req, answer.Always, nil)
+		reportAnswer(rep, out)
+		if out != nil {
+			res.trace.Routing, res.trace.Council = out.Routing, out.Council
+		}
+		if err != nil {
+			return err
+		}
+		res.text, res.finish = out.Final, "stop"
+		res.usage = usage(out.Usage.Total.PromptTokens, out.Usage.Total.CompletionTokens)
+		if onText != nil && res.text != "" {
+			onText(res.text)
+		}
+		return nil
+	}
+	res.trace.Mode = "routed"
+	out, err := h.d.Router.Route(ctx, req)
+	reportRoute(rep, out)
+	res.trace.Routing = out
+	if err != nil {
+		return err
+	}
+	msgs, err := h.withEvidence(in.messages, out)
+	if err != nil {
+		return err
+	}
+	if err := h.complete(ctx, rep, res, CompletionRequest{Model: in.model, Messages: msgs, Options: in.options}, onText); err != nil {
+		return err
+	}
+	res.usage = usage(res.usage.PromptTokens+out.Usage.PromptTokens, res.usage.CompletionTokens+out.Usage.CompletionTokens)
+	return nil
+}
+
+func usage(prompt, completion int) chatUsage {
+	return chatUsage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
+}
+
+// withEvidence returns msgs with the tool results as a system message after the leading system
+// messages: each result shortened to council.max_evidence_bytes, as the council sees them.
+func (h *handlers) withEvidence(msgs []api.Message, out *router.Outcome) ([]api.Message, error) {
+	text, err := prompts.CompletionEvidence(council.PromptEvidence(answer.Evidence(out), h.o.MaxEvidenceBytes))
+	if err != nil {
+		return nil, err
+	}
+	at := slices.IndexFunc(msgs, func(m api.Message) bool { return m.Role != "system" })
+	return slices.Insert(slices.Clone(msgs), at, api.Message{Role: "system", Content: text}), nil
+}
+
+// complete makes the completion call and records it in the report.
+func (h *handlers) complete(ctx context.Context, rep *served, res *chatResult, req CompletionRequest, onText func(string)) error {
+	start := time.Now()
+	comp, err := h.d.Completer.Complete(ctx, req, onText)
+	call := observe.ModelCall{Phase: "completion", Model: req.Model, Start: start, Duration: time.Since(start),
+		PromptTokens: comp.PromptTokens, CompletionTokens: comp.CompletionTokens}
+	if err != nil {
+		call.Err = err.Error()
+	}
+	rep.ModelCalls = append(rep.ModelCalls, call)
+	if err != nil {
+		if errors.Is(err, ErrUnknownModel) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			return fmt.Errorf("completion: %w", err)
+		}
+		return fmt.Errorf("%w: %w", errCompletion, err)
+	}
+	cu := usage(comp.PromptTokens, comp.CompletionTokens)
+	res.text, res.calls, res.finish, res.usage, res.trace.CompletionUsage = comp.Text, comp.ToolCalls, comp.FinishReason, cu, &cu
+	switch {
+	case len(res.calls) > 0:
+		res.finish = "tool_calls"
+	case res.finish == "":
+		res.finish = "stop"
+	}
+	return nil
+}
+
+// chunk is a stream event of res with one choice's delta (and finish reason, on the last).
+func (r *chatResult) chunk(d chatDelta, finish *string) chatChunk {
+	return chatChunk{ID: r.id, Object: "chat.completion.chunk", Created: r.created, Model: r.model,
+		Choices: []chatChunkChoice{{Delta: d, FinishReason: finish}}}
+}
+
+// sseDone is the data of OpenAI's last stream event.
+type sseDone struct{}
+
+// chatEvents is the format of a streamed chat completion: unnamed events of chat.completion.chunk
+// objects; then the finish reason (and the tool calls), the usage when includeUsage, and
+// x_toolrouter on the last chunk, then [DONE]; or, when the work failed, an {"error": {...}}
+// event as OpenAI sends it.
+func chatEvents(res *chatResult, includeUsage bool) eventFormat {
+	return eventFormat{
+		write: func(w *bufio.Writer, ev sseEvent) error {
+			var data []byte
+			if _, ok := ev.data.(sseDone); ok {
+				data = []byte("[DONE]")
+			} else if b, err := json.Marshal(ev.data); err == nil {
+				data = b
+			} else {
+				data, _ = json.Marshal(fiber.Map{"error": openAIErrorBody{Message: err.Error(), Type: "server_error", Code: "internal"}})
+			}
+			if _, err := fmt.Fprintf(w, "data: %s\n\n", data); err != nil {
+				return err
+			}
+			return w.Flush()
+		},
+		end: func(send sendFunc, _ any, e *apiError) {
+			if e != nil {
+				send("", openAIError(e))
+				return
+			}
+			var d chatDelta
+			if len(res.calls) > 0 {
+				d.ToolCalls = openAIToolCalls(res.calls, true)
+			}
+			last := res.chunk(d, &res.finish)
+			if includeUsage {
+				send("", last)
+				last = chatChunk{ID: res.id, Object: "chat.completion.chunk", Created: res.created, Model: res.model,
+					Choices: []chatChunkChoice{}, Usage: &res.usage}
+			}
+			last.XToolrouter = &res.trace
+			send("", last)
+			send("", sseDone{})
+		},
+	}
+}
+
+// models serves GET /v1/models: "council" when a council is configured, the configured models
+// (the router's and the council's), and the models the router's provider lists when it answers
+// within the probe timeout.
+func (h *handlers) models(c *fiber.Ctx) error {
+	type model struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Created int64  `json:"created"`
+		OwnedBy string `json:"owned_by"`
+	}
+	var list []model
+	seen := map[string]bool{}
+	add := func(id, owner string) {
+		if id != "" && !seen[id] {
+			seen[id] = true
+			list = append(list, model{ID: id, Object: "model", OwnedBy: owner})
+		}
+	}
+	if h.d.Council != nil {
+		add(CouncilModel, "toolrouter")
+	}
+	for _, m := range h.o.Models {
+		add(m.ID, m.OwnedBy)
+	}
+	if h.d.Model != nil {
+		ctx, cancel := context.WithTimeout(c.UserContext(), h.o.ProbeTimeout)
+		defer cancel()
+		if tags, err := h.d.Model.List(ctx); err == nil {
+			for _, m := range tags.Models {
+				add(m.Name, h.o.RouterProvider)
+			}
+		} else {
+			h.o.Logger.Debug("listing the router provider's models", "err", h.o.Redactor.String(err.Error()))
+		}
+	}
+	if list == nil {
+		list = []model{}
+	}
+	return c.JSON(fiber.Map{"object": "list", "data": list})
+}

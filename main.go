@@ -131,7 +131,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 	closers = append(closers, inv.Shutdown)
 
 	est := tokens.New()
-	chat, probe, cncl, err := models(cfg, est, red, logger)
+	chat, probe, cncl, comp, err := models(cfg, est, red, logger)
 	if err != nil {
 		return err
 	}
@@ -227,7 +227,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 	if o.reload != nil {
 		go rl.Watch(ctx, o.reload)
 	}
-	deps := server.Deps{Router: rt, Inventory: inv, Model: probe, Auth: authn, Access: orgs, Estimates: est, Reload: rl}
+	deps := server.Deps{Router: rt, Inventory: inv, Model: probe, Auth: authn, Access: orgs, Estimates: est, Reload: rl, Completer: comp}
 	if ranker != nil {
 		deps.Search = rt
 	}
@@ -248,6 +248,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 		WriteTimeout: cfg.HTTP.WriteTimeout.D(), Logger: logger, RequestLog: cfg.Log.Requests,
 		ShutdownTimeout: shutdown - closing, MaxDeadline: cfg.Router.Deadline.D(), AllowedOrigins: cfg.HTTP.AllowedOrigins,
 		Listen: cfg.Listen, AllowedHosts: cfg.HTTP.AllowedHosts, AdminReadyz: cfg.Auth.Configured(), Redactor: red,
+		Models: chatModels(cfg), RouterProvider: cfg.Router.Provider, MaxEvidenceBytes: cfg.Council.MaxEvidenceBytes,
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {

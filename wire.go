@@ -25,10 +25,10 @@ import (
 	"toolrouter/tokens"
 )
 
-// models builds one client per configured provider, then the router's model, the readiness probe
-// and the council (nil when none is configured). Every client's errors go through red: a model
+// models builds one client per configured provider, then the router's model, the readiness probe,
+// the council (nil when none is configured) and the chat completions' completer. Every client's errors go through red: a model
 // server's URL may carry a credential, and errors quote URLs.
-func models(cfg config.Config, est *tokens.Estimator, red *redact.Redactor, logger *slog.Logger) (router.Chatter, server.ModelProbe, *council.Council, error) {
+func models(cfg config.Config, est *tokens.Estimator, red *redact.Redactor, logger *slog.Logger) (router.Chatter, server.ModelProbe, *council.Council, *completer, error) {
 	hc := &http.Client{Transport: &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: 64,
@@ -43,7 +43,7 @@ func models(cfg config.Config, est *tokens.Estimator, red *redact.Redactor, logg
 		case config.ProviderOllama:
 			u, err := url.Parse(p.BaseURL)
 			if err != nil {
-				return nil, nil, nil, fmt.Errorf("providers.%s.base_url: %w", name, err)
+				return nil, nil, nil, nil, fmt.Errorf("providers.%s.base_url: %w", name, err)
 			}
 			o := provider.NewOllama(u, hc, limit)
 			clients[name] = redactedChat{o, red}
@@ -57,8 +57,9 @@ func models(cfg config.Config, est *tokens.Estimator, red *redact.Redactor, logg
 	if probe == nil {
 		probe = unprobed{provider: cfg.Router.Provider, model: cfg.Ollama.Model}
 	}
+	comp := newCompleter(cfg, clients)
 	if !cfg.Council.Enabled() {
-		return clients[cfg.Router.Provider], probe, nil, nil
+		return clients[cfg.Router.Provider], probe, nil, comp, nil
 	}
 	member := func(m config.Member) council.Member {
 		cm := provider.ChatModel{Client: clients[m.Provider], Model: m.Model, Options: m.Options,
@@ -90,7 +91,7 @@ func models(cfg config.Config, est *tokens.Estimator, red *redact.Redactor, logg
 		PeerReview: cfg.Council.PeerReview, Quorum: cfg.Council.Quorum,
 		StageTimeout: cfg.Council.StageTimeout.D(), MaxEvidenceBytes: cfg.Council.MaxEvidenceBytes, Logger: logger,
 	})
-	return clients[cfg.Router.Provider], probe, c, nil
+	return clients[cfg.Router.Provider], probe, c, comp, nil
 }
 
 // redactedChat masks credentials in a model client's errors.

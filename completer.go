@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"toolrouter/config"
+	"toolrouter/provider"
+	"toolrouter/router"
+	"toolrouter/server"
+)
+
+// completer makes the model calls of POST /v1/chat/completions over the configured providers. A
+// model named "PROVIDER/MODEL", where PROVIDER is a key of providers, is MODEL at that provider;
+// any other name (slashes included, as in "hf.co/org/model") is a model of the router's provider.
+type completer struct {
+	clients  map[string]provider.Chatter
+	ollama   map[string]bool // providers speaking Ollama's protocol: sent num_ctx and keep_alive
+	fallback string          // the router's provider
+	// numCtx is the context window an Ollama model is loaded with when the request does not say
+	// (the router's ollama.options num_ctx); keepAlive is ollama.keep_alive.
+	numCtx      int
+	keepAlive   time.Duration
+	maxResponse int // ollama.max_response_bytes
+}
+
+func newCompleter(cfg config.Config, clients map[string]provider.Chatter) *completer {
+	c := &completer{clients: clients, ollama: map[string]bool{}, fallback: cfg.Router.Provider,
+		numCtx: router.NumCtx(cfg.Ollama.Options), keepAlive: cfg.Ollama.KeepAlive.D(), maxResponse: cfg.Ollama.MaxResponseBytes}
+	for name := range clients {
+		if p, _ := cfg.Provider(name); p.Type == config.ProviderOllama {
+			c.ollama[name] = true
+		}
+	}
+	return c
+}
+
+// resolve names the provider and the model a completion's model name stands for.
+func (c *completer) resolve(name string) (string, string) {
+	if p, m, ok := strings.Cut(name, "/"); ok && m != "" {
+		if _, known := c.clients[p]; known {
+			return p, m
+		}
+	}
+	return c.fallback, name
+}
+
+// Complete streams the answer from the model, passing its text on as it comes, and bounds its size
+// (ollama.max_response_bytes). Its deadline is the request's (http.request_timeout).
+func (c *completer) Complete(ctx context.Context, req server.CompletionRequest, onText func(string)) (server.Completion, error) {
+	name, model := c.resolve(req.Model)
+	client := c.clients[name]
+	if client == nil {
+		return server.Completion{}, fmt.Errorf("model %s: %w: no provider %q", req.Model, server.ErrUnknownModel, name)
+	}
+	stream := true
+	creq := &api.ChatRequest{Model: model, Messages: req.Messages, Tools: req.Tools, Stream: &stream, Options: maps.Clone(req.Options)}
+	if creq.Options == nil {
+		creq.Options = map[string]any{}
+	}
+	if c.ollama[name] {
+		if _, ok := creq.Options["num_ctx"]; !ok && c.numCtx > 0 {
+			creq.Options["num_ctx"] = c.numCtx
+		}
+		// A conversation over the window is an error, never silently cut.
+		off := false
+		creq.Truncate, creq.Shift = &off, &off
+		if c.keepAlive != 0 {
+			creq.KeepAlive = &api.Duration{Duration: c.keepAlive}
+		}
+	}
+	var (
+		out   server.Completion
+		text  strings.Builder
+		done  bool
+		meter = provider.NewMeter(c.maxResponse)
+	)
+	err := client.Chat(ctx, creq, func(r api.ChatResponse) error {
+		if err := meter.Add(r.Message); err != nil {
+			return err
+		}
+		if r.Message.Content != "" {
+			text.WriteString(r.Message.Content)
+			if onText != nil {
+				onText(r.Message.Content)
+			}
+		}
+		out.ToolCalls = append(out.ToolCalls, r.Message.ToolCalls...)
+		if r.Done {
+			done = true
+			out.PromptTokens, out.CompletionTokens = r.PromptEvalCount, r.EvalCount
+			out.FinishReason = finishReason(r.DoneReason)
+		}
+		return nil
+	})
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return out, fmt.Errorf("model %s: %w", req.Model, context.Cause(ctx))
+	case err != nil && notFound(err):
+		return out, fmt.Errorf("model %s: %w: %w", req.Model, server.ErrUnknownModel, err)
+	case err != nil:
+		return out, fmt.Errorf("model %s: %w", req.Model, err)
+	case !done:
+		return out, fmt.Errorf("model %s: %w", req.Model, provider.ErrNoDone)
+	}
+	out.Text = text.String()
+	return out, nil
+}
+
+// finishReason is OpenAI's finish_reason for a provider's done reason.
+func finishReason(done string) string {
+	switch done {
+	case "length", "tool_calls", "content_filter":
+		return done
+	}
+	return "stop"
+}
+
+// notFound reports whether a provider answered 404: the model is not there.
+func notFound(err error) bool {
+	var se api.StatusError
+	var ae *provider.APIError
+	return errors.As(err, &se) && se.StatusCode == http.StatusNotFound ||
+		errors.As(err, &ae) && ae.StatusCode == http.StatusNotFound
+}
+
+// chatModels are the configured models GET /v1/models lists, named as completions take them: the
+// router's model, then the council's members and chairman.
+func chatModels(cfg config.Config) []server.ModelInfo {
+	named := func(p, m string) server.ModelInfo {
+		if p == cfg.Router.Provider {
+			return server.ModelInfo{ID: m, OwnedBy: p}
+		}
+		return server.ModelInfo{ID: p + "/" + m, OwnedBy: p}
+	}
+	out := []server.ModelInfo{named(cfg.Router.Provider, cfg.Ollama.Model)}
+	if cfg.Council.Enabled() {
+		for _, m := range append(cfg.Council.Members, cfg.Council.Chairman) {
+			if m.Model != "" {
+				out = append(out, named(m.Provider, m.Model))
+			}
+		}
+	}
+	return out
+}

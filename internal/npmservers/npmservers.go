@@ -1,8 +1,9 @@
-// Package npmservers installs the MCP reference servers from the npm registry (pinned in
-// examples/npm/package-lock.json) for tests, once per machine, and says where their entry points are.
+// Package npmservers installs the MCP reference servers and the openai client from the npm registry
+// (pinned in examples/npm/package-lock.json) for tests, once per machine, and says where their entry points are.
 package npmservers
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,7 +16,7 @@ import (
 // skipMessage is why a test that needs the reference servers is skipped on a machine without Node.js.
 const skipMessage = "node not found: the npm reference-server tests need Node.js; .ci/run installs it"
 
-// Dir returns examples/npm, installing its node_modules with `npm ci` if they are missing. Test
+// Dir returns examples/npm, installing its node_modules with `npm ci` if any package is missing. Test
 // packages running in parallel serialise on a file lock. It skips the test when node is missing
 // (.ci/run installs it, so CI runs these tests); a failed install fails the test.
 func Dir(t testing.TB) string {
@@ -34,7 +35,7 @@ func Dir(t testing.TB) string {
 		t.Fatalf("locking %s: %v", lock.Name(), err)
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if _, err := os.Stat(Entry(dir, "everything")); err == nil {
+	if installed(dir) {
 		return dir
 	}
 	if _, err := exec.LookPath("npm"); err != nil {
@@ -46,6 +47,24 @@ func Dir(t testing.TB) string {
 		t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
 	}
 	return dir
+}
+
+// installed reports whether every dependency of dir's package.json is in its node_modules.
+func installed(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		return false
+	}
+	var pkg struct{ Dependencies map[string]string }
+	if json.Unmarshal(b, &pkg) != nil || len(pkg.Dependencies) == 0 {
+		return false
+	}
+	for name := range pkg.Dependencies {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", name, "package.json")); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // Entry is the script node runs for the named reference server ("everything", "filesystem", "memory").

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"toolrouter/config"
+	"toolrouter/internal/fakeollama"
+	"toolrouter/internal/fakeopenai"
+	"toolrouter/provider"
+	"toolrouter/server"
+)
+
+// TestCompleter drives the chat completions' completer over real provider clients and fake
+// Ollama and OpenAI-compatible servers: the naming rule, what each provider is sent, the answer
+// streamed and bounded, and a missing model.
+func TestCompleter(t *testing.T) {
+	tests := []struct {
+		name       string
+		model      string
+		ollama     fakeollama.Reply
+		openai     fakeopenai.Reply
+		wantServer string // "ollama" or "remote": which fake was called
+		wantModel  string // the model it was sent
+		wantText   string
+		wantCalls  int
+		wantFinish string
+		wantErr    error
+	}{
+		{"bare name goes to the router's provider", "qwen2.5:7b", fakeollama.Reply{Content: "It is 5.", PromptTokens: 9, CompletionTokens: 4}, fakeopenai.Reply{},
+			"ollama", "qwen2.5:7b", "It is 5.", 0, "stop", nil},
+		{"a slash without a provider is the router's", "hf.co/org/model:Q4", fakeollama.Reply{Content: "ok"}, fakeopenai.Reply{},
+			"ollama", "hf.co/org/model:Q4", "ok", 0, "stop", nil},
+		{"provider/model selects the provider", "remote/gpt-4o-mini", fakeollama.Reply{}, fakeopenai.Reply{Content: "Five.", PromptTokens: 12, CompletionTokens: 2},
+			"remote", "gpt-4o-mini", "Five.", 0, "stop", nil},
+		{"tool calls come back", "remote/gpt-4o-mini", fakeollama.Reply{},
+			fakeopenai.Reply{ToolCalls: []fakeopenai.ToolCall{{ID: "call_9", Name: "get_weather", Arguments: `{"city":"Paris"}`}}},
+			"remote", "gpt-4o-mini", "", 1, "tool_calls", nil},
+		{"a model the provider lacks", "nope", fakeollama.Reply{Status: http.StatusNotFound, Error: `model "nope" not found, try pulling it first`}, fakeopenai.Reply{},
+			"ollama", "nope", "", 0, "", server.ErrUnknownModel},
+		{"an answer over the bound", "remote/gpt-4o-mini", fakeollama.Reply{}, fakeopenai.Reply{Flood: 1 << 20},
+			"remote", "gpt-4o-mini", "", 0, "", provider.ErrResponseTooLarge},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ollama := fakeollama.New(t, tc.ollama)
+			remote := fakeopenai.New(t, tc.openai)
+			cfg := config.Default()
+			cfg.Ollama.Host = ollama.URL
+			cfg.Ollama.MaxResponseBytes = 64 << 10
+			cfg.Providers["remote"] = config.Provider{Type: config.ProviderOpenAI, BaseURL: remote.BaseURL()}
+			u, _ := url.Parse(ollama.URL)
+			limit := provider.WithMaxResponseBytes(cfg.Ollama.MaxResponseBytes)
+			c := newCompleter(cfg, map[string]provider.Chatter{
+				"ollama": provider.NewOllama(u, nil, limit),
+				"remote": provider.NewOpenAI(remote.BaseURL(), "", nil, limit),
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			var streamed strings.Builder
+			out, err := c.Complete(ctx, server.CompletionRequest{Model: tc.model, Messages: []api.Message{{Role: "user", Content: "2+3?"}},
+				Options: map[string]any{"temperature": 0.5}}, func(s string) { streamed.WriteString(s) })
+			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
+				t.Fatalf("got error %v, want %v", err, tc.wantErr)
+			}
+			switch tc.wantServer {
+			case "ollama":
+				reqs := ollama.Requests()
+				if len(reqs) != 1 || reqs[0].Model != tc.wantModel || len(remote.Requests()) != 0 {
+					t.Fatalf("got %d Ollama requests (%+v) and %d remote ones, want one for %s", len(reqs), reqs, len(remote.Requests()), tc.wantModel)
+				}
+				r := reqs[0]
+				if r.Options["num_ctx"] != 8192.0 || r.Options["temperature"] != 0.5 || r.Truncate == nil || *r.Truncate || r.KeepAlive == nil {
+					t.Errorf("got options %v truncate %v keep_alive %v, want num_ctx 8192, temperature 0.5, no truncation and keep_alive", r.Options, r.Truncate, r.KeepAlive)
+				}
+			case "remote":
+				reqs := remote.Requests()
+				if len(reqs) != 1 || reqs[0].Body.Model != tc.wantModel || len(ollama.Requests()) != 0 {
+					t.Fatalf("got %d remote requests and %d Ollama ones, want one remote for %s", len(reqs), len(ollama.Requests()), tc.wantModel)
+				}
+				if b := reqs[0].Body; b.Temperature == nil || *b.Temperature != 0.5 || strings.Contains(string(reqs[0].Raw), "num_ctx") {
+					t.Errorf("got request %s, want temperature 0.5 and no Ollama-only option", reqs[0].Raw)
+				}
+			}
+			if err != nil {
+				return
+			}
+			if out.Text != tc.wantText || streamed.String() != tc.wantText || len(out.ToolCalls) != tc.wantCalls || out.FinishReason != tc.wantFinish {
+				t.Errorf("got text %q (streamed %q) %d calls finish %q, want %q %d %q", out.Text, streamed.String(), len(out.ToolCalls), out.FinishReason, tc.wantText, tc.wantCalls, tc.wantFinish)
+			}
+			if tc.wantCalls > 0 {
+				if tc := out.ToolCalls[0]; tc.ID != "call_9" || tc.Function.Name != "get_weather" {
+					t.Errorf("got tool call %+v, want call_9 get_weather", tc)
+				}
+			}
+		})
+	}
+}
+
+func TestChatModels(t *testing.T) {
+	cfg := config.Default()
+	cfg.Providers["remote"] = config.Provider{Type: config.ProviderOpenAI, BaseURL: "http://127.0.0.1:1/v1"}
+	cfg.Council.Members = []config.Member{{Name: "a", Provider: "ollama", Model: "llama3.1:8b"}, {Name: "b", Provider: "remote", Model: "gpt-4o-mini"}}
+	cfg.Council.Chairman = config.Member{Name: "chair", Provider: "remote", Model: "gpt-4o"}
+	var got []string
+	for _, m := range chatModels(cfg) {
+		got = append(got, m.ID+"@"+m.OwnedBy)
+	}
+	want := "qwen2.5:7b@ollama,llama3.1:8b@ollama,remote/gpt-4o-mini@remote,remote/gpt-4o@remote"
+	if strings.Join(got, ",") != want {
+		t.Errorf("got %s, want %s", strings.Join(got, ","), want)
+	}
+}

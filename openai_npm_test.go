@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"toolrouter/access"
+	"toolrouter/auth"
+	"toolrouter/internal/fakeollama"
+	"toolrouter/internal/fakeopenai"
+	"toolrouter/internal/npmservers"
+)
+
+// openAIClientRun is what examples/npm/openai-client.mjs reports.
+type openAIClientRun struct {
+	Completion struct {
+		ID, Object, Content, Finish string
+		Usage                       map[string]int
+		Trace                       struct {
+			Mode    string
+			Routing struct {
+				Calls []struct{ Server, Tool string }
+			}
+		}
+	}
+	Stream struct {
+		Content, Finish string
+		Chunks          int
+		Usage           map[string]int
+		Trace           *struct{ Mode string }
+	}
+	Models []string
+	Tools  struct {
+		Finish, Mode string
+		Content      *string
+		Calls        []struct {
+			ID, Type string
+			Function struct{ Name, Arguments string }
+		}
+	}
+	BadRequest, Unauthenticated, NoCouncil clientError
+}
+
+type clientError struct {
+	Thrown, IsAPIError              bool
+	Name, Code, Type, Param, Message string
+	Status                           int
+}
+
+// TestOpenAIClient drives the real command line's OpenAI-compatible API with the official openai
+// npm client (examples/npm/openai-client.mjs): a routed completion, the same streamed, the model
+// list, a request with the client's own tools passed through to an OpenAI-compatible provider,
+// and errors as the client's APIError. The routing and answering model is a fake Ollama.
+func TestOpenAIClient(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil && os.Getenv("CI") == "true" {
+		t.Fatal("node not found, and CI=true: the openai npm client test must run")
+	}
+	dir := npmservers.Dir(t) // skips without node, installs examples/npm's packages
+	script := filepath.Join(dir, "openai-client.mjs")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "openai", "package.json")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the openai npm package is not installed in %s: %v", dir, err)
+		}
+		t.Skipf("the openai npm package is not installed in %s (npm ci there installs it): %v", dir, err)
+	}
+
+	model := fakeollama.NewFunc(t, func(req api.ChatRequest) fakeollama.Reply {
+		switch {
+		case strings.Contains(string(req.Format), "needs_more"):
+			return reply(map[string]any{"reasoning": "sum", "use_tool": true, "calls": []map[string]string{{"tool": "calculator.add", "task": "add"}},
+				"needs_more": false, "direct": false})
+		case req.Format != nil:
+			return reply(map[string]any{"a": 2, "b": 3})
+		}
+		for _, m := range req.Messages {
+			if m.Role == "system" && strings.Contains(m.Content, "<tool_result>\n5\n</tool_result>") {
+				return fakeollama.Reply{Content: "2 + 3 = 5, by the calculator.", PromptTokens: 50, CompletionTokens: 9}
+			}
+		}
+		return fakeollama.Reply{Content: "no evidence was given", PromptTokens: 50, CompletionTokens: 4}
+	})
+	model.Models = []string{"fake", "llama3.1:8b"}
+	remote := fakeopenai.New(t, fakeopenai.Reply{ToolCalls: []fakeopenai.ToolCall{{ID: "call_7", Name: "get_weather", Arguments: `{"city":"Paris"}`}},
+		PromptTokens: 30, CompletionTokens: 8})
+
+	key, err := auth.NewKey("npm", auth.Identity{Org: access.DefaultOrg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TOOLROUTER_TEST_OPENAI_KEY", key.Key)
+	entry := key.Entry
+	entry.SHA256, entry.Env = "", "TOOLROUTER_TEST_OPENAI_KEY"
+	path := writeConfig(t, map[string]any{
+		"providers": map[string]any{"remote": map[string]any{"type": "openai", "base_url": remote.BaseURL()}},
+		"auth":      map[string]any{"keys": []auth.Key{entry}},
+	})
+	base := serve(t, "-config", path, "-ollama", model.URL, "-model", "fake")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", script)
+	cmd.Env = append(os.Environ(), "TOOLROUTER_BASE_URL="+base+"/v1", "TOOLROUTER_API_KEY="+key.Key)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node %s: %v\n%s", script, err, stderr.String())
+	}
+	t.Logf("client report: %s", stdout)
+	var run openAIClientRun
+	if err := json.Unmarshal(stdout, &run); err != nil {
+		t.Fatalf("decoding the script's report %s: %v", stdout, err)
+	}
+
+	const answer = "2 + 3 = 5, by the calculator."
+	c := run.Completion
+	if c.Object != "chat.completion" || !strings.HasPrefix(c.ID, "chatcmpl-") || c.Content != answer || c.Finish != "stop" {
+		t.Errorf("completion: got %+v, want %q finished by stop", c, answer)
+	}
+	if u := c.Usage; u["completion_tokens"] < 9 || u["prompt_tokens"] < 50 || u["total_tokens"] != u["prompt_tokens"]+u["completion_tokens"] {
+		t.Errorf("completion: got usage %v, want the routing's and the completion's tokens", u)
+	}
+	if tr := c.Trace; tr.Mode != "routed" || len(tr.Routing.Calls) != 1 || tr.Routing.Calls[0].Tool != "add" {
+		t.Errorf("completion: got x_toolrouter %+v, want the routed calculator.add call", tr)
+	}
+
+	s := run.Stream
+	if s.Content != answer || s.Finish != "stop" || s.Chunks < 3 {
+		t.Errorf("stream: got %q finished by %q in %d chunks, want %q by stop in several", s.Content, s.Finish, s.Chunks, answer)
+	}
+	if s.Usage["total_tokens"] != c.Usage["total_tokens"] || s.Trace == nil || s.Trace.Mode != "routed" {
+		t.Errorf("stream: got usage %v and x_toolrouter %v, want the same usage as the completion (%v) and the trace", s.Usage, s.Trace, c.Usage)
+	}
+
+	if got := strings.Join(run.Models, ","); got != "fake,llama3.1:8b" {
+		t.Errorf("models: got %s, want fake,llama3.1:8b", got)
+	}
+
+	tl := run.Tools
+	if tl.Finish != "tool_calls" || tl.Mode != "passthrough" || len(tl.Calls) != 1 || tl.Calls[0].ID != "call_7" || tl.Calls[0].Type != "function" ||
+		tl.Calls[0].Function.Name != "get_weather" || tl.Calls[0].Function.Arguments != `{"city":"Paris"}` {
+		t.Errorf("tools: got %+v, want the provider's get_weather call passed through", tl)
+	}
+	if reqs := remote.Requests(); len(reqs) != 1 || reqs[0].Body.Model != "gpt-4o-mini" || !strings.Contains(string(reqs[0].Body.Tools), "get_weather") {
+		t.Errorf("tools: the provider got %d requests (%+v), want one for gpt-4o-mini with the client's tool", len(reqs), reqs)
+	}
+
+	for _, tc := range []struct {
+		name                 string
+		got                  clientError
+		status               int
+		class, code, errType string
+	}{
+		{"n=2", run.BadRequest, 400, "BadRequestError", "unsupported_n", "invalid_request_error"},
+		{"wrong key", run.Unauthenticated, 401, "AuthenticationError", "invalid_credential", "authentication_error"},
+		{"council without one", run.NoCouncil, 503, "InternalServerError", "no_council", "server_error"},
+	} {
+		if g := tc.got; !g.Thrown || !g.IsAPIError || g.Status != tc.status || g.Name != tc.class || g.Code != tc.code || g.Type != tc.errType || g.Message == "" {
+			t.Errorf("%s: got %+v, want a %s (APIError) with status %d, code %s, type %s", tc.name, g, tc.class, tc.status, tc.code, tc.errType)
+		}
+	}
+	if run.BadRequest.Param != "n" {
+		t.Errorf("n=2: got param %q, want n", run.BadRequest.Param)
+	}
+}

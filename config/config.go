@@ -347,7 +347,8 @@ type Council struct {
 	// StageTimeout bounds each stage as a whole; 0 leaves only the
 	// members' timeouts and the request's.
 	StageTimeout Duration `koanf:"stage_timeout" json:"stage_timeout"`
-	// MaxEvidenceBytes bounds each tool result shown to the council (head and tail kept);
+	// MaxEvidenceBytes bounds each tool result shown to the council, or to a chat completion's
+	// model (head and tail kept);
 	// a negative value shows results whole.
 	MaxEvidenceBytes int `koanf:"max_evidence_bytes" json:"max_evidence_bytes"`
 }

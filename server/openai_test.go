@@ -28,6 +28,9 @@ type fakeCompleter struct {
 	pieces []string
 	reply  server.Completion
 	err    error
+	// hang, when not nil, makes Complete wait for its context's end after the pieces, then send
+	// the context's cause on hang.
+	hang chan error
 
 	mu   sync.Mutex // guards reqs
 	reqs []server.CompletionRequest
@@ -47,6 +50,11 @@ func (f *fakeCompleter) Complete(ctx context.Context, req server.CompletionReque
 		if onText != nil {
 			onText(p)
 		}
+	}
+	if f.hang != nil {
+		<-ctx.Done()
+		f.hang <- context.Cause(ctx)
+		return server.Completion{}, ctx.Err()
 	}
 	out := f.reply
 	out.Text = strings.Join(f.pieces, "")
@@ -538,5 +546,50 @@ func TestModels(t *testing.T) {
 				t.Errorf("got models %s, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestChatCompletionsStreamClientGone: a client that leaves a stream stops the model call, and the
+// request is reported once.
+func TestChatCompletionsStreamClientGone(t *testing.T) {
+	comp := &fakeCompleter{pieces: []string{"thinking…"}, hang: make(chan error, 1)}
+	e := newChatEnv(t, fakeollama.New(t, selectAdd(true)...), comp, nil, server.Options{})
+	base := listen(t, e.app)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/chat/completions",
+		strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"2+3?"}]}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(resp.Body)
+	for { // up to the first piece of text: the model call is under way
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("stream ended before the text: %v", err)
+		}
+		if strings.Contains(line, "thinking") {
+			break
+		}
+	}
+	cancel()
+	resp.Body.Close()
+	select {
+	case cause := <-comp.hang:
+		if cause == nil || !strings.Contains(cause.Error(), "client") {
+			t.Errorf("the model call ended with %v, want the client's leaving", cause)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the model call was not stopped within 10s of the client leaving")
+	}
+	if rep := e.reports.next(t); rep.ErrorCode != "client_closed_request" || len(rep.ModelCalls) != 1 {
+		t.Errorf("got report error %q with %d model calls, want client_closed_request and the call", rep.ErrorCode, len(rep.ModelCalls))
+	}
+	select {
+	case rep := <-e.reports:
+		t.Errorf("got a second report %+v, want one", rep)
+	default:
 	}
 }

@@ -50,7 +50,7 @@ type openAIClientRun struct {
 }
 
 type clientError struct {
-	Thrown, IsAPIError              bool
+	Thrown, IsAPIError               bool
 	Name, Code, Type, Param, Message string
 	Status                           int
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"toolrouter/internal/fakeollama"
-	"toolrouter/observe"
 	"toolrouter/router"
 	"toolrouter/server"
 )
@@ -65,28 +64,6 @@ func (f *fakeCompleter) requests() []server.CompletionRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.reqs)
-}
-
-// reports is an observer that hands each report on a channel; it drops them when the channel is
-// full, as Observe must not block.
-type reports chan *observe.Report
-
-func (r reports) Observe(_ context.Context, rep *observe.Report) {
-	select {
-	case r <- rep:
-	default:
-	}
-}
-
-func (r reports) next(t *testing.T) *observe.Report {
-	t.Helper()
-	select {
-	case rep := <-r:
-		return rep
-	case <-time.After(5 * time.Second):
-		t.Fatal("no report within 5s")
-		return nil
-	}
 }
 
 type chatEnv struct {

@@ -175,6 +175,11 @@ func New(ctx context.Context, c Config, o Options) (*Authenticator, error) {
 // Errors wrap ErrMissing (no credential, and anonymous requests are not served) or ErrInvalid; a
 // credential that is sent but wrong is never taken as no credential.
 func (a *Authenticator) Authenticate(ctx context.Context, header func(string) string) (Identity, error) {
+	if a.anonymous && len(a.keys) == 0 && a.jwt == nil {
+		// Nothing could verify a credential: one sent is ignored, as Ollama ignores it. OpenAI
+		// clients always send a key, and refusing it would refuse every one of them.
+		return Anonymous(), nil
+	}
 	authz, apiKey := header("Authorization"), header("X-Api-Key")
 	var token string
 	switch {

@@ -146,3 +146,29 @@ func TestIsAdmin(t *testing.T) {
 		})
 	}
 }
+
+// TestNothingToVerify: with no key and no JWT configured, on an anonymous listen, a credential
+// sent is ignored (OpenAI clients always send one); without anonymous use it is still refused.
+func TestNothingToVerify(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		anonymous bool
+		h         headers
+		wantErr   error
+	}{
+		{"a key sent, anonymous", true, bearer("sk-anything"), nil},
+		{"x-api-key sent, anonymous", true, headers{"X-Api-Key": "ollama"}, nil},
+		{"a key sent, not anonymous", false, bearer("sk-anything"), ErrInvalid},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := New(t.Context(), Config{}, Options{Anonymous: tc.anonymous})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := a.Authenticate(t.Context(), tc.h.get)
+			if !errors.Is(err, tc.wantErr) || (err == nil && got != Anonymous()) {
+				t.Fatalf("got %+v, %v, want anonymous or %v", got, err, tc.wantErr)
+			}
+		})
+	}
+}

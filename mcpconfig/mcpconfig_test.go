@@ -49,7 +49,7 @@ func TestReadRealFiles(t *testing.T) {
 				Cwd:  abs(t, "testdata/claude-desktop")},
 			{Name: "memory", ID: "memory", File: claude, Transport: Stdio, Command: "npx",
 				Args: []string{"-y", "@modelcontextprotocol/server-memory"}, Cwd: abs(t, "testdata/claude-desktop"),
-				Env:  map[string]string{"MEMORY_FILE_PATH": "/Users/username/.claude/memory.jsonl"}},
+				Env: map[string]string{"MEMORY_FILE_PATH": "/Users/username/.claude/memory.jsonl"}},
 		}},
 		{name: "Cursor url, headers and a relative command", file: cursor, want: []Server{
 			{Name: "GitHub", ID: "github", File: cursor, Transport: StreamableHTTP, URL: "https://api.githubcopilot.com/mcp/",
@@ -57,12 +57,12 @@ func TestReadRealFiles(t *testing.T) {
 			{Name: "local notes", ID: "local_notes", File: cursor, Transport: Stdio,
 				Command: abs(t, "testdata/cursor/.cursor/tools/notes-server.js"),
 				Args:    []string{"--root", abs(t, "testdata/cursor") + "/notes"}, Cwd: abs(t, "testdata/cursor/.cursor"),
-				Env:     map[string]string{"NOTES_USER": "ada"}},
+				Env: map[string]string{"NOTES_USER": "ada"}},
 		}},
 		{name: "VS Code inputs, envFile and comments", file: vscode, inputs: map[string]string{"team": "platform"}, want: []Server{
 			{Name: "Perplexity", ID: "perplexity", File: vscode, Transport: Stdio, Command: "npx",
 				Args: []string{"-y", "server-perplexity-ask"}, Cwd: abs(t, "testdata/vscode/.vscode"),
-				Env:  map[string]string{"PERPLEXITY_API_KEY": "pplx-test", "PERPLEXITY_MODEL": "sonar-pro", "LOG_LEVEL": "debug"}},
+				Env: map[string]string{"PERPLEXITY_API_KEY": "pplx-test", "PERPLEXITY_MODEL": "sonar-pro", "LOG_LEVEL": "debug"}},
 			{Name: "fetch", ID: "fetch", File: vscode, Transport: Stdio, Command: "uvx", Args: []string{"mcp-server-fetch"},
 				Cwd: abs(t, "testdata/vscode/.vscode")},
 			{Name: "github", ID: "github", File: vscode, Transport: StreamableHTTP, URL: "https://api.githubcopilot.com/mcp/"},
@@ -74,7 +74,7 @@ func TestReadRealFiles(t *testing.T) {
 				Headers: map[string]string{"Authorization": "Bearer figd_test"}},
 			{Name: "github", ID: "github", File: windsurf, Transport: Stdio, Command: "npx",
 				Args: []string{"-y", "@modelcontextprotocol/server-github"}, Cwd: abs(t, "testdata/windsurf"),
-				Env:  map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_test"}},
+				Env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_test"}},
 		}},
 		{name: "Claude Code type and defaults", file: claudeCode, want: []Server{
 			{Name: "api-server", ID: "api-server", File: claudeCode, Transport: SSE, URL: "https://api.example.com/sse",

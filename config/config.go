@@ -90,6 +90,12 @@ type Config struct {
 	// Retrieval ranks the tools for each query when the inventory is too large to show whole.
 	Retrieval Retrieval         `koanf:"retrieval" json:"retrieval"`
 	Servers   map[string]Server `koanf:"servers" json:"servers"`
+	// ServersFrom are MCP clients' files whose servers are served too (Claude Desktop, Cursor,
+	// Windsurf, Claude Code, VS Code; see package mcpconfig), relative to the config file.
+	ServersFrom []string `koanf:"servers_from" json:"servers_from,omitempty"`
+	// Inputs are values for the ${input:ID} variables of VS Code's files, by input id; a password
+	// input is read only from its environment variable (mcpconfig.InputEnv).
+	Inputs map[string]string `koanf:"inputs" json:"inputs,omitempty"`
 	// Providers are the model servers the router and the council use, by name.
 	Providers map[string]Provider `koanf:"providers" json:"providers"`
 	// Council is the council of models that synthesises answers; no members disables it.
@@ -376,8 +382,14 @@ type Member struct {
 	PriceCompletionPerMTok float64 `koanf:"price_completion_per_mtok" json:"price_completion_per_mtok,omitempty"`
 }
 
-// Server configures one MCP server; its name is its key in Config.Servers.
+// Server configures one MCP server; its id is its key in Config.Servers: Load derives it from
+// the name the configuration gives (mcpconfig.ServerID) and keeps the name as DisplayName.
 type Server struct {
+	// DisplayName is the server's name as configured ("GitHub") when it differs from its id;
+	// Source is the MCP client's file
+	// it was read from ("" for the config file and the environment). Load sets both.
+	DisplayName string `koanf:"-" json:"-"`
+	Source      string `koanf:"-" json:"-"`
 	// Purpose tells the model what the server's tools are for.
 	Purpose   string    `koanf:"purpose" json:"purpose"`
 	Transport Transport `koanf:"transport" json:"transport"`

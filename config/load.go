@@ -20,11 +20,13 @@ import (
 	"toolrouter/access"
 )
 
-// Load builds the configuration from the built-in defaults, the JSON file
-// at path (none when path is ""), the TOOLROUTER_ environment and flags
-// (koanf keys such as "ollama.host" mapped to values; only flags the user
-// set), in that order, and validates it.
-func Load(path string, flags map[string]any) (Config, error) {
+// Load builds the configuration from the built-in defaults, OLLAMA_HOST (as ollama.host), the
+// JSON file at path (none when path is ""), the servers of the MCP clients' files it lists in
+// servers_from and of mcpConfigs (-mcp-config), the TOOLROUTER_ environment and flags (koanf keys
+// such as "ollama.host" mapped to values; only flags the user set), in that order, and validates
+// it. Paths in the config file are relative to its directory; servers are keyed by their ids
+// (mcpconfig.ServerID), their names kept as display names.
+func Load(path string, flags map[string]any, mcpConfigs ...string) (Config, error) {
 	ko := koanf.New(".")
 	defaults, err := defaultsMap()
 	if err != nil {
@@ -33,19 +35,34 @@ func Load(path string, flags map[string]any) (Config, error) {
 	if err := ko.Load(confmap.Provider(defaults, ""), nil); err != nil {
 		return Config{}, fmt.Errorf("config: loading defaults: %w", err)
 	}
+	hostFrom := "the built-in default"
+	if h := ollamaHostFromEnv(); h != "" {
+		if err := ko.Set("ollama.host", h); err != nil {
+			return Config{}, fmt.Errorf("config: %s: %w", OllamaHostEnv, err)
+		}
+		hostFrom = "environment variable " + OllamaHostEnv
+	}
 
 	var unknown []error
+	origins := map[string]origin{} // server id -> where it was defined
+	var fileRaw map[string]any
 	if path != "" {
 		fk := koanf.New(".")
 		if err := fk.Load(file.Provider(path), kjson.Parser()); err != nil {
 			return Config{}, fmt.Errorf("config: loading config file %s: %w", path, err)
 		}
-		raw := fk.Raw()
-		for _, k := range withoutCallers(unknownKeys(raw)) {
+		fileRaw = fk.Raw()
+		for _, k := range withoutCallers(unknownKeys(fileRaw)) {
 			unknown = append(unknown, unknownKey(fmt.Sprintf("config file %s", path), k))
 		}
-		if err := ko.Load(confmap.Provider(raw, ""), nil); err != nil {
+		if err := prepareFile(fileRaw, path, origins); err != nil {
+			return Config{}, fmt.Errorf("config: %w", err)
+		}
+		if err := ko.Load(confmap.Provider(fileRaw, ""), nil); err != nil {
 			return Config{}, fmt.Errorf("config: merging config file %s: %w", path, err)
+		}
+		if ollama, ok := fileRaw["ollama"].(map[string]any); ok && ollama["host"] != nil {
+			hostFrom = "config file " + path
 		}
 	}
 
@@ -72,34 +89,70 @@ func Load(path string, flags map[string]any) (Config, error) {
 			}
 		}
 	}
-	if err := ko.Load(confmap.Provider(envRaw, ""), nil); err != nil {
-		return Config{}, fmt.Errorf("config: merging environment: %w", err)
+	if name, ok := vars["ollama.host"]; ok {
+		hostFrom = "environment variable " + name
 	}
 
+	var flagRaw map[string]any
 	if len(flags) > 0 {
-		flagRaw, err := confmap.Provider(flags, ".").Read()
-		if err != nil {
+		if flagRaw, err = confmap.Provider(flags, ".").Read(); err != nil {
 			return Config{}, fmt.Errorf("config: reading flags: %w", err)
 		}
 		for _, k := range withoutCallers(unknownKeys(flagRaw)) {
 			unknown = append(unknown, unknownKey("flags", k))
 		}
-		if err := ko.Load(confmap.Provider(flagRaw, ""), nil); err != nil {
-			return Config{}, fmt.Errorf("config: merging flags: %w", err)
+		if _, ok := flags["ollama.host"]; ok {
+			hostFrom = "flag -ollama"
 		}
 	}
-	raw := ko.Raw()
-	if callers, ok := raw["callers"]; ok {
+	if callers, ok := ko.Raw()["callers"]; ok {
+		unknown = append(unknown, callersError(callers))
+	} else if callers, ok := envRaw["callers"]; ok {
 		unknown = append(unknown, callersError(callers))
 	}
 	if len(unknown) > 0 {
 		return Config{}, fmt.Errorf("config: %w", sortedJoin(unknown))
 	}
 
+	if files := append(serversFrom(fileRaw, envRaw), mcpConfigs...); len(files) > 0 {
+		layer, replaced, err := mcpServers(files, stringMap(fileRaw["inputs"]), path, origins)
+		if err != nil {
+			return Config{}, fmt.Errorf("config: %w", err)
+		}
+		for _, id := range replaced {
+			ko.Delete("servers." + id)
+		}
+		if err := ko.Load(confmap.Provider(map[string]any{"servers": layer}, ""), nil); err != nil {
+			return Config{}, fmt.Errorf("config: merging MCP servers: %w", err)
+		}
+	}
+	if err := ko.Load(confmap.Provider(envRaw, ""), nil); err != nil {
+		return Config{}, fmt.Errorf("config: merging environment: %w", err)
+	}
+	if flagRaw != nil {
+		if err := ko.Load(confmap.Provider(flagRaw, ""), nil); err != nil {
+			return Config{}, fmt.Errorf("config: merging flags: %w", err)
+		}
+	}
+	raw := ko.Raw()
 	applyEntryDefaults(raw)
 	cfg, err := decode(raw)
 	if err != nil {
 		return Config{}, err
+	}
+	for id, o := range origins {
+		if s, ok := cfg.Servers[id]; ok {
+			if o.name != id {
+				s.DisplayName = o.name
+			}
+			if o.mcp {
+				s.Source = o.file
+			}
+			cfg.Servers[id] = s
+		}
+	}
+	if err := normalizeOllamaHosts(&cfg, hostFrom); err != nil {
+		return Config{}, fmt.Errorf("config: invalid configuration:\n%w", err)
 	}
 	if err := cfg.Validate(); err != nil {
 		return Config{}, fmt.Errorf("config: invalid configuration:\n%w", err)

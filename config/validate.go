@@ -20,9 +20,13 @@ import (
 // packages access and auth find in orgs and auth are reported like the rest.
 type FieldError = access.FieldError
 
-// serverName is the pattern of a server name. Names cannot contain dots
-// because qualified tool names are "server.tool".
+// serverName is the pattern of a provider name.
 var serverName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
+
+// serverID is the pattern of a server's id, its key in Config.Servers once Load has derived it
+// from the configured name (mcpconfig.ServerID). Ids cannot contain dots because qualified tool
+// names are "server.tool".
+var serverID = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
 
 // Validate checks every value and returns all problems as *FieldError
 // values joined with errors.Join, sorted by message; nil when c is valid.
@@ -375,8 +379,22 @@ func (v *validator) httpURL(key, s string) {
 
 func (v *validator) server(name string, s Server) {
 	key := "servers." + name
-	if !serverName.MatchString(name) {
-		v.add(key, "invalid server name %q: must match %s", name, serverName)
+	if from := len(v.errs); s.Source != "" || (s.DisplayName != "" && s.DisplayName != name) {
+		// Name the server as its file does, and the file when it is an MCP client's.
+		defer func() {
+			where := fmt.Sprintf(" (server %q", s.DisplayName)
+			if s.Source != "" {
+				where += " in " + s.Source
+			}
+			for _, err := range v.errs[from:] {
+				if fe, ok := err.(*FieldError); ok {
+					fe.Reason += where + ")"
+				}
+			}
+		}()
+	}
+	if !serverID.MatchString(name) || strings.Trim(name, "_") == "" {
+		v.add(key, "invalid server id %q: must match %s (Load derives it from the server's name)", name, serverID)
 	}
 	switch s.Transport {
 	case TransportBuiltin:

@@ -386,8 +386,8 @@ type Member struct {
 // the name the configuration gives (mcpconfig.ServerID) and keeps the name as DisplayName.
 type Server struct {
 	// DisplayName is the server's name as configured ("GitHub") when it differs from its id;
-	// Source is the MCP client's file
-	// it was read from ("" for the config file and the environment). Load sets both.
+	// Source is the MCP client's file it was read from ("" for the config file and the
+	// environment). Load sets both.
 	DisplayName string `koanf:"-" json:"-"`
 	Source      string `koanf:"-" json:"-"`
 	// Purpose tells the model what the server's tools are for.

@@ -30,6 +30,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -304,7 +305,9 @@ func parse(args []string, stdout, stderr io.Writer) (cmd string, rest []string, 
 	fs.Usage = func() {}
 	path := fs.String("config", config.DefaultPath, "config file (JSON); \"\" for built-in defaults only")
 	listen := fs.String("listen", "", "listen address (config key listen)")
-	host := fs.String("ollama", "", "Ollama URL (config key ollama.host)")
+	host := fs.String("ollama", "", "Ollama address in any form OLLAMA_HOST takes (config key ollama.host)")
+	var mcpConfigs stringList
+	fs.Var(&mcpConfigs, "mcp-config", "an MCP client's server list to serve too (Claude Desktop, Cursor, Windsurf, VS Code mcp.json); repeatable")
 	model := fs.String("model", "", "tool-calling model (config key ollama.model)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	asFlag := fs.String("as", "", "route, search or list the inventory as this org[/team[/agent]] of orgs (default: the operator, every tool)")
@@ -379,7 +382,7 @@ func parse(args []string, stdout, stderr io.Writer) (cmd string, rest []string, 
 		}
 	}
 	file := *path
-	reread = func() (config.Config, error) { return config.Load(file, flags) }
+	reread = func() (config.Config, error) { return config.Load(file, flags, mcpConfigs...) }
 	if cfg, err = reread(); err != nil {
 		return
 	}
@@ -388,6 +391,12 @@ func parse(args []string, stdout, stderr io.Writer) (cmd string, rest []string, 
 	}
 	return
 }
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 // newKey runs "keys new": it prints one JSON object, the new key (shown this once) and the
 // auth.keys entry that accepts it, which holds only the key's SHA-256.

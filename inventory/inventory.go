@@ -34,15 +34,18 @@ type Snapshot struct {
 
 // Server is one configured server as the inventory sees it.
 type Server struct {
-	Name      string    `json:"name"`
-	Purpose   string    `json:"purpose,omitempty"`
-	Transport string    `json:"transport"`
-	URL       string    `json:"url,omitempty"`
-	Command   string    `json:"command,omitempty"`
-	Status    State     `json:"status"`
-	Error     string    `json:"error,omitempty"`
-	Since     time.Time `json:"since"`
-	Restarts  int       `json:"restarts"`
+	// Name is the server's id, the first part of its tools' qualified names; DisplayName is the
+	// name its configuration gives it ("GitHub" for the id "github"), Name when none differs.
+	Name        string    `json:"name"`
+	DisplayName string    `json:"display_name"`
+	Purpose     string    `json:"purpose,omitempty"`
+	Transport   string    `json:"transport"`
+	URL         string    `json:"url,omitempty"`
+	Command     string    `json:"command,omitempty"`
+	Status      State     `json:"status"`
+	Error       string    `json:"error,omitempty"`
+	Since       time.Time `json:"since"`
+	Restarts    int       `json:"restarts"`
 	// LastError is why the server was last down; it stays after the server is up again.
 	LastError string `json:"last_error,omitempty"`
 	// ListChanged counts the server's notifications/tools/list_changed; Refreshes the listings

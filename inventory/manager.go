@@ -181,8 +181,12 @@ func (m *Manager) addLocked(name string, sc config.Server, now time.Time) *entry
 		refresh: make(chan struct{}, 1), broken: make(chan brokenSession, 1), compiling: make(chan struct{}, 1),
 	}
 	m.entries[name] = e
+	display := sc.DisplayName
+	if display == "" {
+		display = name
+	}
 	m.states[name] = &Server{
-		Name: name, Purpose: sc.Purpose, Transport: string(sc.Transport), URL: redact.URL(sc.URL), Command: sc.Command,
+		Name: name, DisplayName: display, Purpose: sc.Purpose, Transport: string(sc.Transport), URL: redact.URL(sc.URL), Command: sc.Command,
 		Status: StateStarting, Since: now, Tools: []Tool{},
 	}
 	return e

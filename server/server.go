@@ -327,6 +327,8 @@ type serverState struct {
 	// LastError is why the server was last down; it stays once the server is up again.
 	LastError string `json:"last_error,omitempty"`
 	Tools     int    `json:"tools"`
+	// DisplayName is the server's name as configured ("GitHub" for the server "github").
+	DisplayName string `json:"display_name"`
 	// Excluded are the server's tools left out of the inventory, with why.
 	Excluded []inventory.Excluded `json:"excluded_tools,omitempty"`
 	// ListChanged counts the server's list_changed notifications, Refreshes the listings they made.
@@ -356,7 +358,7 @@ func (h *handlers) readyz(c *fiber.Ctx) error {
 		}
 	}
 	for _, s := range h.d.Inventory.Snapshot().Servers {
-		r.Servers = append(r.Servers, serverState{Name: s.Name, Status: s.Status, Error: s.Error, LastError: s.LastError,
+		r.Servers = append(r.Servers, serverState{Name: s.Name, DisplayName: s.DisplayName, Status: s.Status, Error: s.Error, LastError: s.LastError,
 			Tools: len(s.Tools), Excluded: s.Excluded, ListChanged: s.ListChanged, Refreshes: s.Refreshes})
 	}
 	if h.d.Trajectory != nil {

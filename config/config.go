@@ -3,14 +3,25 @@
 //
 // Configuration is layered with koanf; later layers win:
 //
-//  1. built-in defaults (Default),
-//  2. a JSON config file (config.json by default, -config FILE),
-//  3. environment variables prefixed TOOLROUTER_, with "__" separating
+//  1. built-in defaults (Default), with ollama.host from OLLAMA_HOST when it is set,
+//  2. a JSON config file (config.json by default, -config FILE), whose paths
+//     (fileRelativeKeys, servers_from, servers.NAME.cwd and .command) are
+//     relative to its directory,
+//  3. the servers of the MCP clients' files that servers_from and -mcp-config
+//     name (package mcpconfig),
+//  4. environment variables prefixed TOOLROUTER_, with "__" separating
 //     nesting levels and names lowercased, e.g. TOOLROUTER_OLLAMA__HOST,
 //     TOOLROUTER_ROUTER__REPAIR_ATTEMPTS=3,
 //     TOOLROUTER_SERVERS__CLOCK__ENABLED=false,
-//  4. command-line flags the user actually set, passed to Load as koanf
+//  5. command-line flags the user actually set, passed to Load as koanf
 //     keys ("ollama.host", "listen", ...).
+//
+// Every ollama.host and "ollama" provider base_url is read in the forms
+// OLLAMA_HOST takes ("host", ":port", "[::1]:11434", "https://h/prefix") and
+// kept as an absolute URL. A server's key is its id, derived from the name the
+// configuration gives it (mcpconfig.ServerID: "GitHub" is "github"), the name
+// kept as its DisplayName; the config file's servers' url, headers and env
+// have their ${env:VAR} and ${VAR} expanded.
 //
 // Maps are merged key by key, so the built-in servers calculator and clock
 // are always present unless a later layer disables them with

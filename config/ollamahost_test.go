@@ -9,6 +9,13 @@ import (
 	"github.com/ollama/ollama/envconfig"
 )
 
+// TestMain runs the package's tests without the OLLAMA_HOST of the shell they are started from:
+// Load reads it, and the tests that expect the default address would see the developer's server.
+func TestMain(m *testing.M) {
+	os.Unsetenv(OllamaHostEnv)
+	os.Exit(m.Run())
+}
+
 // TestOllamaURLMatchesOllama: every form Ollama's client accepts in OLLAMA_HOST means the same
 // server to toolrouter as to Ollama's own envconfig.Host.
 func TestOllamaURLMatchesOllama(t *testing.T) {

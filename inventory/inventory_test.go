@@ -387,3 +387,19 @@ func TestCloseStopsSubprocess(t *testing.T) {
 		t.Errorf("process %d still exists after Close (kill 0: %v)", pid, err)
 	}
 }
+
+// TestDisplayName: a server is listed under its id with the name its configuration gives it, or
+// its id when the configuration gives none other.
+func TestDisplayName(t *testing.T) {
+	m := inventory.New(map[string]config.Server{
+		"my_clock":   {Transport: config.TransportBuiltin, Builtin: "clock", DisplayName: "My Clock"},
+		"calculator": {Transport: config.TransportBuiltin},
+	}, inventory.Options{})
+	got := map[string]string{}
+	for _, s := range m.Snapshot().Export().Servers {
+		got[s.Name] = s.DisplayName
+	}
+	if want := map[string]string{"my_clock": "My Clock", "calculator": "calculator"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("display names: got %v, want %v", got, want)
+	}
+}

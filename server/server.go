@@ -321,14 +321,14 @@ type modelState struct {
 }
 
 type serverState struct {
-	Name   string          `json:"name"`
-	Status inventory.State `json:"status"`
-	Error  string          `json:"error,omitempty"`
+	Name string `json:"name"`
+	// DisplayName is the server's name as configured ("GitHub" for the server "github").
+	DisplayName string          `json:"display_name"`
+	Status      inventory.State `json:"status"`
+	Error       string          `json:"error,omitempty"`
 	// LastError is why the server was last down; it stays once the server is up again.
 	LastError string `json:"last_error,omitempty"`
 	Tools     int    `json:"tools"`
-	// DisplayName is the server's name as configured ("GitHub" for the server "github").
-	DisplayName string `json:"display_name"`
 	// Excluded are the server's tools left out of the inventory, with why.
 	Excluded []inventory.Excluded `json:"excluded_tools,omitempty"`
 	// ListChanged counts the server's list_changed notifications, Refreshes the listings they made.

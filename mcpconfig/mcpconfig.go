@@ -82,7 +82,15 @@ func Read(paths []string, opts Options) ([]Server, error) {
 		errs []error
 		seen = map[string]Server{} // id -> the first server with it
 	)
+	named := map[string]string{} // absolute path -> the path as given
 	for _, p := range paths {
+		if a, err := filepath.Abs(expandHome(p, opts.Home)); err == nil {
+			if first, twice := named[a]; twice {
+				errs = append(errs, fmt.Errorf("mcp config %s: named twice (also as %s)", p, first))
+				continue
+			}
+			named[a] = p
+		}
 		servers, err := readFile(p, opts)
 		if err != nil {
 			errs = append(errs, err)

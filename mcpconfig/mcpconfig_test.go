@@ -136,6 +136,7 @@ func TestReadErrors(t *testing.T) {
 			want: []string{`server "GitHub" in ` + a, `server "github" in ` + filepath.Join(dir, "b.json"), `same id "github"`}},
 		{name: "same id in one file", body: `{"mcpServers": {"My Server": {"command": "a"}, "my_server": {"command": "b"}}}`,
 			want: []string{`servers "My Server" and "my_server" both have the id "my_server"`}},
+		{name: "file named twice", files: []string{a, filepath.Join(dir, ".", "a.json")}, want: []string{"named twice (also as " + a + ")"}},
 		{name: "missing file", files: []string{filepath.Join(dir, "nope.json")}, want: []string{"nope.json", "no such file"}},
 		{name: "neither command nor url", body: `{"mcpServers": {"x": {"args": ["a"]}}}`, want: []string{`server "x"`, `needs "command"`}},
 		{name: "command and url without type", body: `{"mcpServers": {"x": {"command": "a", "url": "https://h"}}}`, want: []string{`has both "command" and "url"`}},

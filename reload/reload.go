@@ -166,8 +166,9 @@ func (r *Reloader) Reload(ctx context.Context) (Result, error) {
 			}
 			return Result{}, fmt.Errorf("reloading servers: %w", err)
 		}
-		inPlace = append(inPlace, "servers")
-		applied.Servers = next.Servers
+		// servers_from and inputs only say where servers come from: the servers apply them.
+		inPlace = append(inPlace, "servers", "servers_from", "inputs")
+		applied.Servers, applied.ServersFrom, applied.Inputs = next.Servers, next.ServersFrom, next.Inputs
 	}
 	if r.o.Examples != nil && !reflect.DeepEqual(ConfiguredExamples(old.Servers), ConfiguredExamples(next.Servers)) {
 		r.o.Examples.SetConfigured(ConfiguredExamples(next.Servers))

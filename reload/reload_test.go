@@ -197,3 +197,36 @@ func TestProblems(t *testing.T) {
 		})
 	}
 }
+
+// TestReloadMCPFiles: a reload reads the MCP clients' files again, and servers_from and inputs,
+// which only say where servers come from, change in place with them.
+func TestReloadMCPFiles(t *testing.T) {
+	dir := t.TempDir()
+	mcp := filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(mcp, []byte(`{"mcpServers": {"GitHub": {"url": "https://gh.example/mcp"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, inv, _, _, write := setup(t, `{"servers_from": ["`+mcp+`"]}`)
+	if err := os.WriteFile(mcp, []byte(`{"inputs": [{"id": "team"}], "servers": {"Team Events": {"type": "sse", "url": "https://ev.example/sse", "headers": {"X-Team": "${input:team}"}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	write(`{"servers_from": ["` + mcp + `", "` + mcp + `"], "inputs": {"team": "ops"}}`)
+	if _, err := r.Reload(t.Context()); err == nil || !strings.Contains(err.Error(), "named twice") {
+		t.Fatalf("a file named twice: got %v, want the reload refused", err)
+	}
+	write(`{"servers_from": ["` + mcp + `"], "inputs": {"team": "ops"}}`)
+	res, err := r.Reload(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.NeedsRestart) != 0 {
+		t.Errorf("got needs_restart %v, want none", res.NeedsRestart)
+	}
+	last := inv.servers[len(inv.servers)-1]
+	if ev, ok := last["team_events"]; !ok || ev.DisplayName != "Team Events" || ev.Headers["X-Team"] != "ops" {
+		t.Errorf("got servers %v, want team_events from the edited file", last)
+	}
+	if _, ok := last["github"]; ok {
+		t.Error("github, gone from the file, is still served")
+	}
+}

@@ -105,6 +105,12 @@ func TestConfigJSONMatchesDefault(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// ollama.host is the one key the file leaves out: written there, it would hide
+		// OLLAMA_HOST, which comes under the file.
+		if got.Ollama.Host != "" {
+			t.Errorf("config.json sets ollama.host %q; leave it out so that OLLAMA_HOST applies", got.Ollama.Host)
+		}
+		got.Ollama.Host = Default().Ollama.Host
 		if want := Default(); !reflect.DeepEqual(got, want) {
 			t.Errorf("decode(config.json):\ngot  %+v\nwant %+v", got, want)
 		}

@@ -23,6 +23,8 @@ type Report struct {
 	// "/v1/chat/completions", ...; "other" for an unmatched path), or "mcp:TOOL" for a call of
 	// the MCP server mode's tool TOOL.
 	Endpoint string
+	// Method is the HTTP method ("" for an MCP call over stdio).
+	Method string
 	// Status is the HTTP status sent (an MCP call: 200, or its error's status). ErrorCode is the
 	// error's code when the request failed ("" when it did not).
 	Status    int

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -36,9 +37,9 @@ func reportOf(c *fiber.Ctx) *served {
 	return &served{}
 }
 
-// identify records the route served and the identity the request acted for.
+// identify records the route served, its method and the identity the request acted for.
 func (r *served) identify(c *fiber.Ctx) {
-	r.Endpoint = endpoint(c)
+	r.Endpoint, r.Method = endpoint(c), strings.Clone(c.Method())
 	if id, ok := identity(c); ok {
 		r.Identity, r.Authenticated = id, true
 	}

@@ -7,17 +7,20 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/ollama/ollama/api"
 
 	"toolrouter/access"
 	"toolrouter/answer"
+	"toolrouter/auth"
 	"toolrouter/config"
 	"toolrouter/internal/redact"
 	"toolrouter/inventory"
@@ -86,6 +89,9 @@ type Options struct {
 	// MaxEvidenceBytes bounds each tool result a chat completion's model is shown; default
 	// config.Default's council.max_evidence_bytes; negative shows results whole.
 	MaxEvidenceBytes int
+	// AdminMetrics serves GET /metrics only to identities with admin scope (others get 403). Set
+	// it when callers authenticate: the metrics name servers, tools and models.
+	AdminMetrics bool
 }
 
 // Deps are the parts the handlers use.
@@ -115,6 +121,8 @@ type Deps struct {
 	Reload Reloader
 	// Completer, if not nil, makes the model calls of POST /v1/chat/completions.
 	Completer Completer
+	// Metrics, if not nil, serves GET /metrics (the Prometheus exposition).
+	Metrics http.Handler
 }
 
 // Searcher shows what retrieval would offer an identity for a query; *router.Router satisfies it.
@@ -209,6 +217,9 @@ func build(d Deps, o Options, listening string) (*fiber.App, *handlers) {
 	app.Get(pathHealthz, func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	app.Get(pathReadyz, h.readyz)
 	app.Post(pathReload, h.reload)
+	if d.Metrics != nil {
+		app.Get(pathMetrics, h.metrics(adaptor.HTTPHandler(d.Metrics)))
+	}
 	app.Use(func(c *fiber.Ctx) error {
 		for _, r := range app.GetRoutes(true) {
 			if r.Path == c.Path() && r.Method != c.Method() {
@@ -374,6 +385,19 @@ func (h *handlers) readyz(c *fiber.Ctx) error {
 		return c.Status(status).JSON(fiber.Map{"ready": r.Ready})
 	}
 	return c.Status(status).JSON(r)
+}
+
+// pathMetrics serves the Prometheus metrics (Deps.Metrics).
+const pathMetrics = "/metrics"
+
+// metrics serves GET /metrics through serve; with Options.AdminMetrics, only to an admin.
+func (h *handlers) metrics(serve fiber.Handler) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if id, ok := identity(c); h.o.AdminMetrics && !(ok && h.d.Auth != nil && h.d.Auth.IsAdmin(id)) {
+			return fmt.Errorf("%w: %s is served to admin identities only (auth.admins)", auth.ErrForbidden, pathMetrics)
+		}
+		return serve(c)
+	}
 }
 
 // hasModel matches "name" against listed models, treating a missing tag as ":latest".

@@ -1,0 +1,303 @@
+// Package metrics exposes toolrouter's Prometheus metrics: it counts what each served request did
+// (an observe.Observer of the request's report), reads the inventory's server states at scrape
+// time, takes the rate limiter's and the usage recorder's counts through plain method calls, and
+// serves them all, with the Go runtime's and the process's, from its own registry. It does not
+// decide what a request does and never labels a metric with anything a request sent: every
+// label value is a configured name or a closed set.
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"toolrouter/inventory"
+	"toolrouter/observe"
+	"toolrouter/router"
+)
+
+// Label values standing for names outside the configuration.
+const (
+	// Other stands for a model the configuration does not name, or a tool the inventory does not
+	// hold at that moment.
+	Other = "other"
+	// Unknown stands for the server and tool of a call whose tool the model made up (a Call with
+	// no Server and Tool).
+	Unknown = "unknown"
+)
+
+// Inventory gives the current tools; *inventory.Manager satisfies it.
+type Inventory interface {
+	Snapshot() *inventory.Snapshot
+}
+
+// Options configure the metrics. The zero value works: no inventory (no server gauges; every
+// tool is "other") and no configured model (every model is "other").
+type Options struct {
+	// Inventory is read at each scrape for toolrouter_server_up and toolrouter_inventory_tools,
+	// and at each request to bound the server and tool labels to the tools it holds.
+	Inventory Inventory
+	// Models are the configured model names (the router's, the council members' and the
+	// chairman's); any other model is labelled "other".
+	Models []string
+}
+
+// Metrics holds toolrouter's metrics in its own registry (never the global one).
+type Metrics struct {
+	reg    *prometheus.Registry
+	inv    Inventory
+	models map[string]bool
+
+	requests        *prometheus.CounterVec
+	requestDuration *prometheus.HistogramVec
+	decisions       *prometheus.CounterVec
+	modelCalls      *prometheus.CounterVec
+	modelDuration   *prometheus.HistogramVec
+	modelTokens     *prometheus.CounterVec
+	toolCalls       *prometheus.CounterVec
+	toolDuration    *prometheus.HistogramVec
+	rateLimited     *prometheus.CounterVec
+	redisUp         prometheus.Gauge
+	usageDropped    prometheus.Counter
+}
+
+// durationBuckets span a cache hit (5 ms) to a slow council (2 min), in seconds.
+var durationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}
+
+// New returns the metrics, registered with the Go runtime and process collectors.
+func New(o Options) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry(), inv: o.Inventory, models: map[string]bool{}}
+	for _, name := range o.Models {
+		if name != "" {
+			m.models[name] = true
+		}
+	}
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	}
+	histogram := func(name, help string, labels ...string) *prometheus.HistogramVec {
+		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: durationBuckets}, labels)
+	}
+	m.requests = counter("toolrouter_http_requests_total",
+		"Requests served, by route pattern (or mcp:TOOL) and HTTP status.", "route", "status")
+	m.requestDuration = histogram("toolrouter_http_request_duration_seconds",
+		"Time to answer a request, by route pattern (a stream: until its last event).", "route")
+	m.decisions = counter("toolrouter_route_decisions_total",
+		"Routings, by decision (tool or no_tool) and why the answer was degraded (none when it was not).", "decision", "degraded")
+	m.modelCalls = counter("toolrouter_model_calls_total",
+		"Model calls, by phase (select, arguments, native, stage1, stage2, stage3, completion), model and outcome (ok or error).",
+		"phase", "model", "outcome")
+	m.modelDuration = histogram("toolrouter_model_call_duration_seconds",
+		"Model call wall time, by phase and model.", "phase", "model")
+	m.modelTokens = counter("toolrouter_model_tokens_total",
+		"Tokens the model servers reported, by phase, model and kind (prompt or completion).", "phase", "model", "kind")
+	m.toolCalls = counter("toolrouter_tool_calls_total",
+		"Tool calls, by server, tool and outcome (ok, tool_error, reused, or the call's error code).", "server", "tool", "outcome")
+	m.toolDuration = histogram("toolrouter_tool_call_duration_seconds",
+		"Tool call execution time, by server.", "server")
+	m.rateLimited = counter("toolrouter_rate_limited_total",
+		"Requests refused by a rate limit, by level and limit.", "level", "limit")
+	m.redisUp = prometheus.NewGauge(prometheus.GaugeOpts{Name: "toolrouter_rate_limit_redis_up",
+		Help: "1 when the rate limiter's Redis answered its last command, 0 when it did not."})
+	m.usageDropped = prometheus.NewCounter(prometheus.CounterOpts{Name: "toolrouter_usage_dropped_total",
+		Help: "Usage records dropped because the recorder's queue was full."})
+	m.reg.MustRegister(m.requests, m.requestDuration, m.decisions, m.modelCalls, m.modelDuration, m.modelTokens,
+		m.toolCalls, m.toolDuration, m.rateLimited, m.redisUp, m.usageDropped,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if o.Inventory != nil {
+		m.reg.MustRegister(inventoryCollector{o.Inventory})
+	}
+	return m
+}
+
+// Handler serves the metrics in the Prometheus text (or negotiated) format. A collector that
+// fails is reported in the response, and the others are still served.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, Registry: m.reg})
+}
+
+// RateLimited counts one request refused by a rate limit. level and limit must come from the
+// limiter's closed sets (the level of the hierarchy, the kind of limit), never from a request.
+func (m *Metrics) RateLimited(level, limit string) {
+	m.rateLimited.WithLabelValues(level, limit).Inc()
+}
+
+// RedisUp sets whether the rate limiter's Redis is reachable.
+func (m *Metrics) RedisUp(up bool) {
+	v := 0.0
+	if up {
+		v = 1
+	}
+	m.redisUp.Set(v)
+}
+
+// UsageDropped counts one usage record the recorder dropped.
+func (m *Metrics) UsageDropped() {
+	m.usageDropped.Inc()
+}
+
+// Observe counts one served request: its route and status, its routing decision, every model
+// call (the router's steps, the council's calls and the other calls of the report) and every tool
+// call. It never blocks.
+func (m *Metrics) Observe(_ context.Context, r *observe.Report) {
+	route := r.Endpoint
+	if route == "" {
+		route = Other
+	}
+	m.requests.WithLabelValues(route, strconv.Itoa(r.Status)).Inc()
+	m.requestDuration.WithLabelValues(route).Observe(r.Duration.Seconds())
+	if out := r.Outcome; out != nil {
+		m.routing(out)
+	}
+	if c := r.Council; c != nil {
+		for _, a := range c.Stage1 {
+			m.modelCall("stage1", modelID(a.ModelID, a.Model), a.Error != "", a.Usage.DurationMS, a.Usage.PromptTokens, a.Usage.CompletionTokens)
+		}
+		for _, rv := range c.Stage2 {
+			m.modelCall("stage2", modelID(rv.ModelID, rv.Model), rv.Error != "", rv.Usage.DurationMS, rv.Usage.PromptTokens, rv.Usage.CompletionTokens)
+		}
+		if s := c.Stage3; s != nil {
+			m.modelCall("stage3", modelID(s.ModelID, s.Model), s.Error != "", s.Usage.DurationMS, s.Usage.PromptTokens, s.Usage.CompletionTokens)
+		}
+	}
+	for _, mc := range r.ModelCalls {
+		phase := mc.Phase
+		if phase != "completion" {
+			phase = Other
+		}
+		m.modelCall(phase, mc.Model, mc.Err != "", float64(mc.Duration.Microseconds())/1000, mc.PromptTokens, mc.CompletionTokens)
+	}
+}
+
+// routing counts a routing's decision, model calls and tool calls.
+func (m *Metrics) routing(out *router.Outcome) {
+	decision := "no_tool"
+	if out.UseTool {
+		decision = "tool"
+	}
+	m.decisions.WithLabelValues(decision, degraded(out.DegradedReason)).Inc()
+	for _, s := range out.Trace {
+		switch s.Kind {
+		case router.StepSelect, router.StepArguments, router.StepNative:
+			m.modelCall(string(s.Kind), s.Model, s.Error != "", s.DurationMS, s.PromptTokens, s.CompletionTokens)
+		}
+	}
+	if len(out.Calls) == 0 {
+		return
+	}
+	var snap *inventory.Snapshot
+	if m.inv != nil {
+		snap = m.inv.Snapshot()
+	}
+	for i := range out.Calls {
+		c := &out.Calls[i]
+		server, tool := toolLabels(snap, c.Server, c.Tool)
+		m.toolCalls.WithLabelValues(server, tool, callOutcome(c)).Inc()
+		if c.ReusedFrom == 0 && c.ExecuteMS > 0 {
+			m.toolDuration.WithLabelValues(server).Observe(c.ExecuteMS / 1000)
+		}
+	}
+}
+
+// modelCall counts one model call.
+func (m *Metrics) modelCall(phase, model string, failed bool, durationMS float64, prompt, completion int) {
+	if !m.models[model] {
+		model = Other
+	}
+	outcome := "ok"
+	if failed {
+		outcome = "error"
+	}
+	m.modelCalls.WithLabelValues(phase, model, outcome).Inc()
+	m.modelDuration.WithLabelValues(phase, model).Observe(durationMS / 1000)
+	if prompt > 0 {
+		m.modelTokens.WithLabelValues(phase, model, "prompt").Add(float64(prompt))
+	}
+	if completion > 0 {
+		m.modelTokens.WithLabelValues(phase, model, "completion").Add(float64(completion))
+	}
+}
+
+// modelID is a council call's model: the configured model, else the member's name.
+func modelID(id, name string) string {
+	if id != "" {
+		return id
+	}
+	return name
+}
+
+// degraded is the label of a degraded reason: one of the router's, "none", or "other".
+func degraded(r router.DegradedReason) string {
+	switch r {
+	case "":
+		return "none"
+	case router.DegradedModelFailure, router.DegradedUnknownTool, router.DegradedDeadline, router.DegradedPromptOverSize:
+		return string(r)
+	}
+	return Other
+}
+
+// toolLabels bounds a call's server and tool to the tools the inventory holds: a made-up tool
+// (no server and tool) is "unknown", any other tool not in snap "other".
+func toolLabels(snap *inventory.Snapshot, server, tool string) (string, string) {
+	if server == "" && tool == "" {
+		return Unknown, Unknown
+	}
+	if snap != nil {
+		if t, ok := snap.Tool(inventory.Qualify(server, tool)); ok && t.Server == server && t.Name == tool {
+			return server, tool
+		}
+	}
+	return Other, Other
+}
+
+// callOutcome is the label of a call's outcome: ok, tool_error (the tool answered isError),
+// reused (an identical earlier call answered it), or the call's error code.
+func callOutcome(c *router.Call) string {
+	switch {
+	case c.Error != nil:
+		switch c.Error.Code {
+		case router.CodeInvalidArguments, router.CodeToolTimeout, router.CodeToolUnavailable, router.CodeToolFailed,
+			router.CodeUnknownTool, router.CodeModelFailed, router.CodeDeadline:
+			return c.Error.Code
+		}
+		return "error"
+	case c.ReusedFrom > 0:
+		return "reused"
+	case c.Result == nil:
+		return "not_run"
+	case c.Result.IsError:
+		return "tool_error"
+	}
+	return "ok"
+}
+
+// inventoryCollector reports each configured server's state and tool count at scrape time.
+type inventoryCollector struct{ inv Inventory }
+
+var (
+	serverUpDesc = prometheus.NewDesc("toolrouter_server_up",
+		"1 when the MCP server is connected and listed its tools, 0 when it is starting or down.", []string{"server"}, nil)
+	inventoryToolsDesc = prometheus.NewDesc("toolrouter_inventory_tools",
+		"Tools the MCP server lists in the inventory (those whose schema did not compile included).", []string{"server"}, nil)
+)
+
+func (inventoryCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- serverUpDesc
+	ch <- inventoryToolsDesc
+}
+
+func (c inventoryCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range c.inv.Snapshot().Servers {
+		up := 0.0
+		if s.Status == inventory.StateUp {
+			up = 1
+		}
+		ch <- prometheus.MustNewConstMetric(serverUpDesc, prometheus.GaugeValue, up, s.Name)
+		ch <- prometheus.MustNewConstMetric(inventoryToolsDesc, prometheus.GaugeValue, float64(len(s.Tools)), s.Name)
+	}
+}

@@ -120,6 +120,18 @@ type Config struct {
 	Orgs access.Orgs `koanf:"orgs" json:"orgs,omitempty"`
 	// Log configures what toolrouter logs beside its own events.
 	Log Log `koanf:"log" json:"log"`
+	// Metrics is the Prometheus metrics endpoint.
+	Metrics Metrics `koanf:"metrics" json:"metrics"`
+}
+
+// Metrics configures GET /metrics, the Prometheus metrics.
+type Metrics struct {
+	// Enabled serves GET /metrics on the API's listener (to admins only when callers
+	// authenticate).
+	Enabled bool `koanf:"enabled" json:"enabled"`
+	// Listen, if not "", also serves /metrics, without authentication, on a listener of its own
+	// ("127.0.0.1:9090"), for a scraper on a network the API's callers do not reach.
+	Listen string `koanf:"listen" json:"listen"`
 }
 
 // Log configures the request log.

@@ -271,6 +271,24 @@ func TestLoadEnv(t *testing.T) {
 			},
 		},
 		{
+			name: "metrics off",
+			env:  map[string]string{"TOOLROUTER_METRICS__ENABLED": "false"},
+			check: func(t *testing.T, c Config) {
+				if got, want := c.Metrics, (Metrics{Enabled: false}); got != want {
+					t.Errorf("metrics: got %+v, want %+v", got, want)
+				}
+			},
+		},
+		{
+			name: "metrics on a listener of its own",
+			env:  map[string]string{"TOOLROUTER_METRICS__LISTEN": "127.0.0.1:9464"},
+			check: func(t *testing.T, c Config) {
+				if got, want := c.Metrics, (Metrics{Enabled: true, Listen: "127.0.0.1:9464"}); got != want {
+					t.Errorf("metrics: got %+v, want %+v", got, want)
+				}
+			},
+		},
+		{
 			name: "bool from string disables a server",
 			env:  map[string]string{"TOOLROUTER_SERVERS__CLOCK__ENABLED": "false"},
 			check: func(t *testing.T, c Config) {
@@ -429,6 +447,9 @@ func TestValidate(t *testing.T) {
 		{"listen without port", func(c *Config) { c.Listen = "localhost" }, "listen", `listen: must be host:port, got "localhost"`},
 		{"listen bad port", func(c *Config) { c.Listen = "localhost:http" }, "listen", `listen: port must be a number from 0 to 65535, got "http"`},
 		{"listen port too large", func(c *Config) { c.Listen = ":70000" }, "listen", `listen: port must be a number from 0 to 65535, got "70000"`},
+		{"metrics listen without port", func(c *Config) { c.Metrics.Listen = "localhost" }, "metrics.listen", `metrics.listen: must be host:port, got "localhost"`},
+		{"metrics listen while disabled", func(c *Config) { c.Metrics.Enabled, c.Metrics.Listen = false, "127.0.0.1:9464" }, "metrics.listen", `metrics.listen: is set but metrics.enabled is false: set one or the other`},
+		{"metrics listen is listen", func(c *Config) { c.Metrics.Listen = c.Listen }, "metrics.listen", `metrics.listen: must differ from listen ("127.0.0.1:8090"), which serves /metrics already`},
 		{"ollama host not a URL", func(c *Config) { c.Ollama.Host = "127.0.0.1:11434" }, "ollama.host", `ollama.host: must be an absolute http or https URL, got "127.0.0.1:11434"`},
 		{"ollama host bad scheme", func(c *Config) { c.Ollama.Host = "ftp://h" }, "ollama.host", `ollama.host: must be an absolute http or https URL, got "ftp://h"`},
 		{"ollama model empty", func(c *Config) { c.Ollama.Model = " " }, "ollama.model", `ollama.model: must not be empty`},

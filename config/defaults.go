@@ -62,6 +62,7 @@ func Default() Config {
 			Quorum:           2,
 			MaxEvidenceBytes: 16384,
 		},
+		Metrics: Metrics{Enabled: true},
 		Servers: map[string]Server{
 			"calculator": builtinServer("calculator"),
 			"clock":      builtinServer("clock"),

@@ -115,6 +115,16 @@ func (c Config) Validate() error {
 		v.host(fmt.Sprintf("http.allowed_hosts[%d]", i), h)
 	}
 
+	if c.Metrics.Listen != "" {
+		v.hostPort("metrics.listen", c.Metrics.Listen)
+		switch {
+		case !c.Metrics.Enabled:
+			v.add("metrics.listen", "is set but metrics.enabled is false: set one or the other")
+		case c.Metrics.Listen == c.Listen:
+			v.add("metrics.listen", "must differ from listen (%q), which serves /metrics already", c.Listen)
+		}
+	}
+
 	v.timeoutOrder(c)
 
 	for name, s := range c.Servers {

@@ -228,7 +228,14 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 	if o.reload != nil {
 		go rl.Watch(ctx, o.reload)
 	}
-	deps := server.Deps{Router: rt, Inventory: inv, Model: probe, Auth: authn, Access: orgs, Estimates: est, Reload: rl, Completer: comp}
+	// Every served request's report goes to each observer, in order.
+	fanout, metricsHandler, obsClosers, err := observers(ctx, cfg, inv, logger)
+	if err != nil {
+		return err
+	}
+	closers = append(closers, obsClosers...)
+	deps := server.Deps{Router: rt, Inventory: inv, Model: probe, Auth: authn, Access: orgs, Estimates: est, Reload: rl, Completer: comp,
+		Observer: fanout, Metrics: metricsHandler}
 	if ranker != nil {
 		deps.Search = rt
 	}
@@ -250,6 +257,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 		ShutdownTimeout: shutdown - closing, MaxDeadline: cfg.Router.Deadline.D(), AllowedOrigins: cfg.HTTP.AllowedOrigins,
 		Listen: cfg.Listen, AllowedHosts: cfg.HTTP.AllowedHosts, AdminReadyz: cfg.Auth.Configured(), Redactor: red,
 		Models: chatModels(cfg), RouterProvider: cfg.Router.Provider, MaxEvidenceBytes: cfg.Council.MaxEvidenceBytes,
+		AdminMetrics: cfg.Auth.Configured(),
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {

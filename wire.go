@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -13,15 +14,19 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+	"go.opentelemetry.io/otel"
 
 	"toolrouter/config"
 	"toolrouter/council"
 	"toolrouter/internal/redact"
+	"toolrouter/metrics"
+	"toolrouter/observe"
 	"toolrouter/provider"
 	"toolrouter/reload"
 	"toolrouter/retrieve"
 	"toolrouter/router"
 	"toolrouter/server"
+	"toolrouter/telemetry"
 	"toolrouter/tokens"
 )
 
@@ -183,4 +188,86 @@ func retrieval(cfg config.Config, logger *slog.Logger) (router.Ranker, *retrieve
 		return nil, nil, fmt.Errorf("retrieval: %w", err)
 	}
 	return retrieve.NewCatalog(ret, ex, logger), ex, nil
+}
+
+// observers builds the observers of served requests: the metrics, unless metrics.enabled is
+// false (with a listener of their own when metrics.listen is set), and the traces, when the
+// OTEL_* environment turns them on. It returns the metrics handler for GET /metrics (nil when
+// off) and what closes the listener and flushes the traces, which the caller runs on shutdown.
+func observers(ctx context.Context, cfg config.Config, inv metrics.Inventory, logger *slog.Logger) (observe.Fanout, http.Handler, []func(context.Context), error) {
+	var (
+		obs     observe.Fanout
+		handler http.Handler
+		closers []func(context.Context)
+	)
+	if cfg.Metrics.Enabled {
+		models := []string{cfg.Ollama.Model, cfg.Council.Chairman.Model}
+		for _, m := range cfg.Council.Members {
+			models = append(models, m.Model)
+		}
+		m := metrics.New(metrics.Options{Inventory: inv, Models: models})
+		obs, handler = append(obs, m), m.Handler()
+		if cfg.Metrics.Listen != "" {
+			stop, addr, err := serveMetrics(cfg.Metrics.Listen, handler)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			closers = append(closers, stop)
+			logger.Info("serving metrics", "listen", addr)
+		}
+	}
+	systems := map[string]string{}
+	for _, m := range append([]config.Member{cfg.Council.Chairman, {Provider: cfg.Router.Provider, Model: cfg.Ollama.Model}}, cfg.Council.Members...) {
+		if p, ok := cfg.Provider(m.Provider); ok && m.Model != "" {
+			systems[m.Model] = string(p.Type)
+		}
+	}
+	tracer, err := telemetry.FromEnv(ctx, telemetry.Options{Systems: systems})
+	if err != nil {
+		for _, c := range closers {
+			c(ctx)
+		}
+		return nil, nil, nil, err
+	}
+	if tracer != nil {
+		// The SDK reports export failures only through its global error handler.
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logger.Warn("exporting traces", "error", err) }))
+		obs = append(obs, tracer)
+		closers = append(closers, func(ctx context.Context) {
+			ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			if err := tracer.Shutdown(ctx); err != nil {
+				logger.Warn("flushing traces", "error", err)
+			}
+		})
+		logger.Info("exporting traces", "service", cmp.Or(os.Getenv("OTEL_SERVICE_NAME"), telemetry.DefaultServiceName))
+	}
+	return obs, handler, closers, nil
+}
+
+// serveMetrics serves h at /metrics, and nothing else, on a plain listener of its own at addr,
+// without authentication. It returns the address it listens on and stop, which shuts the
+// listener down within ctx's deadline, then closes what is left.
+func serveMetrics(addr string, h http.Handler) (stop func(context.Context), bound string, err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("metrics.listen %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+		WriteTimeout: 30 * time.Second, IdleTimeout: time.Minute}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln) // http.ErrServerClosed once stopped
+	}()
+	return func(ctx context.Context) {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if srv.Shutdown(ctx) != nil {
+			_ = srv.Close()
+		}
+		<-done
+	}, ln.Addr().String(), nil
 }

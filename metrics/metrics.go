@@ -242,9 +242,10 @@ func degraded(r router.DegradedReason) string {
 }
 
 // toolLabels bounds a call's server and tool to the tools the inventory holds: a made-up tool
-// (no server and tool) is "unknown", any other tool not in snap "other".
+// (no server; its tool is the name the model made up) is "unknown", any other tool not in snap
+// "other".
 func toolLabels(snap *inventory.Snapshot, server, tool string) (string, string) {
-	if server == "" && tool == "" {
+	if server == "" {
 		return Unknown, Unknown
 	}
 	if snap != nil {

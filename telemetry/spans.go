@@ -190,7 +190,7 @@ func (b *builder) routing(out *router.Outcome) {
 func (b *builder) toolCall(c *router.Call, s router.Step, from, to time.Time) {
 	server, tool, outcome, errMsg := "unknown", "unknown", "unknown", s.Error
 	if c != nil {
-		if c.Server != "" || c.Tool != "" {
+		if c.Server != "" { // else the model made the tool up
 			server, tool = c.Server, c.Tool
 		}
 		outcome = callOutcome(c)

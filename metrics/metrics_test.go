@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ollama/ollama/api"
 	mcpserver "github.com/mark3labs/mcp-go/server"
+	"github.com/ollama/ollama/api"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"

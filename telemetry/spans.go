@@ -162,14 +162,20 @@ func (b *builder) routing(out *router.Outcome) {
 	for i := range out.Calls {
 		calls[out.Calls[i].Step] = &out.Calls[i]
 	}
+	last := 0.0 // when the latest step so far ended, in ms since the start
 	for _, s := range out.Trace {
 		from, to := b.at(s.StartMS), b.at(s.StartMS+s.DurationMS)
 		round := attrRound.Int(s.Round)
 		switch s.Kind {
-		case router.StepShortlist:
-			b.span(b.ctx, "retrieval", from, to, s.Error, round)
-		case router.StepSearch:
-			b.span(b.ctx, "search", from, to, s.Error, round)
+		case router.StepShortlist, router.StepSearch:
+			// The step is noted once its tools are shown, without a duration: the ranking ran
+			// since the step before it ended (the routing's start, for the first shortlist; the
+			// selection that asked for a search, for a search).
+			name := "retrieval"
+			if s.Kind == router.StepSearch {
+				name = "search"
+			}
+			b.span(b.ctx, name, b.at(min(last, s.StartMS)), to, s.Error, round)
 		case router.StepSelect, router.StepArguments, router.StepNative:
 			attrs := append(b.genAI(string(s.Kind), s.Model, "", s.PromptTokens, s.CompletionTokens), round)
 			b.span(b.ctx, string(s.Kind), from, to, s.Error, attrs...)
@@ -182,6 +188,7 @@ func (b *builder) routing(out *router.Outcome) {
 			}
 			b.root.AddEvent(string(s.Kind), trace.WithTimestamp(from), trace.WithAttributes(attrs...))
 		}
+		last = max(last, s.StartMS+s.DurationMS)
 	}
 }
 

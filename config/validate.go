@@ -120,7 +120,7 @@ func (c Config) Validate() error {
 		switch {
 		case !c.Metrics.Enabled:
 			v.add("metrics.listen", "is set but metrics.enabled is false: set one or the other")
-		case c.Metrics.Listen == c.Listen:
+		case c.Metrics.Listen == c.Listen && !strings.HasSuffix(c.Listen, ":0"): // port 0: each its own port
 			v.add("metrics.listen", "must differ from listen (%q), which serves /metrics already", c.Listen)
 		}
 	}

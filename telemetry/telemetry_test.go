@@ -235,8 +235,8 @@ func TestRoutingSpans(t *testing.T) {
 		"toolrouter.outcome": "ok"})
 	for _, s := range spans {
 		for _, a := range s.Attributes {
-			if strings.Contains(a.Value.Emit(), "two and three") {
-				t.Errorf("span %q attribute %s holds the query: %s", s.Name, a.Key, a.Value.Emit())
+			if strings.Contains(a.Value.String(), "two and three") {
+				t.Errorf("span %q attribute %s holds the query: %s", s.Name, a.Key, a.Value.String())
 			}
 		}
 	}

@@ -46,7 +46,11 @@ const (
 // arguments attempt, each tool call), the council and its stages with one span per model call,
 // and one per other model call. The other routing steps (dedup, trim, deadline, capped) are
 // events of the request's span. Spans are ended at once with the report's times: nothing waits.
+// Probes (/healthz, /readyz) and metrics scrapes are not traced.
 func (t *Tracer) Observe(ctx context.Context, r *observe.Report) {
+	if untraced[r.Endpoint] {
+		return
+	}
 	if r.Header != nil {
 		ctx = t.prop.Extract(ctx, headerCarrier(r.Header))
 	}
@@ -86,6 +90,9 @@ func (t *Tracer) Observe(ctx context.Context, r *observe.Report) {
 	}
 	root.End(trace.WithTimestamp(b.end))
 }
+
+// untraced are the routes of probes and scrapes, which would bury the requests' traces.
+var untraced = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
 
 // spanName is the request span's name: "METHOD ROUTE", or "mcp TOOL" for a call of the MCP
 // server mode's tool.

@@ -73,6 +73,10 @@ func (t *Tracer) Observe(ctx context.Context, r *observe.Report) {
 	}
 	ctx, root := t.tracer.Start(ctx, spanName(r), trace.WithTimestamp(b.start), trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithAttributes(attrs...))
+	if !root.IsRecording() { // sampled out: so would its children be
+		root.End()
+		return
+	}
 	if r.Status >= 500 {
 		root.SetStatus(codes.Error, r.ErrorCode)
 	}

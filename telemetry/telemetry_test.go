@@ -486,3 +486,27 @@ func TestOTLPExport(t *testing.T) {
 		t.Errorf("got service.name %q, want OTEL_SERVICE_NAME's", service)
 	}
 }
+
+// TestUnsampledCallerRecordsNothing: a caller whose traceparent says its trace is not sampled
+// gets no spans recorded under the default sampler.
+func TestUnsampledCallerRecordsNothing(t *testing.T) {
+	tr, exp := recorder(t, telemetry.Options{})
+	tr.Observe(context.Background(), &observe.Report{Start: time.Now(), Duration: time.Second, Endpoint: "/v1/route", Method: "POST", Status: 200,
+		Header: func(name string) string {
+			if name == "traceparent" {
+				return "00-" + traceID + "-" + parentSpan + "-00"
+			}
+			return ""
+		},
+		Outcome: &router.Outcome{Trace: []router.Step{{Kind: router.StepSelect, Model: "fake", DurationMS: 5}}}})
+	if spans := exp.GetSpans(); len(spans) != 0 {
+		t.Errorf("got spans %v for an unsampled caller, want none", names(spans))
+	}
+	// The same report from a sampled caller is recorded.
+	tr.Observe(context.Background(), &observe.Report{Start: time.Now(), Duration: time.Second, Endpoint: "/v1/route", Method: "POST", Status: 200,
+		Header:  func(name string) string { return map[string]string{"traceparent": traceparent}[name] },
+		Outcome: &router.Outcome{Trace: []router.Step{{Kind: router.StepSelect, Model: "fake", DurationMS: 5}}}})
+	if got := names(exp.GetSpans()); !slices.Equal(got, []string{"select", "POST /v1/route"}) {
+		t.Errorf("got spans %v for a sampled caller, want select and the request's", got)
+	}
+}

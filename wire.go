@@ -201,9 +201,14 @@ func observers(ctx context.Context, cfg config.Config, inv metrics.Inventory, lo
 		closers []func(context.Context)
 	)
 	if cfg.Metrics.Enabled {
+		// The models as the router and the council name them, and as a chat completion does
+		// ("provider/model" beyond the router's provider).
 		models := []string{cfg.Ollama.Model, cfg.Council.Chairman.Model}
 		for _, m := range cfg.Council.Members {
 			models = append(models, m.Model)
+		}
+		for _, m := range chatModels(cfg) {
+			models = append(models, m.ID)
 		}
 		m := metrics.New(metrics.Options{Inventory: inv, Models: models})
 		obs, handler = append(obs, m), m.Handler()
@@ -220,6 +225,11 @@ func observers(ctx context.Context, cfg config.Config, inv metrics.Inventory, lo
 	for _, m := range append([]config.Member{cfg.Council.Chairman, {Provider: cfg.Router.Provider, Model: cfg.Ollama.Model}}, cfg.Council.Members...) {
 		if p, ok := cfg.Provider(m.Provider); ok && m.Model != "" {
 			systems[m.Model] = string(p.Type)
+		}
+	}
+	for _, m := range chatModels(cfg) {
+		if p, ok := cfg.Provider(m.OwnedBy); ok {
+			systems[m.ID] = string(p.Type)
 		}
 	}
 	tracer, err := telemetry.FromEnv(ctx, telemetry.Options{Systems: systems})

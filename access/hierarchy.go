@@ -8,6 +8,8 @@ type Org struct {
 	Allow []string        `koanf:"allow" json:"allow,omitempty"`
 	Deny  []string        `koanf:"deny" json:"deny,omitempty"`
 	Teams map[string]Team `koanf:"teams" json:"teams,omitempty"`
+	// Limits are the org's rate limits, shared by every team and agent in it.
+	Limits Limits `koanf:"limits" json:"limits,omitzero"`
 }
 
 // Team is one team of an org: its lists narrow the org's.
@@ -15,12 +17,16 @@ type Team struct {
 	Allow  []string         `koanf:"allow" json:"allow,omitempty"`
 	Deny   []string         `koanf:"deny" json:"deny,omitempty"`
 	Agents map[string]Agent `koanf:"agents" json:"agents,omitempty"`
+	// Limits are the team's rate limits, shared by every agent in it.
+	Limits Limits `koanf:"limits" json:"limits,omitzero"`
 }
 
 // Agent is one agent of a team: its lists narrow the team's.
 type Agent struct {
 	Allow []string `koanf:"allow" json:"allow,omitempty"`
 	Deny  []string `koanf:"deny" json:"deny,omitempty"`
+	// Limits are the agent's rate limits.
+	Limits Limits `koanf:"limits" json:"limits,omitzero"`
 }
 
 // Has reports whether the hierarchy defines id's org, team and agent. With no orgs at all every

@@ -34,6 +34,9 @@ func (o Orgs) Validate() error {
 			}
 		}
 	}
+	limits := func(key string, l Limits) {
+		errs = append(errs, l.problems(key+".limits")...)
+	}
 	names := func(key, n string) {
 		if !name.MatchString(n) {
 			add(key, nameRule(n))
@@ -43,14 +46,17 @@ func (o Orgs) Validate() error {
 		key := "orgs." + o
 		names(key, o)
 		lists(key, org.Allow, org.Deny)
+		limits(key, org.Limits)
 		for t, team := range org.Teams {
 			key := key + ".teams." + t
 			names(key, t)
 			lists(key, team.Allow, team.Deny)
+			limits(key, team.Limits)
 			for a, agent := range team.Agents {
 				key := key + ".agents." + a
 				names(key, a)
 				lists(key, agent.Allow, agent.Deny)
+				limits(key, agent.Limits)
 			}
 		}
 	}

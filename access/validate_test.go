@@ -21,11 +21,17 @@ func TestValidate(t *testing.T) {
 				"re.search": {Agents: map[string]Agent{"bot": {Allow: []string{"a/b"}}}},
 			}},
 			"bad name": {},
+			"lim": {Limits: Limits{RequestsPerMinute: -1}, Teams: map[string]Team{
+				"t": {Limits: Limits{Concurrent: -2}, Agents: map[string]Agent{"a": {Limits: Limits{TokensPerDay: -3, TokensPerMinute: 5}}}},
+			}},
 		}, []string{
 			`orgs.acme.deny[0]: must not be empty`,
 			`orgs.acme.teams.re.search.agents.bot.allow[0]: bad pattern "a/b": tool names have no '/'`,
 			`orgs.acme.teams.re.search: name "re.search" must be letters, digits, '_' or '-' (at most 64, starting with a letter or digit)`,
 			`orgs.bad name: name "bad name" must be letters, digits, '_' or '-' (at most 64, starting with a letter or digit)`,
+			`orgs.lim.limits.requests_per_minute: must be >= 0 (0: no limit), got -1`,
+			`orgs.lim.teams.t.agents.a.limits.tokens_per_day: must be >= 0 (0: no limit), got -3`,
+			`orgs.lim.teams.t.limits.concurrent: must be >= 0 (0: no limit), got -2`,
 		}},
 	}
 	for _, tc := range tests {

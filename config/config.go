@@ -120,6 +120,10 @@ type Config struct {
 	Orgs access.Orgs `koanf:"orgs" json:"orgs,omitempty"`
 	// Log configures what toolrouter logs beside its own events.
 	Log Log `koanf:"log" json:"log"`
+	// Limits are the rate limits' settings: those of requests without a credential, and where
+	// the counters live (in process, or in Redis shared by every replica). Each org, team and
+	// agent sets its own limits in orgs.
+	Limits Limits `koanf:"limits" json:"limits"`
 	// Metrics is the Prometheus metrics endpoint.
 	Metrics Metrics `koanf:"metrics" json:"metrics"`
 }
@@ -150,6 +154,35 @@ const (
 	RequestLogInfo  RequestLog = "info"
 	RequestLogDebug RequestLog = "debug"
 	RequestLogOff   RequestLog = "off"
+)
+
+// Limits configures rate limiting (see package limits).
+type Limits struct {
+	// Anonymous are the limits of requests served without a credential (auth.Anonymous).
+	Anonymous access.Limits `koanf:"anonymous" json:"anonymous"`
+	// RedisURL, when set, keeps the counters in Redis ("redis://host:6379/0", "rediss://..."),
+	// so that every replica shares one budget; "" keeps them in process.
+	RedisURL string `koanf:"redis_url" json:"redis_url"`
+	// OnRedisDown says what admission does while Redis does not answer within RedisTimeout.
+	OnRedisDown RedisDown `koanf:"on_redis_down" json:"on_redis_down"`
+	// Replicas is how many replicas share the Redis budget: with Redis down and OnRedisDown
+	// "local", each enforces its share, every limit divided by Replicas.
+	Replicas int `koanf:"replicas" json:"replicas"`
+	// RedisTimeout bounds each Redis round trip.
+	RedisTimeout Duration `koanf:"redis_timeout" json:"redis_timeout"`
+}
+
+// RedisDown is what rate limiting does while Redis is down (limits.on_redis_down).
+type RedisDown string
+
+// Values of RedisDown.
+const (
+	// RedisLocal counts in process, each replica enforcing its share (limits.replicas).
+	RedisLocal RedisDown = "local"
+	// RedisFailOpen admits every request.
+	RedisFailOpen RedisDown = "fail_open"
+	// RedisClosed refuses every request that has a limit (503).
+	RedisClosed RedisDown = "closed"
 )
 
 // Ollama configures the model server and the model used for routing.

@@ -133,6 +133,7 @@ func (c Config) Validate() error {
 	// Both report *access.FieldError values, keyed and worded like ours.
 	v.join(c.Orgs.Validate())
 	v.join(c.Auth.Validate(c.Orgs))
+	v.limits(c.Limits)
 
 	used := map[string]string{} // provider name -> the key that uses it
 	if _, ok := c.Providers[c.Router.Provider]; !ok {
@@ -472,4 +473,27 @@ func (v *validator) patterns(key string, patterns []string) {
 			v.add(fmt.Sprintf("%s[%d]", key, i), "invalid glob pattern %q: %v", p, err)
 		}
 	}
+}
+
+// limits checks the rate limits' settings.
+func (v *validator) limits(l Limits) {
+	v.join(l.Anonymous.Validate("limits.anonymous"))
+	if l.RedisURL != "" {
+		u, err := url.Parse(l.RedisURL)
+		switch {
+		case err != nil:
+			v.add("limits.redis_url", "not a URL: %q", redact.URL(l.RedisURL))
+		case u.Scheme != "redis" && u.Scheme != "rediss" && u.Scheme != "unix":
+			v.add("limits.redis_url", "must be a redis://, rediss:// or unix:// URL, got %q", redact.URL(l.RedisURL))
+		case u.Scheme != "unix" && u.Host == "":
+			v.add("limits.redis_url", "has no host: want redis://HOST:PORT[/DB], got %q", redact.URL(l.RedisURL))
+		}
+	}
+	if m := l.OnRedisDown; m != RedisLocal && m != RedisFailOpen && m != RedisClosed {
+		v.add("limits.on_redis_down", "must be %q, %q or %q, got %q", RedisLocal, RedisFailOpen, RedisClosed, m)
+	}
+	if l.Replicas < 1 {
+		v.add("limits.replicas", "must be >= 1 (the replicas sharing limits.redis_url), got %d", l.Replicas)
+	}
+	v.positive("limits.redis_timeout", l.RedisTimeout)
 }

@@ -1,0 +1,342 @@
+package limits
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"toolrouter/internal/redact"
+)
+
+// script checks and takes every spec of a request at once, charges a finished request, or
+// releases its concurrent slots, on Redis's clock (TIME), so that every replica counts alike.
+//
+// KEYS are the specs' counters. ARGV[1] is the operation (admit, charge, release), ARGV[2] the
+// lease (a concurrent slot's id), ARGV[3] the lease's time to live in ms; then four values per
+// key: its kind (take, debt, lease), the refill per ms, the capacity (or the slots), and the
+// amount to charge. A bucket is a hash {v: tokens, t: ms}; a missing one is full. admit answers
+// {0, 0} when admitted, else {i, wait_ms}: the first refusing key (1-based) and the longest wait.
+const script = `
+local op, lease, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+local function level(key, rate, cap)
+  local v = redis.call('HMGET', key, 'v', 't')
+  local tokens = tonumber(v[1])
+  if not tokens then return cap end
+  local l = tokens + (now - tonumber(v[2])) * rate
+  if l > cap then l = cap end
+  return l
+end
+
+local function store(key, l, rate, cap)
+  redis.call('HSET', key, 'v', tostring(l), 't', tostring(now))
+  redis.call('PEXPIRE', key, math.ceil((cap - l) / rate) + 1000)
+end
+
+local function arg(i, k) return ARGV[4 + (i - 1) * 4 + k] end
+
+if op == 'admit' then
+  local denied, wait, levels = 0, 0, {}
+  for i = 1, #KEYS do
+    local kind, rate, cap = arg(i, 0), tonumber(arg(i, 1)), tonumber(arg(i, 2))
+    local w = 0
+    if kind == 'take' then
+      levels[i] = level(KEYS[i], rate, cap)
+      if levels[i] < 1 then w = math.ceil((1 - levels[i]) / rate) end
+    elseif kind == 'debt' then
+      local l = level(KEYS[i], rate, cap)
+      if l <= 0 then w = math.ceil(-l / rate) + 1 end
+    else
+      redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now)
+      if redis.call('ZCARD', KEYS[i]) >= cap then w = 1000 end
+    end
+    if w > 0 then
+      if denied == 0 then denied = i end
+      if w > wait then wait = w end
+    end
+  end
+  if denied > 0 then return {denied, wait} end
+  for i = 1, #KEYS do
+    local kind, rate, cap = arg(i, 0), tonumber(arg(i, 1)), tonumber(arg(i, 2))
+    if kind == 'take' then
+      store(KEYS[i], levels[i] - 1, rate, cap)
+    elseif kind == 'lease' then
+      redis.call('ZADD', KEYS[i], now + ttl, lease)
+      redis.call('PEXPIRE', KEYS[i], ttl + 1000)
+    end
+  end
+  return {0, 0}
+elseif op == 'charge' then
+  for i = 1, #KEYS do
+    local rate, cap, amount = tonumber(arg(i, 1)), tonumber(arg(i, 2)), tonumber(arg(i, 3))
+    store(KEYS[i], level(KEYS[i], rate, cap) - amount, rate, cap)
+  end
+  return {0, 0}
+end
+for i = 1, #KEYS do redis.call('ZREM', KEYS[i], lease) end
+return {0, 0}
+`
+
+var lua = redis.NewScript(script)
+
+// keyPrefix starts every key; the braces put them all in one Redis Cluster slot, as a script's
+// keys must be.
+const keyPrefix = "toolrouter:{limits}:"
+
+// Bounds of the Redis side: the queues of charges and releases, the retry backoff while Redis is
+// down, and how long a lease outlives the longest request.
+const (
+	queueSize  = 1024
+	minBackoff = 100 * time.Millisecond
+	maxBackoff = 2 * time.Second
+	leaseSlack = 10 * time.Second
+)
+
+// charge is one finished request's usage for the debt specs of its identity.
+type charge struct {
+	specs         []spec
+	tokens, tools int
+}
+
+// leases are one request's concurrent slots in Redis.
+type leases struct {
+	keys []string
+	id   string
+}
+
+// redisBackend keeps the counters in Redis, and goes to o.OnRedisDown's behaviour while Redis
+// does not answer: it notices on a failed call, logs once, and retries in the background.
+type redisBackend struct {
+	c        *redis.Client
+	o        Options
+	fallback *local // charges made while Redis is down
+	instance string // this process's lease prefix
+	seq      atomic.Uint64
+	healthy  atomic.Bool
+	dropped  atomic.Uint64
+	charges  chan charge
+	releases chan leases
+	done     chan struct{}
+	wg       sync.WaitGroup
+	once     sync.Once
+}
+
+func newRedis(o Options, fallback *local) (*redisBackend, error) {
+	ro, err := redis.ParseURL(o.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("limits.redis_url %s: %w", redact.URL(o.RedisURL), err)
+	}
+	// Every call is bounded by its context (RedisTimeout); none is retried: a failure is
+	// Redis being down, handled by on_redis_down and the background retry.
+	ro.ContextTimeoutEnabled = true
+	ro.MaxRetries = -1
+	ro.DialTimeout, ro.ReadTimeout, ro.WriteTimeout, ro.PoolTimeout = o.RedisTimeout, o.RedisTimeout, o.RedisTimeout, o.RedisTimeout
+	ro.DisableIdentity = true
+	ro.Protocol = 2
+	var id [6]byte
+	_, _ = rand.Read(id[:])
+	r := &redisBackend{c: redis.NewClient(ro), o: o, fallback: fallback, instance: hex.EncodeToString(id[:]),
+		charges: make(chan charge, queueSize), releases: make(chan leases, queueSize), done: make(chan struct{})}
+	r.healthy.Store(true)
+	r.wg.Add(1)
+	go r.work()
+	return r, nil
+}
+
+func (r *redisBackend) up() bool { return r.healthy.Load() }
+
+// run runs the script with RedisTimeout.
+func (r *redisBackend) run(ctx context.Context, op, lease string, specs []spec, amount func(spec) int) ([]int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.o.RedisTimeout)
+	defer cancel()
+	keys := make([]string, len(specs))
+	args := make([]any, 0, 3+4*len(specs))
+	args = append(args, op, lease, (r.o.LeaseTTL + leaseSlack).Milliseconds())
+	for i, s := range specs {
+		keys[i] = keyPrefix + s.key
+		k, rate, capacity := "debt", s.rate()/1000, s.capacity()
+		switch s.kind {
+		case kindTake:
+			k = "take"
+		case kindLease:
+			k, rate, capacity = "lease", 0, float64(s.concurrent())
+		}
+		n := 0
+		if amount != nil {
+			n = amount(s)
+		}
+		args = append(args, k, strconv.FormatFloat(rate, 'g', -1, 64), strconv.FormatFloat(capacity, 'g', -1, 64), n)
+	}
+	return lua.Run(ctx, r.c, keys, args...).Int64Slice()
+}
+
+// admit runs admission in Redis: denied is the index of the refusing spec, -1 when admitted.
+func (r *redisBackend) admit(ctx context.Context, specs []spec) (release func(), denied int, wait time.Duration, err error) {
+	lease := ""
+	var held []string
+	for _, s := range specs {
+		if s.kind == kindLease {
+			held = append(held, keyPrefix+s.key)
+		}
+	}
+	if held != nil {
+		lease = r.instance + "-" + strconv.FormatUint(r.seq.Add(1), 36)
+	}
+	res, err := r.run(ctx, "admit", lease, specs, nil)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("rate limits in redis: %w", err)
+	}
+	if len(res) != 2 || res[0] < 0 || int(res[0]) > len(specs) {
+		return nil, 0, 0, fmt.Errorf("rate limits in redis: unexpected answer %v", res)
+	}
+	if res[0] > 0 {
+		return nil, int(res[0]) - 1, time.Duration(res[1]) * time.Millisecond, nil
+	}
+	if held == nil {
+		return noRelease, -1, 0, nil
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			select {
+			case r.releases <- leases{keys: held, id: lease}:
+			default: // the lease expires
+				r.dropped.Add(1)
+			}
+		})
+	}, -1, 0, nil
+}
+
+// charge queues a charge; a full queue drops it.
+func (r *redisBackend) charge(c charge) {
+	select {
+	case r.charges <- c:
+	default:
+		r.dropped.Add(1)
+	}
+}
+
+// work sends the queued releases (first) and charges until close. A charge made while Redis is
+// down goes to the counters in process; a release then is left to expire.
+func (r *redisBackend) work() {
+	defer r.wg.Done()
+	for {
+		select {
+		case l := <-r.releases:
+			r.release(l)
+			continue
+		default:
+		}
+		select {
+		case l := <-r.releases:
+			r.release(l)
+		case c := <-r.charges:
+			r.send(c)
+		case <-r.done:
+			return
+		}
+	}
+}
+
+func (r *redisBackend) release(l leases) {
+	if !r.up() {
+		return
+	}
+	specs := make([]spec, len(l.keys))
+	for i, k := range l.keys {
+		specs[i] = spec{kind: kindLease, key: k[len(keyPrefix):], n: 1}
+	}
+	if _, err := r.run(context.Background(), "release", l.id, specs, nil); err != nil {
+		r.fail(err)
+	}
+}
+
+func (r *redisBackend) send(c charge) {
+	if r.up() {
+		_, err := r.run(context.Background(), "charge", "", c.specs, func(s spec) int { return s.amount(c.tokens, c.tools) })
+		if err == nil {
+			return
+		}
+		r.fail(err)
+	}
+	r.fallback.charge(share(c.specs, r.o.Replicas), c.tokens, c.tools)
+}
+
+// fail marks Redis down after a failed call: the first failure logs, tells OnBackend and starts
+// retrying in the background; the next ones, while it is down, do nothing.
+func (r *redisBackend) fail(err error) {
+	if !r.healthy.CompareAndSwap(true, false) {
+		return
+	}
+	r.o.Logger.Warn("rate limits: Redis does not answer; counting per on_redis_down until it does",
+		"err", err.Error(), "on_redis_down", string(r.o.OnRedisDown), "replicas", r.o.Replicas)
+	if r.o.OnBackend != nil {
+		r.o.OnBackend(false)
+	}
+	select {
+	case <-r.done:
+		return
+	default:
+	}
+	r.wg.Add(1)
+	go r.retry()
+}
+
+// retry pings Redis with a growing backoff until it answers or the backend closes.
+func (r *redisBackend) retry() {
+	defer r.wg.Done()
+	wait := minBackoff
+	for {
+		t := time.NewTimer(wait)
+		select {
+		case <-r.done:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), r.o.RedisTimeout)
+		err := r.c.Ping(ctx).Err()
+		cancel()
+		if err == nil {
+			r.healthy.Store(true)
+			r.o.Logger.Info("rate limits: Redis answers again; counters are shared")
+			if r.o.OnBackend != nil {
+				r.o.OnBackend(true)
+			}
+			return
+		}
+		wait = min(2*wait, maxBackoff)
+	}
+}
+
+// close sends what is queued until ctx ends, stops the workers and closes the client.
+func (r *redisBackend) close(ctx context.Context) {
+	r.once.Do(func() {
+		close(r.done)
+		r.wg.Wait()
+	drain:
+		for ctx.Err() == nil {
+			select {
+			case l := <-r.releases:
+				r.release(l)
+			case c := <-r.charges:
+				r.send(c)
+			default:
+				break drain
+			}
+		}
+		if err := r.c.Close(); err != nil {
+			r.o.Logger.Debug("closing the rate limits' Redis client", slog.String("err", err.Error()))
+		}
+	})
+}

@@ -89,17 +89,26 @@ return {0, 0}
 
 var lua = redis.NewScript(script)
 
+// quietOnce turns go-redis's own log (a line per failed dial while Redis is down) into debug
+// lines: Limiter logs each transition once.
+var quietOnce sync.Once
+
+type debugLog struct{ l *slog.Logger }
+
+func (d debugLog) Printf(ctx context.Context, format string, v ...any) {
+	d.l.DebugContext(ctx, "redis: "+fmt.Sprintf(format, v...))
+}
+
 // keyPrefix starts every key; the braces put them all in one Redis Cluster slot, as a script's
 // keys must be.
 const keyPrefix = "toolrouter:{limits}:"
 
-// Bounds of the Redis side: the queues of charges and releases, the retry backoff while Redis is
-// down, and how long a lease outlives the longest request.
+// Bounds of the Redis side: the queues of charges and releases, and the retry backoff while Redis
+// is down.
 const (
 	queueSize  = 1024
 	minBackoff = 100 * time.Millisecond
 	maxBackoff = 2 * time.Second
-	leaseSlack = 10 * time.Second
 )
 
 // charge is one finished request's usage for the debt specs of its identity.
@@ -141,8 +150,10 @@ func newRedis(o Options, fallback *local) (*redisBackend, error) {
 	ro.ContextTimeoutEnabled = true
 	ro.MaxRetries = -1
 	ro.DialTimeout, ro.ReadTimeout, ro.WriteTimeout, ro.PoolTimeout = o.RedisTimeout, o.RedisTimeout, o.RedisTimeout, o.RedisTimeout
+	ro.DialerRetries = 1
 	ro.DisableIdentity = true
 	ro.Protocol = 2
+	quietOnce.Do(func() { redis.SetLogger(debugLog{o.Logger}) })
 	var id [6]byte
 	_, _ = rand.Read(id[:])
 	r := &redisBackend{c: redis.NewClient(ro), o: o, fallback: fallback, instance: hex.EncodeToString(id[:]),
@@ -161,7 +172,7 @@ func (r *redisBackend) run(ctx context.Context, op, lease string, specs []spec, 
 	defer cancel()
 	keys := make([]string, len(specs))
 	args := make([]any, 0, 3+4*len(specs))
-	args = append(args, op, lease, (r.o.LeaseTTL + leaseSlack).Milliseconds())
+	args = append(args, op, lease, r.o.LeaseTTL.Milliseconds())
 	for i, s := range specs {
 		keys[i] = keyPrefix + s.key
 		k, rate, capacity := "debt", s.rate()/1000, s.capacity()

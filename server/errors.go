@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -11,6 +12,7 @@ import (
 	"toolrouter/council"
 	"toolrouter/internal/errtext"
 	"toolrouter/inventory"
+	"toolrouter/limits"
 	"toolrouter/reload"
 	"toolrouter/router"
 )
@@ -27,6 +29,8 @@ type apiError struct {
 	problems []string
 	// param names the request field at fault, for the OpenAI-compatible routes' error shape.
 	param string
+	// retryAfter, on a 429, is the Retry-After header's value in seconds.
+	retryAfter int
 }
 
 func (e *apiError) Error() string { return e.msg }
@@ -44,6 +48,9 @@ func (h *handlers) errorHandler(c *fiber.Ctx, err error) error {
 	e := h.apiErrorOf(err)
 	if e.challenge != "" {
 		c.Set(fiber.HeaderWWWAuthenticate, e.challenge)
+	}
+	if e.retryAfter > 0 {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(e.retryAfter))
 	}
 	if openAIPath(c.Path()) {
 		return c.Status(e.status).JSON(openAIError(e))
@@ -64,6 +71,7 @@ func (h *handlers) apiErrorOf(err error) *apiError {
 		ae *apiError
 		fe *fiber.Error
 		ie *reload.InvalidError
+		le *limits.Exceeded
 		e  apiError
 	)
 	switch {
@@ -82,6 +90,10 @@ func (h *handlers) apiErrorOf(err error) *apiError {
 		e = apiError{status: fiber.StatusUnauthorized, code: "invalid_credential", msg: err.Error(), challenge: auth.Challenge(err)}
 	case errors.Is(err, auth.ErrForbidden):
 		e = apiError{status: fiber.StatusForbidden, code: "forbidden", msg: err.Error()}
+	case errors.As(err, &le):
+		e = apiError{status: fiber.StatusTooManyRequests, code: "rate_limited", msg: err.Error(), retryAfter: limits.RetrySeconds(le.RetryAfter)}
+	case errors.Is(err, limits.ErrUnavailable):
+		e = apiError{status: fiber.StatusServiceUnavailable, code: "rate_limit_unavailable", msg: err.Error()}
 	case errors.Is(err, ErrUnknownModel):
 		e = apiError{status: fiber.StatusNotFound, code: "model_not_found", msg: err.Error(), param: "model"}
 	case errors.Is(err, errNoCompleter):

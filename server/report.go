@@ -24,6 +24,8 @@ type served struct {
 	method, path string
 	answeredBy   string
 	failed       int
+	// release, if not nil, ends the request's hold on its rate limits' concurrent slots.
+	release func()
 }
 
 type reportKey struct{}
@@ -45,8 +47,13 @@ func (r *served) identify(c *fiber.Ctx) {
 	}
 }
 
-// observe hands a finished request's report to the observers.
+// observe hands a finished request's report to the observers, once the request is over: its
+// concurrent slots are released first.
 func (h *handlers) observe(r *served) {
+	if r.release != nil {
+		r.release()
+		r.release = nil
+	}
 	if h.d.Observer != nil {
 		h.d.Observer.Observe(context.Background(), &r.Report)
 	}

@@ -123,6 +123,9 @@ type Deps struct {
 	Completer Completer
 	// Metrics, if not nil, serves GET /metrics (the Prometheus exposition).
 	Metrics http.Handler
+	// Limiter, if not nil, admits each request of the work endpoints against its identity's rate
+	// limits (see limits.go).
+	Limiter Limiter
 }
 
 // Searcher shows what retrieval would offer an identity for a query; *router.Router satisfies it.
@@ -206,6 +209,7 @@ func build(d Deps, o Options, listening string) (*fiber.App, *handlers) {
 	app.Use(h.life.admit) // while shutting down, nothing else runs
 	app.Use(h.guard)
 	app.Use(h.authenticate)
+	h.limitWork(app)
 	app.Post("/v1/route", h.route)
 	app.Post("/v1/route/stream", h.routeStream)
 	app.Post("/v1/answer", h.answer)
@@ -318,6 +322,8 @@ type readiness struct {
 	Servers []serverState `json:"servers"`
 	// Trajectory shows the log's written and dropped records, when the log is on.
 	Trajectory *trajectory.Stats `json:"trajectory,omitempty"`
+	// Limits shows where the rate limits' counters are, when rate limiting is on.
+	Limits *limitsState `json:"limits,omitempty"`
 }
 
 type modelState struct {
@@ -375,6 +381,9 @@ func (h *handlers) readyz(c *fiber.Ctx) error {
 	if h.d.Trajectory != nil {
 		st := h.d.Trajectory.Stats()
 		r.Trajectory = &st
+	}
+	if h.d.Limiter != nil {
+		r.Limits = &limitsState{Backend: h.d.Limiter.Backend(), DroppedCharges: h.d.Limiter.DroppedCharges()}
 	}
 	r.Ready = r.Model.Reachable && r.Model.Pulled
 	status := fiber.StatusOK

@@ -1,0 +1,58 @@
+package server
+
+import (
+	"context"
+
+	"github.com/gofiber/fiber/v2"
+
+	"toolrouter/access"
+)
+
+// Limiter admits a request of an identity, or refuses it (*limits.Exceeded, 429;
+// limits.ErrUnavailable, 503), and says where its counters are for /readyz; *limits.Limiter
+// satisfies it. release ends the request's hold on its concurrent slots.
+type Limiter interface {
+	Admit(ctx context.Context, id access.Identity) (release func(), err error)
+	Backend() string
+	DroppedCharges() uint64
+}
+
+// workRoutes are the endpoints rate limits apply to: those that do work for a caller (model and
+// tool calls). Nothing else is limited.
+var workRoutes = []string{"/v1/route", "/v1/route/stream", "/v1/answer", "/v1/answer/stream", "/v1/chat/completions"}
+
+// limitWork registers the admission of rate limits before the handlers of workRoutes: fiber runs
+// it for exactly the requests those routes match.
+func (h *handlers) limitWork(app *fiber.App) {
+	if h.d.Limiter == nil {
+		return
+	}
+	for _, path := range workRoutes {
+		app.Post(path, h.limit)
+	}
+}
+
+// limit admits the request against the limits of the identity its credential established, before
+// its handler runs. The concurrent slot it holds is released once the request is over, when its
+// report is handed to the observers (for a stream, after its last event).
+func (h *handlers) limit(c *fiber.Ctx) error {
+	id, ok := identity(c)
+	if !ok {
+		return c.Next() // authenticate let it through without one: nothing to limit
+	}
+	release, err := h.d.Limiter.Admit(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	reportOf(c).release = release
+	return c.Next()
+}
+
+// limitsState is /readyz's view of the rate limits.
+type limitsState struct {
+	// Backend is where the counters are: "local", "redis", or "local-fallback" while Redis is
+	// down.
+	Backend string `json:"backend"`
+	// DroppedCharges counts the usage charges dropped because the queue to Redis was full.
+	DroppedCharges uint64 `json:"dropped_charges"`
+}

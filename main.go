@@ -40,6 +40,7 @@ import (
 	"toolrouter/internal/redact"
 	"toolrouter/inventory"
 	"toolrouter/inventory/builtin"
+	"toolrouter/observe"
 	"toolrouter/reload"
 	"toolrouter/router"
 	"toolrouter/server"
@@ -228,14 +229,21 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 	if o.reload != nil {
 		go rl.Watch(ctx, o.reload)
 	}
-	// Every served request's report goes to each observer, in order.
+	lim, err := rateLimiter(cfg, logger)
+	if err != nil {
+		return err
+	}
+	closers = append(closers, lim.Close)
+	// Every served request's report goes to each observer, in order: the rate limits' charges
+	// first.
 	fanout, metricsHandler, obsClosers, err := observers(ctx, cfg, inv, logger)
 	if err != nil {
 		return err
 	}
 	closers = append(closers, obsClosers...)
+	fanout = append(observe.Fanout{lim}, fanout...)
 	deps := server.Deps{Router: rt, Inventory: inv, Model: probe, Auth: authn, Access: orgs, Estimates: est, Reload: rl, Completer: comp,
-		Observer: fanout, Metrics: metricsHandler}
+		Observer: fanout, Metrics: metricsHandler, Limiter: lim}
 	if ranker != nil {
 		deps.Search = rt
 	}
@@ -264,7 +272,8 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 		return fmt.Errorf("listening on %s: %w", cfg.Listen, err)
 	}
 	logger.Info("serving", "listen", ln.Addr().String(), "model", cfg.Ollama.Model, "ollama", redact.URL(cfg.Ollama.Host),
-		"api_keys", len(cfg.Auth.Keys), "jwt", cfg.Auth.JWT.Enabled(), "anonymous", anonymous, "orgs", len(cfg.Orgs))
+		"api_keys", len(cfg.Auth.Keys), "jwt", cfg.Auth.JWT.Enabled(), "anonymous", anonymous, "orgs", len(cfg.Orgs),
+		"rate_limits", lim.Backend())
 	if o.ready != nil {
 		o.ready(ln.Addr().String())
 	}

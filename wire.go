@@ -19,6 +19,7 @@ import (
 	"toolrouter/config"
 	"toolrouter/council"
 	"toolrouter/internal/redact"
+	"toolrouter/limits"
 	"toolrouter/metrics"
 	"toolrouter/observe"
 	"toolrouter/provider"
@@ -122,14 +123,14 @@ func (p redactedProbe) List(ctx context.Context) (*api.ListResponse, error) {
 
 // secrets is the Redactor of every credential the configuration holds or names: the MCP servers'
 // (URL user and password and secret query values, header values, secret-looking environment
-// values), those in the URLs of the model servers and the JWKS, the providers' API keys and the
+// values), those in the URLs of the model servers, the JWKS and Redis, the providers' API keys and the
 // API keys that auth.keys read from the environment. It masks any URL's credentials too.
 func secrets(cfg config.Config) *redact.Redactor {
 	var s []string
 	for _, sc := range cfg.Servers {
 		s = append(s, redact.ServerSecrets(sc.URL, sc.Headers, sc.Env)...)
 	}
-	for _, u := range []string{cfg.Ollama.Host, cfg.Auth.JWT.JWKSURL} {
+	for _, u := range []string{cfg.Ollama.Host, cfg.Auth.JWT.JWKSURL, cfg.Limits.RedisURL} {
 		s = append(s, redact.ServerSecrets(u, nil, nil)...)
 	}
 	for _, p := range cfg.Providers {
@@ -280,4 +281,13 @@ func serveMetrics(addr string, h http.Handler) (stop func(context.Context), boun
 		}
 		<-done
 	}, ln.Addr().String(), nil
+}
+
+// rateLimiter builds the rate limits of orgs and limits.anonymous, counted in process or in Redis
+// (limits.redis_url). A concurrent slot held in Redis lasts at most a whole request.
+func rateLimiter(cfg config.Config, logger *slog.Logger) (*limits.Limiter, error) {
+	l := cfg.Limits
+	return limits.New(limits.Options{Orgs: cfg.Orgs, Anonymous: l.Anonymous, RedisURL: l.RedisURL,
+		OnRedisDown: l.OnRedisDown, Replicas: l.Replicas, RedisTimeout: l.RedisTimeout.D(),
+		LeaseTTL: cfg.HTTP.RequestTimeout.D(), Logger: logger})
 }

@@ -63,7 +63,7 @@ func Default() Config {
 			MaxEvidenceBytes: 16384,
 		},
 		Metrics: Metrics{Enabled: true},
-		Limits: Limits{OnRedisDown: RedisLocal, Replicas: 1, RedisTimeout: Duration(50 * time.Millisecond)},
+		Limits:  Limits{OnRedisDown: RedisLocal, Replicas: 1, RedisTimeout: Duration(50 * time.Millisecond)},
 		Servers: map[string]Server{
 			"calculator": builtinServer("calculator"),
 			"clock":      builtinServer("clock"),

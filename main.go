@@ -229,21 +229,21 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 	if o.reload != nil {
 		go rl.Watch(ctx, o.reload)
 	}
-	lim, err := rateLimiter(cfg, logger)
+	watch, err := observers(ctx, cfg, inv, logger)
+	if err != nil {
+		return err
+	}
+	closers = append(closers, watch.closers...)
+	lim, err := rateLimiter(cfg, watch, logger)
 	if err != nil {
 		return err
 	}
 	closers = append(closers, lim.Close)
 	// Every served request's report goes to each observer, in order: the rate limits' charges
 	// first.
-	fanout, metricsHandler, obsClosers, err := observers(ctx, cfg, inv, logger)
-	if err != nil {
-		return err
-	}
-	closers = append(closers, obsClosers...)
-	fanout = append(observe.Fanout{lim}, fanout...)
+	fanout := append(observe.Fanout{lim}, watch.Fanout...)
 	deps := server.Deps{Router: rt, Inventory: inv, Model: probe, Auth: authn, Access: orgs, Estimates: est, Reload: rl, Completer: comp,
-		Observer: fanout, Metrics: metricsHandler, Limiter: lim}
+		Observer: fanout, Metrics: watch.handler, Limiter: lim}
 	if ranker != nil {
 		deps.Search = rt
 	}

@@ -94,3 +94,27 @@ func logged(t *testing.T, log, msg, key string) string {
 	t.Fatalf("no log line %q with %s in:\n%s", msg, key, log)
 	return ""
 }
+
+// TestRateLimitedInMetrics: a request the rate limits refuse is counted by level and limit on
+// /metrics, beside its 429.
+func TestRateLimitedInMetrics(t *testing.T) {
+	model := fakeollama.NewFunc(t, func(api.ChatRequest) fakeollama.Reply {
+		return reply(map[string]any{"reasoning": "none", "use_tool": false, "calls": []any{}, "needs_more": false, "direct": false})
+	})
+	path := writeConfig(t, map[string]any{"limits": map[string]any{"anonymous": map[string]any{"requests_per_minute": 1}}})
+	base := serveLogging(t, &syncBuffer{}, "-config", path, "-ollama", model.URL, "-model", "fake")
+	for i, want := range []int{http.StatusOK, http.StatusTooManyRequests} {
+		if status, _, body := send(t, http.MethodPost, base+"/v1/route", `{"query":"hello"}`, nil); status != want {
+			t.Fatalf("route %d: got %d, want %d (%s)", i+1, status, want, body)
+		}
+	}
+	_, _, body := send(t, http.MethodGet, base+"/metrics", "", nil)
+	for _, want := range []string{
+		`toolrouter_rate_limited_total{level="anonymous",limit="requests_per_minute"} 1`,
+		`toolrouter_http_requests_total{route="/v1/route",status="429"} 1`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}

@@ -191,15 +191,39 @@ func retrieval(cfg config.Config, logger *slog.Logger) (router.Ranker, *retrieve
 	return retrieve.NewCatalog(ret, ex, logger), ex, nil
 }
 
+// watchers are the observers of served requests and what else they serve.
+type watchers struct {
+	observe.Fanout
+	// metrics is nil when metrics.enabled is false; handler serves GET /metrics (nil then too).
+	metrics *metrics.Metrics
+	handler http.Handler
+	// closers close the metrics listener and flush the traces; the caller runs them on shutdown.
+	closers []func(context.Context)
+}
+
+// rateLimited counts a refused request in the metrics, when they are on.
+func (w *watchers) rateLimited(level, limit string) {
+	if w.metrics != nil {
+		w.metrics.RateLimited(level, limit)
+	}
+}
+
+// redisUp sets the rate limits' Redis gauge, when metrics are on.
+func (w *watchers) redisUp(up bool) {
+	if w.metrics != nil {
+		w.metrics.RedisUp(up)
+	}
+}
+
 // observers builds the observers of served requests: the metrics, unless metrics.enabled is
 // false (with a listener of their own when metrics.listen is set), and the traces, when the
-// OTEL_* environment turns them on. It returns the metrics handler for GET /metrics (nil when
-// off) and what closes the listener and flushes the traces, which the caller runs on shutdown.
-func observers(ctx context.Context, cfg config.Config, inv metrics.Inventory, logger *slog.Logger) (observe.Fanout, http.Handler, []func(context.Context), error) {
+// OTEL_* environment turns them on.
+func observers(ctx context.Context, cfg config.Config, inv metrics.Inventory, logger *slog.Logger) (*watchers, error) {
 	var (
 		obs     observe.Fanout
 		handler http.Handler
 		closers []func(context.Context)
+		met     *metrics.Metrics
 	)
 	if cfg.Metrics.Enabled {
 		// The models as the router and the council name them, and as a chat completion does
@@ -211,12 +235,12 @@ func observers(ctx context.Context, cfg config.Config, inv metrics.Inventory, lo
 		for _, m := range chatModels(cfg) {
 			models = append(models, m.ID)
 		}
-		m := metrics.New(metrics.Options{Inventory: inv, Models: models})
-		obs, handler = append(obs, m), m.Handler()
+		met = metrics.New(metrics.Options{Inventory: inv, Models: models})
+		obs, handler = append(obs, met), met.Handler()
 		if cfg.Metrics.Listen != "" {
 			stop, addr, err := serveMetrics(cfg.Metrics.Listen, handler)
 			if err != nil {
-				return nil, nil, nil, err
+				return nil, err
 			}
 			closers = append(closers, stop)
 			logger.Info("serving metrics", "listen", addr)
@@ -238,7 +262,7 @@ func observers(ctx context.Context, cfg config.Config, inv metrics.Inventory, lo
 		for _, c := range closers {
 			c(ctx)
 		}
-		return nil, nil, nil, err
+		return nil, err
 	}
 	if tracer != nil {
 		// The SDK reports export failures only through its global error handler.
@@ -253,7 +277,7 @@ func observers(ctx context.Context, cfg config.Config, inv metrics.Inventory, lo
 		})
 		logger.Info("exporting traces", "service", cmp.Or(os.Getenv("OTEL_SERVICE_NAME"), telemetry.DefaultServiceName))
 	}
-	return obs, handler, closers, nil
+	return &watchers{Fanout: obs, metrics: met, handler: handler, closers: closers}, nil
 }
 
 // serveMetrics serves h at /metrics, and nothing else, on a plain listener of its own at addr,
@@ -285,9 +309,9 @@ func serveMetrics(addr string, h http.Handler) (stop func(context.Context), boun
 
 // rateLimiter builds the rate limits of orgs and limits.anonymous, counted in process or in Redis
 // (limits.redis_url). A concurrent slot held in Redis lasts at most a whole request.
-func rateLimiter(cfg config.Config, logger *slog.Logger) (*limits.Limiter, error) {
+func rateLimiter(cfg config.Config, w *watchers, logger *slog.Logger) (*limits.Limiter, error) {
 	l := cfg.Limits
 	return limits.New(limits.Options{Orgs: cfg.Orgs, Anonymous: l.Anonymous, RedisURL: l.RedisURL,
 		OnRedisDown: l.OnRedisDown, Replicas: l.Replicas, RedisTimeout: l.RedisTimeout.D(),
-		LeaseTTL: cfg.HTTP.RequestTimeout.D(), Logger: logger})
+		LeaseTTL: cfg.HTTP.RequestTimeout.D(), Logger: logger, OnReject: w.rateLimited, OnBackend: w.redisUp})
 }

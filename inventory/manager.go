@@ -289,6 +289,16 @@ func (m *Manager) Shutdown(ctx context.Context) {
 // Snapshot returns the current inventory; it is never nil.
 func (m *Manager) Snapshot() *Snapshot { return m.snap.Load() }
 
+// Changed returns a channel that is closed when a snapshot newer than the current one is
+// published. Each call returns the channel of the current version, so a watcher loops: take the
+// channel, read Snapshot, wait on the channel. It never blocks the publisher and holds nothing
+// per watcher.
+func (m *Manager) Changed() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.changed
+}
+
 // Wait blocks until cond holds for the current snapshot or ctx ends.
 func (m *Manager) Wait(ctx context.Context, cond func(*Snapshot) bool) (*Snapshot, error) {
 	for {

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
@@ -11,6 +12,7 @@ import (
 	"toolrouter/auth"
 	"toolrouter/council"
 	"toolrouter/internal/errtext"
+	"toolrouter/internal/redact"
 	"toolrouter/inventory"
 	"toolrouter/limits"
 	"toolrouter/reload"
@@ -118,6 +120,8 @@ func (h *handlers) apiErrorOf(err error) *apiError {
 		e = apiError{status: fiber.StatusNotFound, code: "reload_off", msg: err.Error()}
 	case errors.Is(err, inventory.ErrClosed):
 		e = apiError{status: fiber.StatusServiceUnavailable, code: "shutting_down", msg: "the server is shutting down; its configuration is no longer reloaded"}
+	case errors.Is(err, router.ErrUnknownTool):
+		e = apiError{status: fiber.StatusNotFound, code: "unknown_tool", msg: err.Error()}
 	case errors.Is(err, router.ErrModel), errors.Is(err, errCompletion):
 		e = apiError{status: fiber.StatusBadGateway, code: "model_unavailable", msg: err.Error()}
 	case errors.As(err, &fe):
@@ -128,6 +132,18 @@ func (h *handlers) apiErrorOf(err error) *apiError {
 	}
 	e.msg = errtext.OneLine(h.o.Redactor.String(e.msg))
 	return &e
+}
+
+// StatusOf is apiErrorOf for the front doors that are not HTTP handlers (the MCP server's tool
+// errors): the status, code and one-line message err becomes, masked by red (nil masks URLs'
+// credentials only). An unexpected error is logged to log (nil: slog.Default).
+func StatusOf(err error, red *redact.Redactor, log *slog.Logger) (status int, code, msg string) {
+	if log == nil {
+		log = slog.Default()
+	}
+	h := &handlers{o: Options{Redactor: red, Logger: log}}
+	e := h.apiErrorOf(err)
+	return e.status, e.code, e.msg
 }
 
 func fiberCode(status int) string {

@@ -21,7 +21,9 @@ import (
 //     callers that are not browsers send none. An allowed origin's preflight (OPTIONS) is
 //     answered, and its responses carry Access-Control-Allow-Origin;
 //   - a POST whose body is not declared JSON: 415 unsupported_media_type. A page can POST
-//     text/plain, form or multipart bodies without a preflight, never application/json.
+//     text/plain, form or multipart bodies without a preflight, never application/json. This
+//     holds for /mcp's POSTs too; its GET (the event stream) and DELETE (the session's end)
+//     carry no body and pass, their Host and Origin checked as any request's.
 //
 // Nothing runs for a refused request: the check comes before any handler.
 func (h *handlers) guard(c *fiber.Ctx) error {
@@ -41,9 +43,17 @@ func (h *handlers) guard(c *fiber.Ctx) error {
 		}
 		c.Vary(fiber.HeaderOrigin)
 		c.Set(fiber.HeaderAccessControlAllowOrigin, origin)
+		if c.Path() == pathMCP {
+			c.Set(fiber.HeaderAccessControlExposeHeaders, "Mcp-Session-Id")
+		}
 		if c.Method() == fiber.MethodOptions && c.Get(fiber.HeaderAccessControlRequestMethod) != "" {
-			c.Set(fiber.HeaderAccessControlAllowMethods, "GET, POST")
-			c.Set(fiber.HeaderAccessControlAllowHeaders, fiber.HeaderContentType)
+			if c.Path() == pathMCP {
+				c.Set(fiber.HeaderAccessControlAllowMethods, "GET, POST, DELETE")
+				c.Set(fiber.HeaderAccessControlAllowHeaders, mcpRequestHeaders)
+			} else {
+				c.Set(fiber.HeaderAccessControlAllowMethods, "GET, POST")
+				c.Set(fiber.HeaderAccessControlAllowHeaders, fiber.HeaderContentType)
+			}
 			c.Set(fiber.HeaderAccessControlMaxAge, "600")
 			return c.SendStatus(fiber.StatusNoContent)
 		}
@@ -61,6 +71,9 @@ func (h *handlers) guard(c *fiber.Ctx) error {
 	}
 	return c.Next()
 }
+
+// mcpRequestHeaders are the headers an allowed origin's page may send to /mcp.
+const mcpRequestHeaders = "Content-Type, Authorization, X-Api-Key, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-Id"
 
 // clipHeader shortens a header value for a message.
 func clipHeader(s string) string {

@@ -64,10 +64,11 @@ type lifecycle struct {
 	cancels  map[uint64]context.CancelCauseFunc // work in flight
 	pending  map[net.Conn]struct{}              // connections whose request is not answered yet
 	answered chan struct{}                      // closed and replaced when pending shrinks
+	shutdown chan struct{}                      // closed by refuse: long-lived streams end at once
 }
 
 func newLifecycle() *lifecycle {
-	return &lifecycle{cancels: map[uint64]context.CancelCauseFunc{}, pending: map[net.Conn]struct{}{}, answered: make(chan struct{})}
+	return &lifecycle{cancels: map[uint64]context.CancelCauseFunc{}, pending: map[net.Conn]struct{}{}, answered: make(chan struct{}), shutdown: make(chan struct{})}
 }
 
 // admit is the first middleware: while shutting down it answers 503 at once; otherwise it notes
@@ -124,8 +125,11 @@ func (l *lifecycle) work(parent context.Context) (context.Context, func(), error
 // refuse makes every request from now on a 503 shutting_down.
 func (l *lifecycle) refuse() {
 	l.mu.Lock()
-	l.closing = true
-	l.mu.Unlock()
+	defer l.mu.Unlock()
+	if !l.closing {
+		l.closing = true
+		close(l.shutdown)
+	}
 }
 
 // inFlight is the number of requests whose work is running.

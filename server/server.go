@@ -126,6 +126,9 @@ type Deps struct {
 	// Limiter, if not nil, admits each request of the work endpoints against its identity's rate
 	// limits (see limits.go).
 	Limiter Limiter
+	// MCP, if not nil, serves /mcp: the MCP server's streamable HTTP transport (mcpserver), run
+	// for each request with its identity in the request's context (access.IdentityFrom).
+	MCP http.Handler
 }
 
 // Searcher shows what retrieval would offer an identity for a query; *router.Router satisfies it.
@@ -223,6 +226,11 @@ func build(d Deps, o Options, listening string) (*fiber.App, *handlers) {
 	app.Post(pathReload, h.reload)
 	if d.Metrics != nil {
 		app.Get(pathMetrics, h.metrics(adaptor.HTTPHandler(d.Metrics)))
+	}
+	if d.MCP != nil {
+		app.Post(pathMCP, h.mcp)
+		app.Get(pathMCP, h.mcp)
+		app.Delete(pathMCP, h.mcp)
 	}
 	app.Use(func(c *fiber.Ctx) error {
 		for _, r := range app.GetRoutes(true) {

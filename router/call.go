@@ -1,0 +1,76 @@
+package router
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"toolrouter/access"
+	"toolrouter/internal/errtext"
+	"toolrouter/inventory"
+	"toolrouter/schema"
+	"toolrouter/trajectory"
+)
+
+// ErrUnknownTool is Call's error for a tool that does not exist or that the identity may not use:
+// the two read the same, so nothing confirms that a hidden tool exists.
+var ErrUnknownTool = errors.New("unknown tool")
+
+// Call runs one tool call a caller wrote itself, with no model involved: the tool named by its
+// qualified name ("server.tool"), with args. It applies what a routed call goes through: the
+// identity's access policy, the tool's input schema (as phase 2's arguments are validated) and
+// the execution path with its timeout, trace step and trajectory record. A tool the identity may
+// not use, or that does not exist, is an error wrapping ErrUnknownTool; everything else (invalid
+// arguments, an unavailable server, a failed or timed-out call) is reported in the Call's Error,
+// and a tool that answered isError in its Result, as Route reports them.
+func (r *Router) Call(ctx context.Context, id access.Identity, qualified string, args map[string]any) (*Call, error) {
+	if r.set.Access != nil {
+		if _, permits := r.set.Access.Policy(id); !permits(qualified) {
+			return nil, fmt.Errorf("%w %q", ErrUnknownTool, qualified)
+		}
+	}
+	snap := r.inv.Snapshot()
+	tool, ok := snap.Tool(qualified)
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownTool, qualified)
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	c := &Call{Step: 1, Round: 1, Server: tool.Server, Tool: tool.Name}
+	j := newJournal(r.set.Model, id.String(), r.set.Recorder, nil)
+	switch {
+	case !tool.Available || tool.Schema == nil:
+		c.Error = &Error{Code: CodeToolUnavailable, Message: fmt.Sprintf("%s is unavailable: %s", qualified, tool.Unavailable)}
+		return c, nil
+	case !serverUp(snap, tool.Server):
+		c.Error = &Error{Code: CodeToolUnavailable, Message: fmt.Sprintf("%s is unavailable: server %s is not up", qualified, tool.Server)}
+		return c, nil
+	}
+	t0 := time.Now()
+	if err := tool.Schema.ValidateValue(args); err != nil {
+		var verr *schema.ValidationError
+		msg := errtext.OneLine(err.Error())
+		if errors.As(err, &verr) {
+			msg = verr.Error()
+		}
+		c.Error = &Error{Code: CodeInvalidArguments, Message: "the arguments do not match the tool's input schema: " + msg}
+		step := j.step(Step{Kind: StepArguments, Round: 1, Call: 1, Tool: qualified, StartMS: j.since(t0), Error: c.Error.Message})
+		j.record("arguments", step, nil, nil, "", nil, msg, trajectory.Outcome{SchemaValid: boolPtr(false)})
+		return c, nil
+	}
+	c.Arguments = args
+	r.execute(ctx, j, tool, c)
+	return c, nil
+}
+
+// serverUp reports whether the snapshot's server of that name is up.
+func serverUp(snap *inventory.Snapshot, name string) bool {
+	for i := range snap.Servers {
+		if snap.Servers[i].Name == name {
+			return snap.Servers[i].Status == inventory.StateUp
+		}
+	}
+	return false
+}

@@ -126,6 +126,8 @@ type Config struct {
 	Limits Limits `koanf:"limits" json:"limits"`
 	// Metrics is the Prometheus metrics endpoint.
 	Metrics Metrics `koanf:"metrics" json:"metrics"`
+	// MCPServer configures toolrouter as an MCP server (/mcp and `toolrouter mcp`).
+	MCPServer MCPServer `koanf:"mcp_server" json:"mcp_server"`
 }
 
 // Metrics configures GET /metrics, the Prometheus metrics.
@@ -136,6 +138,15 @@ type Metrics struct {
 	// Listen, if not "", also serves /metrics, without authentication, on a listener of its own
 	// ("127.0.0.1:9090"), for a scraper on a network the API's callers do not reach.
 	Listen string `koanf:"listen" json:"listen"`
+}
+
+// MCPServer configures toolrouter as an MCP server: the tools route and answer always, and the
+// caller's inventory when ExposeInventory is set.
+type MCPServer struct {
+	// ExposeInventory lists each tool the caller may use beside route and answer, under an
+	// MCP-safe name, called through the same access list, schema validation and timeouts as a
+	// routed call.
+	ExposeInventory bool `koanf:"expose_inventory" json:"expose_inventory"`
 }
 
 // Log configures the request log.

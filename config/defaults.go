@@ -43,6 +43,7 @@ func Default() Config {
 		Log:        Log{Requests: RequestLogInfo},
 		Trajectory: Trajectory{MaxBytes: 64 << 20, MaxFiles: 5, QueueSize: 1024},
 		Retrieval:  Retrieval{Enabled: true, MaxSearches: 1, ExamplesPerTool: 20},
+		MCPServer:  MCPServer{ExposeInventory: false},
 		HTTP: HTTP{
 			BodyLimit:       1 << 20,
 			ReadTimeout:     Duration(10 * time.Second),

@@ -16,7 +16,10 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"toolrouter/access"
+	"toolrouter/answer"
 	"toolrouter/auth"
+	"toolrouter/config"
+	"toolrouter/router"
 )
 
 // pathMCP is where Deps.MCP, the MCP server's streamable HTTP transport, is served.
@@ -311,4 +314,48 @@ func (w *mcpWriter) fail() {
 		w.commitLocked(http.StatusInternalServerError)
 		w.buf = append(w.buf, "internal error\n"...)
 	}
+}
+
+// mcpFields are the fields of the MCP server's route tool; its answer tool adds synthesize.
+const mcpFields = "query, history, max_tool_calls, deadline_ms"
+
+// DecodeMCP checks the arguments of the MCP server's route and answer tools (answer, with
+// synthesize) as /v1/route and /v1/answer check their bodies: the same fields but caller (MCP has
+// none: the credential's identity is used), the same limits (o's, a zero one config.Default's)
+// and the same errors, which StatusOf maps.
+func DecodeMCP(args []byte, answerTool bool, o Options) (router.Request, answer.Synthesize, error) {
+	def := config.Default()
+	if o.MaxQueryBytes <= 0 {
+		o.MaxQueryBytes = def.Router.MaxQueryBytes
+	}
+	if o.MaxHistory <= 0 {
+		o.MaxHistory = def.Router.MaxHistory
+	}
+	if o.MaxDeadline <= 0 {
+		o.MaxDeadline = def.Router.Deadline.D()
+	}
+	h := &handlers{o: o}
+	fields := mcpFields
+	if answerTool {
+		fields += ", synthesize"
+	}
+	var req answerRequest
+	if err := decodeBody(args, &req, fields); err != nil {
+		return router.Request{}, "", err
+	}
+	switch {
+	case req.Caller != "":
+		return router.Request{}, "", badRequest("unknown_field", `json: unknown field "caller"; the MCP server acts for the credential's identity; allowed: `+fields)
+	case req.Synthesize != nil && !answerTool:
+		return router.Request{}, "", badRequest("unknown_field", `json: unknown field "synthesize"; allowed: `+fields)
+	}
+	mode := answer.Auto
+	if req.Synthesize != nil {
+		mode = *req.Synthesize
+	}
+	if !mode.Valid() {
+		return router.Request{}, "", badRequest("bad_synthesize", fmt.Sprintf(`synthesize must be "auto", "always" or "never", got %q`, mode))
+	}
+	rr, err := h.checkRoute(req.routeRequest)
+	return rr, mode, err
 }

@@ -1,0 +1,417 @@
+// Package mcpserver serves toolrouter itself as an MCP server, so that one entry in an MCP client
+// (Claude Desktop, Cursor, VS Code) fronts every configured server with routing, access lists
+// and limits. It offers two tools, route (the routing decision, its calls and results) and answer
+// (answer.Service's answer), and, with Options.ExposeInventory, the caller's inventory as one
+// virtual server: each tool it may use under an MCP-safe name (see ToolName), called through
+// router.Router.Call.
+//
+// Every tools/call acts for the identity in its context (access.IdentityFrom): the HTTP API puts
+// the credential's there for /mcp, and ServeStdio the one it is given. Calls are admitted by the
+// Limiter, reported to the Observer and their errors mapped by server.StatusOf, as the HTTP API
+// does. The package holds no routing or council logic and no transport of its own beyond
+// mcp-go's: the HTTP API mounts Handler on its listener.
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpgo "github.com/mark3labs/mcp-go/server"
+
+	"toolrouter/access"
+	"toolrouter/answer"
+	"toolrouter/internal/redact"
+	"toolrouter/inventory"
+	"toolrouter/observe"
+	"toolrouter/router"
+	"toolrouter/server"
+)
+
+// Router routes a request and runs a caller's own tool call; *router.Router satisfies it.
+type Router interface {
+	Route(ctx context.Context, req router.Request) (*router.Outcome, error)
+	Call(ctx context.Context, id access.Identity, qualified string, args map[string]any) (*router.Call, error)
+}
+
+// Inventory gives the current tools and tells when they change; *inventory.Manager satisfies it.
+type Inventory interface {
+	Snapshot() *inventory.Snapshot
+	Changed() <-chan struct{}
+}
+
+// Access decides which tools an identity may use; *access.Hierarchy satisfies it.
+type Access interface {
+	Policy(id access.Identity) (name string, permits func(qualified string) bool)
+}
+
+// Limiter admits a call for an identity or refuses it; release ends the admission.
+type Limiter interface {
+	Admit(ctx context.Context, id access.Identity) (release func(), err error)
+}
+
+// Deps are the parts the tools use. Router and Inventory are required.
+type Deps struct {
+	Router    Router
+	Inventory Inventory
+	// Council, if not nil, writes the answer tool's answers that the tools do not give directly.
+	Council answer.Councillor
+	// Access, if not nil, limits the inventory tools each identity sees and calls (the router
+	// applies it to routing too); nil: every identity may use every tool.
+	Access Access
+	// Limiter, if not nil, admits each tools/call.
+	Limiter Limiter
+	// Observer, if not nil, is told what each tools/call did.
+	Observer observe.Observer
+}
+
+// Options tune the server; the zero value works.
+type Options struct {
+	// ExposeInventory lists the caller's inventory beside route and answer (mcp_server.expose_inventory).
+	ExposeInventory bool
+	// Limits of the route and answer tools' arguments, as the HTTP API's (server.Options'; zero:
+	// config.Default's).
+	MaxQueryBytes int
+	MaxHistory    int
+	MaxDeadline   time.Duration
+	// Redactor masks credentials in error messages; nil masks URLs' only.
+	Redactor *redact.Redactor
+	Logger   *slog.Logger
+	// Version is the server's version in the initialize answer.
+	Version string
+}
+
+// Endpoints reported to the Observer, one per tool kind.
+const (
+	EndpointRoute  = "mcp:route"
+	EndpointAnswer = "mcp:answer"
+	EndpointCall   = "mcp:call"
+)
+
+// Names of the two tools that are always offered.
+const (
+	ToolRoute  = "route"
+	ToolAnswer = "answer"
+)
+
+// Server is toolrouter as an MCP server. It is safe for concurrent use.
+type Server struct {
+	d   Deps
+	o   Options
+	ans *answer.Service
+	mcp *mcpgo.MCPServer
+
+	exposed atomic.Pointer[exposed] // the inventory tools listed now
+	syncMu  sync.Mutex              // serialises sync
+}
+
+// exposed is the inventory as listed: the MCP name of each tool and back.
+type exposed struct {
+	listed    bool // the tool set was set from it
+	signature string
+	qualified map[string]string // MCP name -> qualified name
+}
+
+// New builds the server with its route and answer tools and, with ExposeInventory, the current
+// inventory; Watch keeps the inventory current.
+func New(d Deps, o Options) *Server {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Version == "" {
+		o.Version = "0.1.0"
+	}
+	s := &Server{d: d, o: o, ans: &answer.Service{Router: d.Router, Council: d.Council}}
+	s.exposed.Store(&exposed{qualified: map[string]string{}})
+	s.mcp = mcpgo.NewMCPServer("toolrouter", o.Version,
+		mcpgo.WithToolCapabilities(true),
+		mcpgo.WithToolFilter(s.filter),
+		mcpgo.WithRecovery(),
+		mcpgo.WithInstructions("route finds and runs the right tool of the servers behind toolrouter for a query; answer also writes the answer."),
+	)
+	s.sync()
+	return s
+}
+
+// Handler is the streamable HTTP transport, for the HTTP API's /mcp. Each request must carry
+// its identity in its context (access.WithIdentity). The HTTP API checks Host and Origin, so
+// mcp-go's own localhost check is off.
+func (s *Server) Handler() http.Handler {
+	return mcpgo.NewStreamableHTTPServer(s.mcp,
+		mcpgo.WithDisableLocalhostProtection(true),
+		mcpgo.WithStreamableHTTPLogger(s.o.Logger))
+}
+
+// ServeStdio serves MCP on in and out (newline-delimited JSON-RPC) for id until ctx ends or in
+// closes. Nothing but the protocol is written to out.
+func (s *Server) ServeStdio(ctx context.Context, id access.Identity, in io.Reader, out io.Writer) error {
+	stdio := mcpgo.NewStdioServer(s.mcp)
+	stdio.SetErrorLogger(slog.NewLogLogger(s.o.Logger.Handler(), slog.LevelError))
+	stdio.SetContextFunc(func(ctx context.Context) context.Context { return access.WithIdentity(ctx, id) })
+	err := stdio.Listen(ctx, in, out)
+	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, io.EOF)) {
+		return nil
+	}
+	return err
+}
+
+// Watch keeps the listed inventory current until ctx ends: each new inventory snapshot that
+// changes what is listed replaces the tool set, and mcp-go tells connected sessions
+// (notifications/tools/list_changed). Without ExposeInventory it returns at once.
+func (s *Server) Watch(ctx context.Context) {
+	if !s.o.ExposeInventory {
+		return
+	}
+	for {
+		changed := s.d.Inventory.Changed()
+		s.sync()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// sync lists the inventory's available tools, when they differ from those listed.
+func (s *Server) sync() {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	var tools []*inventory.Tool
+	snap := s.d.Inventory.Snapshot()
+	if s.o.ExposeInventory {
+		tools = snap.Available()
+	}
+	names := ToolNames(tools)
+	sig := signature(tools)
+	cur := s.exposed.Load()
+	if cur.listed && cur.signature == sig {
+		return
+	}
+	next := &exposed{listed: true, signature: sig, qualified: make(map[string]string, len(tools))}
+	list := []mcpgo.ServerTool{
+		{Tool: routeTool(), Handler: s.route},
+		{Tool: answerTool(), Handler: s.answer},
+	}
+	for _, t := range tools {
+		name := names[t.Qualified]
+		next.qualified[name] = t.Qualified
+		desc := t.Description
+		if t.Title != "" && desc == "" {
+			desc = t.Title
+		}
+		tool := mcp.NewToolWithRawSchema(name, fmt.Sprintf("%s (%s)", strings.TrimSpace(desc), t.Qualified), t.InputSchema)
+		if t.Title != "" {
+			tool.Title = t.Title
+		}
+		list = append(list, mcpgo.ServerTool{Tool: tool, Handler: s.call})
+	}
+	s.exposed.Store(next)
+	s.mcp.SetTools(list...)
+}
+
+// signature identifies what is listed of tools: names, descriptions and schemas.
+func signature(tools []*inventory.Tool) string {
+	var b strings.Builder
+	for _, t := range tools {
+		b.WriteString(t.Qualified)
+		b.WriteByte(0)
+		b.WriteString(t.Title)
+		b.WriteByte(0)
+		b.WriteString(t.Description)
+		b.WriteByte(0)
+		b.Write(t.InputSchema)
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// filter is the tool list each caller sees (and may call: mcp-go applies it to tools/call too):
+// route and answer, and the inventory tools its identity may use. A request without an identity
+// sees nothing.
+func (s *Server) filter(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+	id, ok := access.IdentityFrom(ctx)
+	if !ok {
+		return nil
+	}
+	permits := func(string) bool { return true }
+	if s.d.Access != nil {
+		_, permits = s.d.Access.Policy(id)
+	}
+	qualified := s.exposed.Load().qualified
+	kept := tools[:0:0]
+	for _, t := range tools {
+		q, inv := qualified[t.Name]
+		if !inv && (t.Name == ToolRoute || t.Name == ToolAnswer) || inv && permits(q) {
+			kept = append(kept, t)
+		}
+	}
+	return kept
+}
+
+// call is the handler of an inventory tool: router.Router.Call for the caller.
+func (s *Server) call(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	rep, id, release, res := s.begin(ctx, EndpointCall)
+	if res != nil {
+		return res, nil
+	}
+	defer release()
+	qualified, ok := s.exposed.Load().qualified[req.Params.Name]
+	if !ok {
+		return s.fail(rep, fmt.Errorf("%w %q", router.ErrUnknownTool, req.Params.Name)), nil
+	}
+	args, ok := req.Params.Arguments.(map[string]any)
+	if !ok && req.Params.Arguments != nil {
+		return s.finish(rep, http.StatusBadRequest, router.CodeInvalidArguments, "the arguments must be a JSON object"), nil
+	}
+	c, err := s.d.Router.Call(ctx, id, qualified, args)
+	if err != nil {
+		return s.fail(rep, err), nil
+	}
+	rep.Outcome = callOutcome(id, c)
+	if c.Error != nil {
+		return s.finish(rep, callStatus(c.Error.Code), c.Error.Code, c.Error.Message), nil
+	}
+	s.report(rep, http.StatusOK, "")
+	res = &mcp.CallToolResult{IsError: c.Result.IsError, StructuredContent: c.Result.Structured}
+	if c.Result.Text != "" || c.Result.Structured == nil {
+		res.Content = []mcp.Content{mcp.NewTextContent(c.Result.Text)}
+	}
+	return res, nil
+}
+
+// callOutcome is the report's routing of a direct call: the one call, no model.
+func callOutcome(id access.Identity, c *router.Call) *router.Outcome {
+	return &router.Outcome{Identity: id.String(), UseTool: true, Server: c.Server, Tool: c.Tool,
+		Arguments: c.Arguments, Result: c.Result, Error: c.Error, Calls: []router.Call{*c}, Stopped: router.StopDone,
+		Trace: []router.Step{}}
+}
+
+// callStatus is the status a failed direct call is reported with, as the HTTP API would answer.
+func callStatus(code string) int {
+	switch code {
+	case router.CodeInvalidArguments:
+		return http.StatusBadRequest
+	case router.CodeToolTimeout, router.CodeDeadline:
+		return http.StatusGatewayTimeout
+	case router.CodeToolUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusBadGateway
+}
+
+// route is the route tool's handler.
+func (s *Server) route(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	rep, id, release, res := s.begin(ctx, EndpointRoute)
+	if res != nil {
+		return res, nil
+	}
+	defer release()
+	rr, _, err := server.DecodeMCP(rawArguments(req), false, s.serverOptions())
+	if err != nil {
+		return s.fail(rep, err), nil
+	}
+	rr.Identity = id
+	out, err := s.d.Router.Route(ctx, rr)
+	if out != nil {
+		rep.Outcome = out
+	}
+	if err != nil {
+		return s.fail(rep, err), nil
+	}
+	s.report(rep, http.StatusOK, "")
+	return mcp.NewToolResultStructured(out, Summary(out)), nil
+}
+
+// answer is the answer tool's handler.
+func (s *Server) answer(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	rep, id, release, res := s.begin(ctx, EndpointAnswer)
+	if res != nil {
+		return res, nil
+	}
+	defer release()
+	rr, mode, err := server.DecodeMCP(rawArguments(req), true, s.serverOptions())
+	if err != nil {
+		return s.fail(rep, err), nil
+	}
+	rr.Identity = id
+	out, err := s.ans.Run(ctx, rr, mode, nil)
+	if out != nil {
+		rep.Outcome, rep.Council = out.Routing, out.Council
+	}
+	if err != nil {
+		return s.fail(rep, err), nil
+	}
+	s.report(rep, http.StatusOK, "")
+	return mcp.NewToolResultStructured(out, out.Final), nil
+}
+
+// rawArguments is a call's arguments as JSON; none is an empty object.
+func rawArguments(req mcp.CallToolRequest) []byte {
+	if req.Params.Arguments == nil {
+		return []byte("{}")
+	}
+	b, err := json.Marshal(req.Params.Arguments)
+	if err != nil {
+		return []byte("null")
+	}
+	return b
+}
+
+func (s *Server) serverOptions() server.Options {
+	return server.Options{MaxQueryBytes: s.o.MaxQueryBytes, MaxHistory: s.o.MaxHistory, MaxDeadline: s.o.MaxDeadline}
+}
+
+// begin starts a tools/call's report and admits it. A call without an identity, or that the
+// Limiter refuses, gets its isError result (res) at once.
+func (s *Server) begin(ctx context.Context, endpoint string) (rep *observe.Report, id access.Identity, release func(), res *mcp.CallToolResult) {
+	rep = &observe.Report{Start: time.Now(), Endpoint: endpoint}
+	id, ok := access.IdentityFrom(ctx)
+	if !ok {
+		return rep, id, nil, s.finish(rep, http.StatusForbidden, "forbidden", "the call has no identity")
+	}
+	rep.Identity, rep.Authenticated = id, true
+	release = func() {}
+	if s.d.Limiter != nil {
+		r, err := s.d.Limiter.Admit(ctx, id)
+		if err != nil {
+			return rep, id, nil, s.fail(rep, err)
+		}
+		if r != nil {
+			release = r
+		}
+	}
+	return rep, id, release, nil
+}
+
+// fail reports a call that failed with err and returns its isError result: the code and message
+// the HTTP API would answer with (server.StatusOf).
+func (s *Server) fail(rep *observe.Report, err error) *mcp.CallToolResult {
+	status, code, msg := server.StatusOf(err, s.o.Redactor, s.o.Logger)
+	return s.finish(rep, status, code, msg)
+}
+
+// finish reports a failed call and returns its isError result.
+func (s *Server) finish(rep *observe.Report, status int, code, msg string) *mcp.CallToolResult {
+	s.report(rep, status, code)
+	res := mcp.NewToolResultError(code + ": " + msg)
+	res.StructuredContent = map[string]any{"error": map[string]any{"code": code, "message": msg, "status": status}}
+	return res
+}
+
+// report hands a finished call's report to the Observer.
+func (s *Server) report(rep *observe.Report, status int, code string) {
+	rep.Status, rep.ErrorCode, rep.Duration = status, code, time.Since(rep.Start)
+	if s.d.Observer != nil {
+		s.d.Observer.Observe(context.Background(), rep)
+	}
+}

@@ -48,6 +48,7 @@ func usage(w io.Writer, fs *flag.FlagSet) {
   toolrouter [flags] route "QUERY"      route one query and print the outcome as JSON
   toolrouter [flags] inventory          print the exported tool inventory as JSON
   toolrouter [flags] search "QUERY"     show the tools retrieval offers for a query, as JSON
+  toolrouter [flags] mcp                serve toolrouter as an MCP server over stdio
   toolrouter keys new --org O [--team T] [--agent A] [--name N]
                                         make an API key
   toolrouter mcp-builtin NAME [-http ADDR]

@@ -5,12 +5,13 @@
 //	toolrouter [flags] route "QUERY"      route one query and print the outcome as JSON
 //	toolrouter [flags] inventory          print the exported tool inventory as JSON
 //	toolrouter [flags] search "QUERY"     show the tools retrieval offers for a query, as JSON
+//	toolrouter [flags] mcp                serve toolrouter as an MCP server over stdio
 //	toolrouter keys new --org O [--team T] [--agent A] [--name N]
 //	                                      make an API key: prints {"key", "entry"} (auth.keys entry)
 //	toolrouter mcp-builtin NAME [-http ADDR]
 //	                                      serve a built-in MCP server over stdio (or streamable HTTP)
 //
-// route, inventory and search act for the operator, with every tool, unless -as names an identity
+// route, inventory, search and mcp act for the operator, with every tool, unless -as names an identity
 // of the orgs hierarchy. serve authenticates callers (auth) and refuses to start on a non-loopback
 // address when none can authenticate, unless auth.allow_anonymous is set, and reloads its
 // configuration on SIGHUP or POST /v1/admin/reload (package reload). Flags may come before or
@@ -155,6 +156,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 	if cfg.Retrieval.LearnExamples {
 		learner = examples
 	}
+	applies := len(cfg.Orgs) > 0 && (cmd == "serve" || as.Depth() > 0) // the orgs' policy
 	rt := router.New(chat, inv, inv, router.Settings{
 		Model:            cfg.Ollama.Model,
 		KeepAlive:        cfg.Ollama.KeepAlive.D(),
@@ -172,7 +174,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 		Deadline:         cfg.Router.Deadline.D(),
 		ContextReserve:   cfg.Router.ContextReserve,
 		Recorder:         recorder(traj),
-		Access:           policy(orgs, len(cfg.Orgs) > 0 && (cmd == "serve" || as.Depth() > 0)),
+		Access:           policy(orgs, applies),
 		Ranker:           ranker,
 		PromptBudget:     cfg.Retrieval.PromptBudget,
 		MaxSearches:      cfg.Retrieval.MaxSearches,
@@ -213,6 +215,8 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 			return err
 		}
 		return printJSON(stdout, offer)
+	case "mcp":
+		return serveMCPStdio(ctx, newMCPServer(cfg, rt, inv, cncl, policy(orgs, applies), nil, red, logger), as, os.Stdin, stdout)
 	}
 	rl := reload.New(ctx, cfg, reload.Options{Load: reread, Inventory: inv, Examples: examples, Logger: logger,
 		NewAuth: func(ctx context.Context, c config.Config) (*auth.Authenticator, error) {
@@ -253,6 +257,9 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 	if traj != nil {
 		deps.Trajectory = traj
 	}
+	mcpSrv := newMCPServer(cfg, rt, inv, cncl, policy(orgs, applies), fanout, red, logger)
+	go mcpSrv.Watch(ctx)
+	deps.MCP = mcpSrv.Handler()
 	// A shutdown ends within http.shutdown_timeout: the HTTP server's drain, then closing the
 	// rest in the last part (a quarter, at most a second).
 	shutdown := cfg.HTTP.ShutdownTimeout.D()
@@ -327,7 +334,7 @@ func parse(args []string, stdout, stderr io.Writer) (cmd string, rest []string, 
 	fs.Var(&mcpConfigs, "mcp-config", "an MCP client's server list to serve too (Claude Desktop, Cursor, Windsurf, VS Code mcp.json); repeatable")
 	model := fs.String("model", "", "tool-calling model (config key ollama.model)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
-	asFlag := fs.String("as", "", "route, search or list the inventory as this org[/team[/agent]] of orgs (default: the operator, every tool)")
+	asFlag := fs.String("as", "", "route, search, list the inventory or serve mcp as this org[/team[/agent]] of orgs (default: the operator, every tool)")
 	showVersion := fs.Bool("version", false, "print the version and the revision built from, and exit")
 	// Flags and positional arguments interleave: parse flags up to the next positional, take it,
 	// and go on. Everything after "--" is positional.
@@ -361,13 +368,13 @@ func parse(args []string, stdout, stderr io.Writer) (cmd string, rest []string, 
 	}
 	// The arguments are checked before anything is loaded or connected.
 	switch {
-	case cmd != "serve" && cmd != "route" && cmd != "inventory" && cmd != "search":
-		err = fmt.Errorf("unknown command %q: want serve, route, search, inventory or mcp-builtin", cmd)
+	case cmd != "serve" && cmd != "route" && cmd != "inventory" && cmd != "search" && cmd != "mcp":
+		err = fmt.Errorf("unknown command %q: want serve, route, search, inventory, mcp or mcp-builtin", cmd)
 		return
 	case (cmd == "route" || cmd == "search") && len(rest) != 1:
 		err = fmt.Errorf(`usage: toolrouter [flags] %s "QUERY" (one argument; got %d)`, cmd, len(rest))
 		return
-	case (cmd == "serve" || cmd == "inventory") && len(rest) > 0:
+	case (cmd == "serve" || cmd == "inventory" || cmd == "mcp") && len(rest) > 0:
 		err = fmt.Errorf("usage: toolrouter [flags] %s (no arguments; got %q)", cmd, rest)
 		return
 	}
@@ -378,7 +385,7 @@ func parse(args []string, stdout, stderr io.Writer) (cmd string, rest []string, 
 	}
 	if *asFlag != "" {
 		if cmd == "serve" {
-			err = errors.New("-as applies to route, search and inventory; serve takes each request's identity from its credential")
+			err = errors.New("-as applies to route, search, inventory and mcp; serve takes each request's identity from its credential")
 			return
 		}
 		if as, err = access.ParseIdentity(*asFlag); err != nil {

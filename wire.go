@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net"
@@ -16,10 +17,13 @@ import (
 	"github.com/ollama/ollama/api"
 	"go.opentelemetry.io/otel"
 
+	"toolrouter/access"
 	"toolrouter/config"
 	"toolrouter/council"
 	"toolrouter/internal/redact"
+	"toolrouter/inventory"
 	"toolrouter/limits"
+	"toolrouter/mcpserver"
 	"toolrouter/metrics"
 	"toolrouter/observe"
 	"toolrouter/provider"
@@ -314,4 +318,29 @@ func rateLimiter(cfg config.Config, w *watchers, logger *slog.Logger) (*limits.L
 	return limits.New(limits.Options{Orgs: cfg.Orgs, Anonymous: l.Anonymous, RedisURL: l.RedisURL,
 		OnRedisDown: l.OnRedisDown, Replicas: l.Replicas, RedisTimeout: l.RedisTimeout.D(),
 		LeaseTTL: cfg.HTTP.RequestTimeout.D(), Logger: logger, OnReject: w.rateLimited, OnBackend: w.redisUp})
+}
+
+// newMCPServer builds toolrouter's MCP server (mcpserver) over the router, the inventory and the
+// council; acl is the router's access policy (nil: every tool), obs what each tool call is
+// reported to (nil: nothing).
+func newMCPServer(cfg config.Config, rt *router.Router, inv *inventory.Manager, cncl *council.Council, acl router.Access,
+	obs observe.Observer, red *redact.Redactor, logger *slog.Logger) *mcpserver.Server {
+	d := mcpserver.Deps{Router: rt, Inventory: inv, Access: acl, Observer: obs}
+	if cncl != nil {
+		d.Council = cncl
+	}
+	return mcpserver.New(d, mcpserver.Options{
+		ExposeInventory: cfg.MCPServer.ExposeInventory,
+		MaxQueryBytes:   cfg.Router.MaxQueryBytes, MaxHistory: cfg.Router.MaxHistory, MaxDeadline: cfg.Router.Deadline.D(),
+		Redactor: red, Logger: logger,
+	})
+}
+
+// serveMCPStdio runs `toolrouter mcp`: the MCP server on stdin and stdout for the operator, or the
+// identity of -as, until stdin closes or ctx ends. The log goes to stderr: stdout is the protocol.
+func serveMCPStdio(ctx context.Context, srv *mcpserver.Server, as access.Identity, in io.Reader, out io.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go srv.Watch(ctx)
+	return srv.ServeStdio(ctx, as, in, out)
 }

@@ -17,7 +17,10 @@ func Summary(out *router.Outcome) string {
 	var b strings.Builder
 	switch {
 	case !out.UseTool:
-		fmt.Fprintf(&b, "No tool used: %s", oneLine(out.Reasoning))
+		b.WriteString("No tool used.")
+		if out.Reasoning != "" {
+			fmt.Fprintf(&b, " %s", oneLine(out.Reasoning))
+		}
 		if out.Degraded != "" {
 			fmt.Fprintf(&b, " (degraded: %s)", out.Degraded)
 		}

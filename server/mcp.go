@@ -98,6 +98,9 @@ func (h *handlers) mcp(c *fiber.Ctx) error {
 	ended := ctx.Done()
 	status, header := w.head()
 	for k, vs := range header {
+		if hopByHop[k] {
+			continue // fasthttp frames the response itself
+		}
 		for _, v := range vs {
 			c.Response().Header.Add(k, v)
 		}
@@ -152,6 +155,9 @@ func (h *handlers) mcp(c *fiber.Ctx) error {
 	})
 	return nil
 }
+
+// hopByHop are the handler's headers fasthttp sets itself.
+var hopByHop = map[string]bool{"Connection": true, "Content-Length": true, "Transfer-Encoding": true, "Keep-Alive": true}
 
 // grace waits a moment for a handler whose context ended to answer by itself (a tool call cut
 // short reports it); false when it does not.

@@ -1,5 +1,5 @@
-// Package npmservers installs the MCP reference servers and the openai client from the npm registry
-// (pinned in examples/npm/package-lock.json) for tests, once per machine, and says where their entry points are.
+// Package npmservers installs the MCP reference servers, the MCP Inspector and the openai client from
+// the npm registry (pinned in examples/npm/package-lock.json) for tests, once per machine, and says where their entry points are.
 package npmservers
 
 import (
@@ -24,6 +24,9 @@ func Dir(t testing.TB) string {
 	_, file, _, _ := runtime.Caller(0)
 	dir := filepath.Join(filepath.Dir(file), "..", "..", "examples", "npm")
 	if _, err := exec.LookPath("node"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(skipMessage + " (CI=true: failing instead of skipping)")
+		}
 		t.Skip(skipMessage)
 	}
 	lock, err := os.OpenFile(filepath.Join(dir, ".install.lock"), os.O_CREATE|os.O_RDWR, 0o644)
@@ -39,6 +42,9 @@ func Dir(t testing.TB) string {
 		return dir
 	}
 	if _, err := exec.LookPath("npm"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("npm not found (CI=true): installing the npm reference servers and the MCP Inspector needs npm")
+		}
 		t.Skip("npm not found: installing the npm reference servers needs npm; .ci/run installs it")
 	}
 	cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
@@ -70,4 +76,9 @@ func installed(dir string) bool {
 // Entry is the script node runs for the named reference server ("everything", "filesystem", "memory").
 func Entry(dir, name string) string {
 	return filepath.Join(dir, "node_modules", "@modelcontextprotocol", fmt.Sprintf("server-%s", name), "dist", "index.js")
+}
+
+// Inspector is the script node runs for the MCP Inspector's command line (`mcp-inspector --cli`).
+func Inspector(dir string) string {
+	return filepath.Join(dir, "node_modules", "@modelcontextprotocol", "inspector", "cli", "build", "cli.js")
 }

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"toolrouter/internal/fakeollama"
+	"toolrouter/internal/npmservers"
+)
+
+// inspector runs the real MCP Inspector's command line (pinned in examples/npm) with args and
+// decodes its JSON output.
+func inspector(t *testing.T, args ...string) map[string]any {
+	t.Helper()
+	cli := npmservers.Inspector(npmservers.Dir(t))
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", append([]string{cli, "--cli"}, args...)...)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("mcp-inspector %v: %v\nstdout: %s\nstderr: %s", args, err, out, stderr)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out, &m); err != nil {
+		t.Fatalf("mcp-inspector %v printed %s: %v", args, out, err)
+	}
+	return m
+}
+
+// routeReplies are the fake model's answers for "what is 2 plus 40?": calculator.add, then its
+// arguments.
+func routeReplies() []fakeollama.Reply {
+	return []fakeollama.Reply{
+		reply(map[string]any{"reasoning": "arithmetic", "use_tool": true, "needs_more": false, "direct": true,
+			"calls": []map[string]string{{"tool": "calculator.add", "task": "add 2 and 40"}}}),
+		reply(map[string]any{"a": 2, "b": 40}),
+	}
+}
+
+// mcpConfig writes a configuration with the fake model and the inventory exposed.
+func mcpConfig(t *testing.T, model *fakeollama.Server) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "toolrouter.json")
+	b, _ := json.Marshal(map[string]any{
+		"ollama":     map[string]any{"host": model.URL, "model": "fake"},
+		"mcp_server": map[string]any{"expose_inventory": true},
+	})
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// checkInspector checks what the Inspector got from tools/list and tools/call route.
+func checkInspector(t *testing.T, list, call map[string]any) {
+	t.Helper()
+	var names []string
+	tools, _ := list["tools"].([]any)
+	for _, tool := range tools {
+		if m, ok := tool.(map[string]any); ok {
+			names = append(names, m["name"].(string))
+		}
+	}
+	for _, want := range []string{"route", "answer", "calculator__add", "clock__current_time"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("tools/list: got %v, want %s among them", names, want)
+		}
+	}
+	if call["isError"] == true {
+		t.Fatalf("tools/call route: got isError %v", call["content"])
+	}
+	out, _ := call["structuredContent"].(map[string]any)
+	result, _ := out["result"].(map[string]any)
+	if out["use_tool"] != true || out["server"] != "calculator" || out["tool"] != "add" || result["text"] != "42" {
+		t.Errorf("tools/call route: got structured content %v, want calculator.add answering 42", out)
+	}
+	content, _ := call["content"].([]any)
+	if len(content) == 0 {
+		t.Errorf("tools/call route: got no text content")
+	}
+}
+
+// TestInspectorStdio: the MCP Inspector lists and calls the tools of `toolrouter mcp`, the binary
+// built from this package, over stdio, configured as an MCP client's config file names it.
+func TestInspectorStdio(t *testing.T) {
+	npmservers.Dir(t) // skips before the build when Node.js is missing
+	bin := filepath.Join(t.TempDir(), "toolrouter")
+	if out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	model := fakeollama.New(t, routeReplies()...)
+	servers := filepath.Join(t.TempDir(), "mcp.json")
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"toolrouter": map[string]any{
+		"command": bin, "args": []string{"-config", mcpConfig(t, model), "-log-level", "error", "mcp"},
+	}}})
+	if err := os.WriteFile(servers, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	list := inspector(t, "--config", servers, "--server", "toolrouter", "--method", "tools/list")
+	call := inspector(t, "--config", servers, "--server", "toolrouter", "--method", "tools/call",
+		"--tool-name", "route", "--tool-arg", "query=what is 2 plus 40?")
+	checkInspector(t, list, call)
+}
+
+// TestInspectorHTTP: the MCP Inspector lists and calls the tools of /mcp on the API's listener
+// over streamable HTTP.
+func TestInspectorHTTP(t *testing.T) {
+	npmservers.Dir(t)
+	model := fakeollama.New(t, routeReplies()...)
+	url := serve(t, "-config", mcpConfig(t, model)) + "/mcp"
+	list := inspector(t, url, "--transport", "http", "--method", "tools/list")
+	call := inspector(t, url, "--transport", "http", "--method", "tools/call", "--tool-name", "route", "--tool-arg", "query=what is 2 plus 40?")
+	checkInspector(t, list, call)
+}

@@ -424,55 +424,85 @@ func TestStreamableHTTP(t *testing.T) {
 }
 
 // TestListChanged: a tool added to, then removed from, a backing server reaches a connected
-// session as notifications/tools/list_changed, and tools/list follows.
+// session as notifications/tools/list_changed, and tools/list follows: on the GET stream of the
+// protocol versions before 2026-07-28 (what most MCP clients speak) and on a subscriptions/listen
+// stream after.
 func TestListChanged(t *testing.T) {
-	k := newKeyed(t, fakeollama.New(t))
-	notes := make(chan string, 16)
-	c := k.client(t, k.betaKey, transport.WithContinuousListening())
-	c.OnNotification(func(n mcp.JSONRPCNotification) {
-		select {
-		case notes <- n.Method:
-		default:
-		}
-	})
-	if got := toolNames(t, t.Context(), c); slices.Contains(got, "faults__added") {
-		t.Fatalf("got %v before the tool was added", got)
-	}
-	waitChanged := func(what string) {
-		t.Helper()
-		deadline := time.After(10 * time.Second)
-		for {
-			select {
-			case m := <-notes:
-				if m == string(mcp.MethodNotificationToolsListChanged) {
-					return
-				}
-			case <-deadline:
-				t.Fatalf("no tools/list_changed within 10 s of %s", what)
+	for _, tc := range []struct {
+		name   string
+		modern bool
+	}{{"get stream", false}, {"subscriptions/listen", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := newKeyed(t, fakeollama.New(t))
+			notes := make(chan note, 64)
+			var c *client.Client
+			if tc.modern {
+				c = k.client(t, k.betaKey)
+			} else {
+				//lint:ignore SA1019 the legacy GET stream is what MCP clients speak today
+				c = k.client(t, k.betaKey, transport.WithContinuousListening())
 			}
-		}
+			c.OnNotification(func(n mcp.JSONRPCNotification) {
+				_, probe := n.Params.AdditionalFields["probe"]
+				select {
+				case notes <- note{n.Method, probe}:
+				default:
+				}
+			})
+			if tc.modern {
+				stop, err := c.ListenAsync(t.Context(), mcp.SubscriptionFilter{ToolsListChanged: true}, func(err error) { t.Errorf("listen: %v", err) })
+				if err != nil {
+					t.Fatalf("subscriptions/listen: %v", err)
+				}
+				t.Cleanup(stop)
+			}
+			if got := toolNames(t, t.Context(), c); slices.Contains(got, "faults__added") {
+				t.Fatalf("got %v before the tool was added", got)
+			}
+			waitNote := func(method, what string) {
+				t.Helper()
+				deadline := time.After(10 * time.Second)
+				for {
+					select {
+					case n := <-notes:
+						if n.method == method && !n.probe {
+							return
+						}
+					case <-deadline:
+						t.Fatalf("no %s within 10 s of %s", method, what)
+					}
+				}
+			}
+			// The stream opens in the background: a probe (a list_changed the test marks) is sent
+			// until one arrives, so that the inventory changes once the stream is there.
+			listening := time.After(10 * time.Second)
+			for ready := false; !ready; {
+				k.srv.MCPServer().SendNotificationToAllClients(string(mcp.MethodNotificationToolsListChanged), map[string]any{"probe": true})
+				select {
+				case <-notes:
+					ready = true
+				case <-time.After(20 * time.Millisecond):
+				case <-listening:
+					t.Fatal("the stream did not open within 10 s")
+				}
+			}
+			changed := string(mcp.MethodNotificationToolsListChanged)
+			k.faults.AddTool(mcp.NewTool("added", mcp.WithDescription("added later")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return mcp.NewToolResultText("new"), nil
+			})
+			waitNote(changed, "adding a tool")
+			waitTools(t, c, func(got []string) bool { return slices.Contains(got, "faults__added") }, "faults__added listed")
+			k.faults.DeleteTools("added")
+			waitNote(changed, "removing a tool")
+			waitTools(t, c, func(got []string) bool { return !slices.Contains(got, "faults__added") }, "faults__added gone")
+		})
 	}
-	// The listening stream opens in the background: a notification of its own is sent until one
-	// arrives, so that the change is made once the stream is there.
-	listening := time.After(10 * time.Second)
-	for ready := false; !ready; {
-		k.srv.MCPServer().SendNotificationToAllClients("notifications/test", nil)
-		select {
-		case m := <-notes:
-			ready = m == "notifications/test"
-		case <-time.After(20 * time.Millisecond):
-		case <-listening:
-			t.Fatal("the listening stream did not open within 10 s")
-		}
-	}
-	k.faults.AddTool(mcp.NewTool("added", mcp.WithDescription("added later")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return mcp.NewToolResultText("new"), nil
-	})
-	waitChanged("adding a tool")
-	waitTools(t, c, func(got []string) bool { return slices.Contains(got, "faults__added") }, "faults__added listed")
-	k.faults.DeleteTools("added")
-	waitChanged("removing a tool")
-	waitTools(t, c, func(got []string) bool { return !slices.Contains(got, "faults__added") }, "faults__added gone")
+}
+
+// note is a notification a client received; probe marks the test's own.
+type note struct {
+	method string
+	probe  bool
 }
 
 // waitTools polls tools/list until cond holds, for 10 s.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -45,9 +46,9 @@ const (
 // whole, with its length.
 //
 // A POST's work ends at http.request_timeout, when the client leaves or when the server shuts
-// down, as any request's; a GET (the session's stream of notifications) has no timeout and ends
-// when the client leaves or as soon as the server starts to shut down, so it never holds a
-// shutdown. The MCP server reports each tools/call to the observers itself: the /mcp request
+// down, as any request's; a stream of notifications (a GET, or a POST of subscriptions/listen)
+// has no timeout and ends when the client leaves or as soon as the server starts to shut down,
+// so it never holds a shutdown. The MCP server reports each tools/call to the observers itself: the /mcp request
 // is not reported again.
 func (h *handlers) mcp(c *fiber.Ctx) error {
 	id, ok := identity(c)
@@ -61,7 +62,7 @@ func (h *handlers) mcp(c *fiber.Ctx) error {
 		end func()
 		err error
 	)
-	if c.Method() == fiber.MethodGet {
+	if c.Method() == fiber.MethodGet || listenRequest(c.Body()) {
 		ctx, end, err = h.listen(c)
 	} else {
 		ctx, end, err = h.request(context.Background(), c.Context().Conn())
@@ -178,6 +179,15 @@ func (h *handlers) cause(ctx context.Context) error {
 		return err
 	}
 	return context.Cause(ctx)
+}
+
+// listenRequest reports whether a POST body is a subscriptions/listen request: the stream of
+// notifications of protocol version 2026-07-28, which lives as long as a GET stream does.
+func listenRequest(body []byte) bool {
+	var msg struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(body, &msg) == nil && msg.Method == "subscriptions/listen"
 }
 
 // listen returns the context of a GET /mcp stream: no timeout; it ends when the client leaves or

@@ -130,23 +130,32 @@ func (h *handlers) mcp(c *fiber.Ctx) error {
 			}
 		}
 	}
+	// A stream of notifications outlives http.write_timeout, which fasthttp sets once for the
+	// whole response: each write gets a bound of its own instead.
+	conn := c.Context().Conn()
+	write := func(bw *bufio.Writer, b []byte) error {
+		if h.o.WriteTimeout > 0 {
+			_ = conn.SetWriteDeadline(time.Now().Add(h.o.WriteTimeout))
+		}
+		if _, err := bw.Write(b); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
 	c.Context().SetBodyStreamWriter(func(bw *bufio.Writer) {
 		defer leave()
-		if len(body) > 0 {
-			if _, err := bw.Write(body); err != nil || bw.Flush() != nil {
-				return
-			}
+		if len(body) > 0 && write(bw, body) != nil {
+			return
 		}
 		for {
 			select {
 			case b := <-w.chunks:
-				if _, err := bw.Write(b); err != nil || bw.Flush() != nil {
+				if write(bw, b) != nil {
 					return // the client is gone: leave ends the handler's context
 				}
 			case <-done:
 				if rest := w.drain(); len(rest) > 0 {
-					_, _ = bw.Write(rest)
-					_ = bw.Flush()
+					_ = write(bw, rest)
 				}
 				return
 			case <-ctx.Done():

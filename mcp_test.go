@@ -47,14 +47,19 @@ func routeReplies() []fakeollama.Reply {
 	}
 }
 
-// mcpConfig writes a configuration with the fake model and the inventory exposed.
-func mcpConfig(t *testing.T, model *fakeollama.Server) string {
+// mcpConfig writes a configuration with the fake model and the inventory exposed and, with orgs,
+// an org, acme, that may use only the calculator.
+func mcpConfig(t *testing.T, model *fakeollama.Server, orgs bool) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "toolrouter.json")
-	b, _ := json.Marshal(map[string]any{
+	c := map[string]any{
 		"ollama":     map[string]any{"host": model.URL, "model": "fake"},
 		"mcp_server": map[string]any{"expose_inventory": true},
-	})
+	}
+	if orgs {
+		c["orgs"] = map[string]any{"acme": map[string]any{"allow": []string{"calculator"}}}
+	}
+	b, _ := json.Marshal(c)
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -64,16 +69,10 @@ func mcpConfig(t *testing.T, model *fakeollama.Server) string {
 // checkInspector checks what the Inspector got from tools/list and tools/call route.
 func checkInspector(t *testing.T, list, call map[string]any) {
 	t.Helper()
-	var names []string
-	tools, _ := list["tools"].([]any)
-	for _, tool := range tools {
-		if m, ok := tool.(map[string]any); ok {
-			names = append(names, m["name"].(string))
-		}
-	}
+	got := names(list)
 	for _, want := range []string{"route", "answer", "calculator__add", "clock__current_time"} {
-		if !slices.Contains(names, want) {
-			t.Errorf("tools/list: got %v, want %s among them", names, want)
+		if !slices.Contains(got, want) {
+			t.Errorf("tools/list: got %v, want %s among them", got, want)
 		}
 	}
 	if call["isError"] == true {
@@ -100,9 +99,11 @@ func TestInspectorStdio(t *testing.T) {
 	}
 	model := fakeollama.New(t, routeReplies()...)
 	servers := filepath.Join(t.TempDir(), "mcp.json")
-	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"toolrouter": map[string]any{
-		"command": bin, "args": []string{"-config", mcpConfig(t, model), "-log-level", "error", "mcp"},
-	}}})
+	cfg := mcpConfig(t, model, true)
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"toolrouter": map[string]any{"command": bin, "args": []string{"-config", cfg, "-log-level", "error", "mcp"}},
+		"acme":       map[string]any{"command": bin, "args": []string{"-config", cfg, "-log-level", "error", "-as", "acme", "mcp"}},
+	}})
 	if err := os.WriteFile(servers, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -110,6 +111,26 @@ func TestInspectorStdio(t *testing.T) {
 	call := inspector(t, "--config", servers, "--server", "toolrouter", "--method", "tools/call",
 		"--tool-name", "route", "--tool-arg", "query=what is 2 plus 40?")
 	checkInspector(t, list, call)
+
+	// -as acme: the org's tools only.
+	acme := names(inspector(t, "--config", servers, "--server", "acme", "--method", "tools/list"))
+	if !slices.Contains(acme, "calculator__add") || !slices.Contains(acme, "route") || slices.Contains(acme, "clock__current_time") {
+		t.Errorf("tools/list -as acme: got %v, want route, answer and the calculator's tools only", acme)
+	}
+}
+
+// names are the tool names of a tools/list result.
+func names(list map[string]any) []string {
+	var out []string
+	tools, _ := list["tools"].([]any)
+	for _, tool := range tools {
+		if m, ok := tool.(map[string]any); ok {
+			if n, ok := m["name"].(string); ok {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }
 
 // TestInspectorHTTP: the MCP Inspector lists and calls the tools of /mcp on the API's listener
@@ -117,7 +138,7 @@ func TestInspectorStdio(t *testing.T) {
 func TestInspectorHTTP(t *testing.T) {
 	npmservers.Dir(t)
 	model := fakeollama.New(t, routeReplies()...)
-	url := serve(t, "-config", mcpConfig(t, model)) + "/mcp"
+	url := serve(t, "-config", mcpConfig(t, model, false)) + "/mcp"
 	list := inspector(t, url, "--transport", "http", "--method", "tools/list")
 	call := inspector(t, url, "--transport", "http", "--method", "tools/call", "--tool-name", "route", "--tool-arg", "query=what is 2 plus 40?")
 	checkInspector(t, list, call)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -518,5 +519,86 @@ func waitTools(t *testing.T, c *client.Client, cond func([]string) bool, what st
 			t.Fatalf("waited 10 s for %s; tools are %v", what, got)
 		}
 		time.Sleep(10 * time.Millisecond) // polling a condition with a deadline
+	}
+}
+
+// limiter admits calls, or refuses them with refuse, counting admissions and releases.
+type limiter struct {
+	refuse             error
+	mu                 sync.Mutex
+	admitted, released int
+}
+
+func (l *limiter) Admit(context.Context, access.Identity) (func(), error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.refuse != nil {
+		return nil, l.refuse
+	}
+	l.admitted++
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.released++
+	}, nil
+}
+
+// TestLimiterAndReports: each tools/call is admitted by the limiter and released once answered;
+// a refused call runs nothing and is an isError result with the HTTP API's code. Every call is
+// reported with its endpoint, status and error code.
+func TestLimiterAndReports(t *testing.T) {
+	model := fakeollama.New(t, selectTool("calculator.add"), fakeollama.Reply{Content: `{"a": 2, "b": 40}`})
+	e := newEnv(t, model, true)
+	for _, tc := range []struct {
+		name       string
+		lim        *limiter
+		tool       string
+		args       map[string]any
+		wantStatus int
+		wantCode   string
+		endpoint   string
+	}{
+		{"refused", &limiter{refuse: fmt.Errorf("%w: over the limit", auth.ErrForbidden)}, "route", map[string]any{"query": "2+40"}, http.StatusForbidden, "forbidden", mcpserver.EndpointRoute},
+		{"admitted route", &limiter{}, "route", map[string]any{"query": "2+40"}, http.StatusOK, "", mcpserver.EndpointRoute},
+		{"admitted answer, bad input", &limiter{}, "answer", map[string]any{"query": ""}, http.StatusBadRequest, "empty_query", mcpserver.EndpointAnswer},
+		{"admitted call, bad arguments", &limiter{}, "calculator__add", map[string]any{"a": 1}, http.StatusBadRequest, "invalid_arguments", mcpserver.EndpointCall},
+		{"admitted call", &limiter{}, "calculator__add", map[string]any{"a": 1, "b": 2}, http.StatusOK, "", mcpserver.EndpointCall},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obs := &recorder{}
+			srv := mcpserver.New(mcpserver.Deps{Router: e.rt, Inventory: e.inv, Access: e.orgs, Limiter: tc.lim, Observer: obs},
+				mcpserver.Options{ExposeInventory: true, Logger: quiet})
+			c, err := client.NewInProcessClient(srv.MCPServer())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = c.Close() })
+			initialize(t, c)
+			before := len(model.Requests())
+			res, err := callTool(access.WithIdentity(t.Context(), acme), c, tc.tool, tc.args)
+			if err != nil {
+				t.Fatalf("tools/call: %v", err)
+			}
+			if res.IsError != (tc.wantCode != "") || (tc.wantCode != "" && !strings.HasPrefix(text(res), tc.wantCode+": ")) {
+				t.Errorf("got isError=%v %q, want code %q", res.IsError, text(res), tc.wantCode)
+			}
+			if tc.lim.refuse != nil && len(model.Requests()) != before {
+				t.Errorf("a refused call reached the model")
+			}
+			if tc.lim.admitted != tc.lim.released || (tc.lim.refuse == nil && tc.lim.admitted != 1) {
+				t.Errorf("got %d admitted, %d released; want one each (none when refused)", tc.lim.admitted, tc.lim.released)
+			}
+			reps := obs.all()
+			if len(reps) != 1 {
+				t.Fatalf("got %d reports, want 1", len(reps))
+			}
+			r := reps[0]
+			if r.Endpoint != tc.endpoint || r.Status != tc.wantStatus || r.ErrorCode != tc.wantCode || r.Identity != acme || !r.Authenticated {
+				t.Errorf("got report %s %d %q for %s, want %s %d %q for acme", r.Endpoint, r.Status, r.ErrorCode, r.Identity, tc.endpoint, tc.wantStatus, tc.wantCode)
+			}
+			if tc.endpoint == mcpserver.EndpointCall && tc.wantCode == "" && (r.Outcome == nil || len(r.Outcome.Calls) != 1) {
+				t.Errorf("a direct call's report has outcome %+v, want its one call", r.Outcome)
+			}
+		})
 	}
 }

@@ -32,7 +32,9 @@ func (h *handlers) accessLog(c *fiber.Ctx) error {
 	}
 	rep.identify(c)
 	rep.Status, rep.Duration = c.Response().StatusCode(), time.Since(start)
-	h.observe(rep)
+	if !rep.unobserved {
+		h.observe(rep)
+	}
 	h.logRequest(rep)
 	return nil
 }

@@ -43,20 +43,19 @@ const (
 // field, so the credential's identity is the one used). fiber's adaptor buffers a whole response,
 // which would hold back every Server-Sent Event, so the handler writes through mcpWriter, whose
 // flushes reach the client as they come (fasthttp's body stream writer). A JSON answer is sent
-// whole, with its length.
+// whole, with its length. The request is logged as any other, once its answer has started.
 //
 // A POST's work ends at http.request_timeout, when the client leaves or when the server shuts
 // down, as any request's; a stream of notifications (a GET, or a POST of subscriptions/listen)
 // has no timeout and ends when the client leaves or as soon as the server starts to shut down,
 // so it never holds a shutdown. The MCP server reports each tools/call to the observers itself: the /mcp request
-// is not reported again.
+// is not reported to them again.
 func (h *handlers) mcp(c *fiber.Ctx) error {
 	id, ok := identity(c)
 	if !ok {
 		return fmt.Errorf("%w: the request has no identity", auth.ErrForbidden)
 	}
-	rep := reportOf(c)
-	rep.streaming = true // not reported: the MCP server reports its tool calls
+	reportOf(c).unobserved = true // the MCP server reports its tool calls
 	var (
 		ctx context.Context
 		end func()
@@ -271,6 +270,11 @@ func (w *mcpWriter) commitLocked(status int) {
 }
 
 func (w *mcpWriter) Write(p []byte) (int, error) {
+	select {
+	case <-w.stop:
+		return 0, errMCPWriterGone
+	default:
+	}
 	w.mu.Lock()
 	w.commitLocked(http.StatusOK)
 	w.buf = append(w.buf, p...)
@@ -281,12 +285,7 @@ func (w *mcpWriter) Write(p []byte) (int, error) {
 			return 0, err
 		}
 	}
-	select {
-	case <-w.stop:
-		return 0, errMCPWriterGone
-	default:
-		return len(p), nil
-	}
+	return len(p), nil
 }
 
 // Flush hands what was written on to the connection.

@@ -52,7 +52,8 @@ func (s *stubMCP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestMCPThroughGuard(t *testing.T) {
 	stub := &stubMCP{release: make(chan struct{}), ended: make(chan error, 4)}
 	close(stub.release)
-	app := server.New(server.Deps{MCP: stub}, server.Options{Logger: quiet, Listen: "127.0.0.1:8090", AllowedOrigins: []string{"https://app.example"}})
+	seen := make(reports, 16)
+	app := server.New(server.Deps{MCP: stub, Observer: seen}, server.Options{Logger: quiet, Listen: "127.0.0.1:8090", AllowedOrigins: []string{"https://app.example"}})
 	for _, tc := range []struct {
 		name, method, ctype, origin, host string
 		wantStatus                        int
@@ -87,6 +88,18 @@ func TestMCPThroughGuard(t *testing.T) {
 			got, _ := io.ReadAll(resp.Body)
 			if resp.StatusCode != tc.wantStatus || !strings.Contains(string(got), tc.want) {
 				t.Errorf("got %d %q, want %d with %q", resp.StatusCode, got, tc.wantStatus, tc.want)
+			}
+			// A request the MCP handler served is not reported: the MCP server reports its tool
+			// calls. One refused before it is, as any refused request.
+			select {
+			case rep := <-seen:
+				if tc.wantStatus == http.StatusOK || rep.Status != tc.wantStatus {
+					t.Errorf("got a report with status %d, want none for a served request and one with %d for a refused one", rep.Status, tc.wantStatus)
+				}
+			default:
+				if tc.wantStatus != http.StatusOK {
+					t.Errorf("got no report of a request refused with %d", tc.wantStatus)
+				}
 			}
 		})
 	}

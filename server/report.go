@@ -17,6 +17,9 @@ import (
 type served struct {
 	observe.Report
 	streaming bool // the stream reports it
+	// unobserved requests are logged but not handed to the observers: /mcp's, whose tool calls
+	// the MCP server reports itself.
+	unobserved bool
 
 	// For the request's log line (logRequest): its method and path (copies: fasthttp reuses its
 	// buffers), who answered a /v1/answer request, and the status of a stream's error event (0

@@ -260,7 +260,7 @@ func (s *Server) filter(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 
 // call is the handler of an inventory tool: router.Router.Call for the caller.
 func (s *Server) call(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	rep, id, release, res := s.begin(ctx, EndpointCall)
+	rep, id, release, res := s.begin(ctx, EndpointCall, req)
 	if res != nil {
 		return res, nil
 	}
@@ -311,7 +311,7 @@ func callStatus(code string) int {
 
 // route is the route tool's handler.
 func (s *Server) route(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	rep, id, release, res := s.begin(ctx, EndpointRoute)
+	rep, id, release, res := s.begin(ctx, EndpointRoute, req)
 	if res != nil {
 		return res, nil
 	}
@@ -334,7 +334,7 @@ func (s *Server) route(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallT
 
 // answer is the answer tool's handler.
 func (s *Server) answer(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	rep, id, release, res := s.begin(ctx, EndpointAnswer)
+	rep, id, release, res := s.begin(ctx, EndpointAnswer, req)
 	if res != nil {
 		return res, nil
 	}
@@ -352,7 +352,11 @@ func (s *Server) answer(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 		return s.fail(rep, err), nil
 	}
 	s.report(rep, http.StatusOK, "")
-	return mcp.NewToolResultStructured(out, out.Final), nil
+	final := out.Final
+	if final == "" {
+		final = Summary(out.Routing) // nothing answered: say what the routing did
+	}
+	return mcp.NewToolResultStructured(out, final), nil
 }
 
 // rawArguments is a call's arguments as JSON; none is an empty object.
@@ -373,8 +377,8 @@ func (s *Server) serverOptions() server.Options {
 
 // begin starts a tools/call's report and admits it. A call without an identity, or that the
 // Limiter refuses, gets its isError result (res) at once.
-func (s *Server) begin(ctx context.Context, endpoint string) (rep *observe.Report, id access.Identity, release func(), res *mcp.CallToolResult) {
-	rep = &observe.Report{Start: time.Now(), Endpoint: endpoint}
+func (s *Server) begin(ctx context.Context, endpoint string, req mcp.CallToolRequest) (rep *observe.Report, id access.Identity, release func(), res *mcp.CallToolResult) {
+	rep = &observe.Report{Start: time.Now(), Endpoint: endpoint, Header: traceHeaders(req.Header)}
 	id, ok := access.IdentityFrom(ctx)
 	if !ok {
 		return rep, id, nil, s.finish(rep, http.StatusForbidden, "forbidden", "the call has no identity")
@@ -391,6 +395,23 @@ func (s *Server) begin(ctx context.Context, endpoint string) (rep *observe.Repor
 		}
 	}
 	return rep, id, release, nil
+}
+
+// traceHeaders copies the trace context headers of a call that came over HTTP (nil over stdio).
+func traceHeaders(h http.Header) func(string) string {
+	var kept map[string]string
+	for _, name := range []string{"traceparent", "tracestate", "baggage"} {
+		if v := h.Get(name); v != "" {
+			if kept == nil {
+				kept = map[string]string{}
+			}
+			kept[name] = v
+		}
+	}
+	if kept == nil {
+		return nil
+	}
+	return func(name string) string { return kept[name] }
 }
 
 // fail reports a call that failed with err and returns its isError result: the code and message

@@ -409,6 +409,23 @@ func TestStreamableHTTP(t *testing.T) {
 		t.Errorf("invalid arguments over HTTP: got %v, %v; want isError invalid_arguments", res, err)
 	}
 
+	// The call's report carries the request's trace context, for tracing observers.
+	const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	traced, err := client.NewStreamableHttpClient(k.url, transport.WithHTTPHeaders(map[string]string{
+		"Authorization": "Bearer " + k.acmeKey, "traceparent": parent}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = traced.Close() })
+	initialize(t, traced)
+	if res, err := callTool(t.Context(), traced, "calculator__add", map[string]any{"a": 1, "b": 2}); err != nil || res.IsError {
+		t.Fatalf("calculator__add: %v %v", res, err)
+	}
+	reps := k.obs.all()
+	if last := reps[len(reps)-1]; last.Header == nil || last.Header("traceparent") != parent || last.Identity != acme {
+		t.Errorf("the call's report has no traceparent %q (or not acme's identity): %+v", parent, last)
+	}
+
 	for _, method := range []string{http.MethodPost, http.MethodGet} {
 		req, _ := http.NewRequestWithContext(t.Context(), method, k.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 		req.Header.Set("Content-Type", "application/json")

@@ -325,6 +325,9 @@ func (s *Server) route(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallT
 	if out != nil {
 		rep.Outcome = out
 	}
+	if cause := interrupted(ctx); cause != nil {
+		err = cause // not the partial outcome made of cancelled calls
+	}
 	if err != nil {
 		return s.fail(rep, err), nil
 	}
@@ -348,6 +351,9 @@ func (s *Server) answer(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	if out != nil {
 		rep.Outcome, rep.Council = out.Routing, out.Council
 	}
+	if cause := interrupted(ctx); cause != nil {
+		err = cause
+	}
 	if err != nil {
 		return s.fail(rep, err), nil
 	}
@@ -357,6 +363,21 @@ func (s *Server) answer(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 		final = Summary(out.Routing) // nothing answered: say what the routing did
 	}
 	return mcp.NewToolResultStructured(out, final), nil
+}
+
+// interrupted is why ctx ended, when the transport ended it for a reason of its own (the HTTP
+// API's: the client left, the server shuts down), as the HTTP API answers such a request: the
+// cause, which server.StatusOf maps. Nil when ctx has not ended, or ended at a deadline (the
+// outcome reports what was gathered) or by a plain cancel (nobody is waiting for the answer).
+func interrupted(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	cause := context.Cause(ctx)
+	if errors.Is(cause, context.DeadlineExceeded) || cause == context.Canceled {
+		return nil
+	}
+	return cause
 }
 
 // rawArguments is a call's arguments as JSON; none is an empty object.

@@ -21,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpgo "github.com/mark3labs/mcp-go/server"
+	"github.com/ollama/ollama/api"
 
 	"toolrouter/access"
 	"toolrouter/auth"
@@ -325,6 +326,8 @@ type keyed struct {
 	*env
 	url              string
 	acmeKey, betaKey string
+	// stop shuts the server down and returns Serve's error; the test's end calls it too.
+	stop func() error
 }
 
 func sha(k string) string {
@@ -353,15 +356,22 @@ func newKeyed(t *testing.T, model *fakeollama.Server) *keyed {
 		served <- server.Serve(ctx, ln, server.Deps{Router: e.rt, Inventory: e.inv, Model: model.Client(), Auth: authn,
 			Access: e.orgs, MCP: e.srv.Handler()}, server.Options{Logger: quiet, ShutdownTimeout: 2 * time.Second})
 	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-served:
-			if err != nil {
-				t.Errorf("Serve: %v", err)
+	var once sync.Once
+	var serveErr error
+	k.stop = func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case serveErr = <-served:
+			case <-time.After(5 * time.Second):
+				serveErr = errors.New("Serve did not return within 5 s of its context's end")
 			}
-		case <-time.After(5 * time.Second):
-			t.Error("Serve did not return within 5 s of its context's end")
+		})
+		return serveErr
+	}
+	t.Cleanup(func() {
+		if err := k.stop(); err != nil {
+			t.Errorf("Serve: %v", err)
 		}
 	})
 	k.url = "http://" + ln.Addr().String() + "/mcp"
@@ -617,5 +627,54 @@ func TestLimiterAndReports(t *testing.T) {
 				t.Errorf("a direct call's report has outcome %+v, want its one call", r.Outcome)
 			}
 		})
+	}
+}
+
+// TestShutdownDuringCall: a route call in flight when the server shuts down gets the HTTP API's
+// 503 shutting_down (mcp-go writes nothing for a request whose context ended), is reported so,
+// and the shutdown ends within http.shutdown_timeout.
+func TestShutdownDuringCall(t *testing.T) {
+	started := make(chan struct{}, 1)
+	model := fakeollama.NewFunc(t, func(api.ChatRequest) fakeollama.Reply {
+		select {
+		case started <- struct{}{}:
+		default:
+		}
+		return fakeollama.Reply{Hang: true}
+	})
+	k := newKeyed(t, model)
+	c := k.client(t, k.acmeKey)
+	type answer struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		res, err := callTool(context.Background(), c, "route", map[string]any{"query": "what is 2 plus 40?"})
+		answered <- answer{res, err}
+	}()
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the route call did not reach the model within 10 s")
+	}
+	start := time.Now()
+	if err := k.stop(); err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("the shutdown took %s, want it within http.shutdown_timeout (2 s)", d)
+	}
+	select {
+	case a := <-answered:
+		if a.err == nil || !strings.Contains(a.err.Error(), "503") || !strings.Contains(a.err.Error(), "shutting_down") {
+			t.Errorf("got %v, %v; want the API's 503 shutting_down", a.res, a.err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call had no answer within 5 s of the shutdown")
+	}
+	reps := k.obs.all()
+	if len(reps) == 0 || reps[len(reps)-1].ErrorCode != "shutting_down" || reps[len(reps)-1].Status != http.StatusServiceUnavailable {
+		t.Errorf("got reports %+v, want the call reported 503 shutting_down", reps)
 	}
 }

@@ -74,7 +74,7 @@ func (h *handlers) mcp(c *fiber.Ctx) error {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		defer w.Flush() // what is left reaches the chunks before done closes
+		defer func() { _ = w.flush(false) }() // what is left reaches the chunks before done closes
 		defer func() {
 			if p := recover(); p != nil {
 				h.o.Logger.Error("panic in MCP handler", "panic", p, "stack", string(debug.Stack()))
@@ -94,6 +94,12 @@ func (h *handlers) mcp(c *fiber.Ctx) error {
 			leave()
 			return h.cause(ctx)
 		}
+	}
+	if closed(done) && !closed(w.committed) && ctx.Err() != nil {
+		// mcp-go writes nothing for a request whose context ended: the client gets what the
+		// API answers such a request (503 shutting_down, 504 timeout).
+		leave()
+		return h.cause(ctx)
 	}
 	ended := ctx.Done()
 	status, header := w.head()
@@ -163,6 +169,16 @@ func (h *handlers) mcp(c *fiber.Ctx) error {
 		}
 	})
 	return nil
+}
+
+// closed reports whether ch is closed.
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // hopByHop are the handler's headers fasthttp sets itself.
@@ -281,19 +297,22 @@ func (w *mcpWriter) Write(p []byte) (int, error) {
 	full := len(w.buf) >= mcpChunkBytes
 	w.mu.Unlock()
 	if full {
-		if err := w.flush(); err != nil {
+		if err := w.flush(true); err != nil {
 			return 0, err
 		}
 	}
 	return len(p), nil
 }
 
-// Flush hands what was written on to the connection.
-func (w *mcpWriter) Flush() { _ = w.flush() }
+// Flush sends the head, if not yet sent, and hands what was written on to the connection.
+func (w *mcpWriter) Flush() { _ = w.flush(true) }
 
-func (w *mcpWriter) flush() error {
+// flush hands what was written on; commit sends the head too, even with nothing written.
+func (w *mcpWriter) flush(commit bool) error {
 	w.mu.Lock()
-	w.commitLocked(http.StatusOK)
+	if commit {
+		w.commitLocked(http.StatusOK)
+	}
 	b := w.buf
 	w.buf = nil
 	w.mu.Unlock()

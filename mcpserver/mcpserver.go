@@ -191,12 +191,11 @@ func (s *Server) sync() {
 	if s.o.ExposeInventory {
 		tools = snap.Available()
 	}
-	names := ToolNames(tools)
 	sig := signature(tools)
-	cur := s.exposed.Load()
-	if cur.listed && cur.signature == sig {
+	if cur := s.exposed.Load(); cur.listed && cur.signature == sig {
 		return
 	}
+	names := ToolNames(tools)
 	next := &exposed{listed: true, signature: sig, qualified: make(map[string]string, len(tools))}
 	list := []mcpgo.ServerTool{
 		{Tool: routeTool(), Handler: s.route},
@@ -209,7 +208,8 @@ func (s *Server) sync() {
 		if t.Title != "" && desc == "" {
 			desc = t.Title
 		}
-		tool := mcp.NewToolWithRawSchema(name, fmt.Sprintf("%s (%s)", strings.TrimSpace(desc), t.Qualified), t.InputSchema)
+		desc = strings.TrimSpace(strings.TrimSpace(desc) + " (" + t.Qualified + ")")
+		tool := mcp.NewToolWithRawSchema(name, desc, t.InputSchema)
 		if t.Title != "" {
 			tool.Title = t.Title
 		}

@@ -48,8 +48,8 @@ const (
 // A POST's work ends at http.request_timeout, when the client leaves or when the server shuts
 // down, as any request's; a stream of notifications (a GET, or a POST of subscriptions/listen)
 // has no timeout and ends when the client leaves or as soon as the server starts to shut down,
-// so it never holds a shutdown. The MCP server reports each tools/call to the observers itself: the /mcp request
-// is not reported to them again.
+// so it never holds a shutdown. The MCP server reports each tools/call to the observers itself:
+// the /mcp request is not reported to them again.
 func (h *handlers) mcp(c *fiber.Ctx) error {
 	id, ok := identity(c)
 	if !ok {
@@ -83,7 +83,8 @@ func (h *handlers) mcp(c *fiber.Ctx) error {
 		}()
 		h.d.MCP.ServeHTTP(w, req)
 	}()
-	// stop is closed once nobody reads the chunks any more: the handler's writes fail.
+	// leave ends the request: nobody reads the chunks any more (the handler's writes fail) and
+	// its context ends.
 	leave := func() { close(w.stop); end() }
 
 	select {

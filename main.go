@@ -216,7 +216,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 		}
 		return printJSON(stdout, offer)
 	case "mcp":
-		return serveMCPStdio(ctx, newMCPServer(cfg, rt, inv, cncl, policy(orgs, applies), nil, red, logger), as, os.Stdin, stdout)
+		return serveMCPStdio(ctx, newMCPServer(cfg, rt, inv, cncl, policy(orgs, applies), nil, nil, red, logger), as, os.Stdin, stdout)
 	}
 	rl := reload.New(ctx, cfg, reload.Options{Load: reread, Inventory: inv, Examples: examples, Logger: logger,
 		NewAuth: func(ctx context.Context, c config.Config) (*auth.Authenticator, error) {
@@ -257,7 +257,8 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 	if traj != nil {
 		deps.Trajectory = traj
 	}
-	mcpSrv := newMCPServer(cfg, rt, inv, cncl, policy(orgs, applies), fanout, red, logger)
+	// Each MCP tool call is admitted and charged as a request of the work endpoints is.
+	mcpSrv := newMCPServer(cfg, rt, inv, cncl, policy(orgs, applies), lim, fanout, red, logger)
 	go mcpSrv.Watch(ctx)
 	deps.MCP = mcpSrv.Handler()
 	// A shutdown ends within http.shutdown_timeout: the HTTP server's drain, then closing the

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"toolrouter/internal/fakeollama"
 	"toolrouter/internal/npmservers"
 )
@@ -142,4 +145,52 @@ func TestInspectorHTTP(t *testing.T) {
 	list := inspector(t, url, "--transport", "http", "--method", "tools/list")
 	call := inspector(t, url, "--transport", "http", "--method", "tools/call", "--tool-name", "route", "--tool-arg", "query=what is 2 plus 40?")
 	checkInspector(t, list, call)
+}
+
+// TestMCPRateLimited: each MCP tool call is admitted and charged against its identity's rate
+// limits as a request of the work endpoints is: past the org's requests_per_minute, a call is an
+// isError result rate_limited with the API's status.
+func TestMCPRateLimited(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "toolrouter.json")
+	b, _ := json.Marshal(map[string]any{
+		"mcp_server": map[string]any{"expose_inventory": true},
+		// Requests without a credential on loopback act for org default.
+		"orgs": map[string]any{"default": map[string]any{"limits": map[string]any{"requests_per_minute": 1}}},
+	})
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.NewStreamableHttpClient(serve(t, "-config", path) + "/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "1"}
+	if _, err := c.Initialize(t.Context(), init); err != nil {
+		t.Fatal(err)
+	}
+	add := func() *mcp.CallToolResult {
+		t.Helper()
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = "calculator__add", map[string]any{"a": 2, "b": 40}
+		res, err := c.CallTool(t.Context(), req)
+		if err != nil {
+			t.Fatalf("tools/call: %v", err)
+		}
+		return res
+	}
+	if res := add(); res.IsError {
+		t.Fatalf("first call: got isError %v, want 42", res.Content)
+	}
+	res := add()
+	structured, _ := res.StructuredContent.(map[string]any)
+	e, _ := structured["error"].(map[string]any)
+	if !res.IsError || e["code"] != "rate_limited" || e["status"] != 429.0 {
+		t.Errorf("second call within the minute: got isError=%v %v, want rate_limited 429", res.IsError, structured)
+	}
 }

@@ -321,11 +321,11 @@ func rateLimiter(cfg config.Config, w *watchers, logger *slog.Logger) (*limits.L
 }
 
 // newMCPServer builds toolrouter's MCP server (mcpserver) over the router, the inventory and the
-// council; acl is the router's access policy (nil: every tool), obs what each tool call is
-// reported to (nil: nothing).
+// council; acl is the router's access policy (nil: every tool), lim admits each tool call (nil:
+// no limits) and obs is told what it did (nil: nothing).
 func newMCPServer(cfg config.Config, rt *router.Router, inv *inventory.Manager, cncl *council.Council, acl router.Access,
-	obs observe.Observer, red *redact.Redactor, logger *slog.Logger) *mcpserver.Server {
-	d := mcpserver.Deps{Router: rt, Inventory: inv, Access: acl, Observer: obs}
+	lim mcpserver.Limiter, obs observe.Observer, red *redact.Redactor, logger *slog.Logger) *mcpserver.Server {
+	d := mcpserver.Deps{Router: rt, Inventory: inv, Access: acl, Limiter: lim, Observer: obs}
 	if cncl != nil {
 		d.Council = cncl
 	}

@@ -215,8 +215,24 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 			return err
 		}
 		return printJSON(stdout, offer)
-	case "mcp":
-		return serveMCPStdio(ctx, newMCPServer(cfg, rt, inv, cncl, policy(orgs, applies), nil, nil, red, logger), as, os.Stdin, stdout)
+	}
+	// Served requests, over HTTP or MCP, are admitted by the rate limits and reported to each
+	// observer, in order: the rate limits' charges first.
+	watch, err := observers(ctx, cfg, inv, logger)
+	if err != nil {
+		return err
+	}
+	closers = append(closers, watch.closers...)
+	lim, err := rateLimiter(cfg, watch, logger)
+	if err != nil {
+		return err
+	}
+	closers = append(closers, lim.Close)
+	// Every served request's report goes to each observer, in order: the rate limits' charges
+	// first.
+	fanout := append(observe.Fanout{lim}, watch.Fanout...)
+	if cmd == "mcp" {
+		return serveMCPStdio(ctx, newMCPServer(cfg, rt, inv, cncl, policy(orgs, applies), lim, fanout, red, logger), as, os.Stdin, stdout)
 	}
 	rl := reload.New(ctx, cfg, reload.Options{Load: reread, Inventory: inv, Examples: examples, Logger: logger,
 		NewAuth: func(ctx context.Context, c config.Config) (*auth.Authenticator, error) {
@@ -233,19 +249,6 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 	if o.reload != nil {
 		go rl.Watch(ctx, o.reload)
 	}
-	watch, err := observers(ctx, cfg, inv, logger)
-	if err != nil {
-		return err
-	}
-	closers = append(closers, watch.closers...)
-	lim, err := rateLimiter(cfg, watch, logger)
-	if err != nil {
-		return err
-	}
-	closers = append(closers, lim.Close)
-	// Every served request's report goes to each observer, in order: the rate limits' charges
-	// first.
-	fanout := append(observe.Fanout{lim}, watch.Fanout...)
 	deps := server.Deps{Router: rt, Inventory: inv, Model: probe, Auth: authn, Access: orgs, Estimates: est, Reload: rl, Completer: comp,
 		Observer: fanout, Metrics: watch.handler, Limiter: lim}
 	if ranker != nil {

@@ -49,6 +49,8 @@ func usage(w io.Writer, fs *flag.FlagSet) {
   toolrouter [flags] inventory          print the exported tool inventory as JSON
   toolrouter [flags] search "QUERY"     show the tools retrieval offers for a query, as JSON
   toolrouter [flags] mcp                serve toolrouter as an MCP server over stdio
+  toolrouter [flags] usage [-since T] [-until T] [-by org|team|agent|tool|model]
+                                        print the usage records' totals as a table
   toolrouter keys new --org O [--team T] [--agent A] [--name N]
                                         make an API key
   toolrouter mcp-builtin NAME [-http ADDR]

@@ -6,6 +6,8 @@
 //	toolrouter [flags] inventory          print the exported tool inventory as JSON
 //	toolrouter [flags] search "QUERY"     show the tools retrieval offers for a query, as JSON
 //	toolrouter [flags] mcp                serve toolrouter as an MCP server over stdio
+//	toolrouter [flags] usage [-since T] [-until T] [-by org|team|agent|tool|model]
+//	                                      print the usage records' totals as a table
 //	toolrouter keys new --org O [--team T] [--agent A] [--name N]
 //	                                      make an API key: prints {"key", "entry"} (auth.keys entry)
 //	toolrouter mcp-builtin NAME [-http ADDR]
@@ -87,7 +89,8 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 	if len(args) > 0 && args[0] == "keys" {
 		return newKey(args[1:], stdout)
 	}
-	cmd, rest, cfg, logger, as, reread, err := parse(args, stdout, stderr)
+	var uf usageFlags
+	cmd, rest, cfg, logger, as, reread, err := parse(args, stdout, stderr, &uf)
 	if err != nil || cmd == cmdHelp || cmd == cmdVersion {
 		return err
 	}
@@ -103,6 +106,9 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 			case <-ctx.Done():
 			}
 		}()
+	}
+	if cmd == "usage" {
+		return printUsage(ctx, cfg.Usage, &uf, stdout)
 	}
 	// Every log line and model error loses the credentials the configuration holds or names.
 	red := secrets(cfg)
@@ -264,6 +270,9 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 	mcpSrv := newMCPServer(cfg, rt, inv, cncl, policy(orgs, applies), lim, fanout, red, logger)
 	go mcpSrv.Watch(ctx)
 	deps.MCP = mcpSrv.Handler()
+	if watch.usage != nil {
+		deps.Usage = watch.usage
+	}
 	// A shutdown ends within http.shutdown_timeout: the HTTP server's drain, then closing the
 	// rest in the last part (a quarter, at most a second).
 	shutdown := cfg.HTTP.ShutdownTimeout.D()
@@ -327,7 +336,7 @@ const (
 // parse reads the command line: flags may come before or after the command and after its query.
 // -h and -version print to stdout and return cmdHelp or cmdVersion, loading nothing. The log goes
 // to stderr. reread loads the configuration again as it was loaded now (file, environment, flags).
-func parse(args []string, stdout, stderr io.Writer) (cmd string, rest []string, cfg config.Config, logger *slog.Logger, as access.Identity, reread func() (config.Config, error), err error) {
+func parse(args []string, stdout, stderr io.Writer, uf *usageFlags) (cmd string, rest []string, cfg config.Config, logger *slog.Logger, as access.Identity, reread func() (config.Config, error), err error) {
 	fs := flag.NewFlagSet("toolrouter", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // the error says it all; -h prints the usage to stdout
 	fs.Usage = func() {}
@@ -340,6 +349,7 @@ func parse(args []string, stdout, stderr io.Writer) (cmd string, rest []string, 
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	asFlag := fs.String("as", "", "route, search, list the inventory or serve mcp as this org[/team[/agent]] of orgs (default: the operator, every tool)")
 	showVersion := fs.Bool("version", false, "print the version and the revision built from, and exit")
+	uf.register(fs)
 	// Flags and positional arguments interleave: parse flags up to the next positional, take it,
 	// and go on. Everything after "--" is positional.
 	var pos []string
@@ -372,13 +382,16 @@ func parse(args []string, stdout, stderr io.Writer) (cmd string, rest []string, 
 	}
 	// The arguments are checked before anything is loaded or connected.
 	switch {
-	case cmd != "serve" && cmd != "route" && cmd != "inventory" && cmd != "search" && cmd != "mcp":
-		err = fmt.Errorf("unknown command %q: want serve, route, search, inventory, mcp or mcp-builtin", cmd)
+	case cmd != "serve" && cmd != "route" && cmd != "inventory" && cmd != "search" && cmd != "mcp" && cmd != "usage":
+		err = fmt.Errorf("unknown command %q: want serve, route, search, inventory, mcp, usage or mcp-builtin", cmd)
+		return
+	case cmd != "usage" && uf.set():
+		err = errors.New("-since, -until and -by apply to usage")
 		return
 	case (cmd == "route" || cmd == "search") && len(rest) != 1:
 		err = fmt.Errorf(`usage: toolrouter [flags] %s "QUERY" (one argument; got %d)`, cmd, len(rest))
 		return
-	case (cmd == "serve" || cmd == "inventory" || cmd == "mcp") && len(rest) > 0:
+	case (cmd == "serve" || cmd == "inventory" || cmd == "mcp" || cmd == "usage") && len(rest) > 0:
 		err = fmt.Errorf("usage: toolrouter [flags] %s (no arguments; got %q)", cmd, rest)
 		return
 	}

@@ -138,4 +138,9 @@ func TestSIGTERMDuringHungModelCall(t *testing.T) {
 	if i := strings.LastIndex(a.body, "event: "); a.err != nil || i < 0 || !strings.HasPrefix(a.body[i:], "event: error\n") || !strings.Contains(a.body[i:], `"code":"shutting_down"`) {
 		t.Errorf("stream in flight: got %q (%v), want a last event error shutting_down", a.body, a.err)
 	}
+	// Both requests' usage records were written before the process exited (usage.path's default,
+	// beside the config file).
+	if got := usageRequests(t, path, "default"); got != 2 {
+		t.Errorf("got %d usage records of org default after SIGTERM, want 2", got)
+	}
 }

@@ -33,6 +33,7 @@ import (
 	"toolrouter/server"
 	"toolrouter/telemetry"
 	"toolrouter/tokens"
+	records "toolrouter/usage"
 )
 
 // models builds one client per configured provider, then the router's model, the readiness probe,
@@ -201,7 +202,10 @@ type watchers struct {
 	// metrics is nil when metrics.enabled is false; handler serves GET /metrics (nil then too).
 	metrics *metrics.Metrics
 	handler http.Handler
-	// closers close the metrics listener and flush the traces; the caller runs them on shutdown.
+	// usage is the usage records' recorder, nil when usage is off.
+	usage *records.Recorder
+	// closers close the metrics listener and flush the usage records and the traces; the caller
+	// runs them on shutdown.
 	closers []func(context.Context)
 }
 
@@ -220,8 +224,8 @@ func (w *watchers) redisUp(up bool) {
 }
 
 // observers builds the observers of served requests: the metrics, unless metrics.enabled is
-// false (with a listener of their own when metrics.listen is set), and the traces, when the
-// OTEL_* environment turns them on.
+// false (with a listener of their own when metrics.listen is set), the usage records, unless
+// usage is off, and the traces, when the OTEL_* environment turns them on.
 func observers(ctx context.Context, cfg config.Config, inv metrics.Inventory, logger *slog.Logger) (*watchers, error) {
 	var (
 		obs     observe.Fanout
@@ -249,6 +253,26 @@ func observers(ctx context.Context, cfg config.Config, inv metrics.Inventory, lo
 			closers = append(closers, stop)
 			logger.Info("serving metrics", "listen", addr)
 		}
+	}
+	// Usage records; a record dropped is counted in the metrics, when they are on.
+	var onDrop func()
+	if met != nil {
+		onDrop = met.UsageDropped
+	}
+	rec, err := openUsage(ctx, cfg.Usage, logger, onDrop)
+	if err != nil {
+		for _, c := range closers {
+			c(ctx)
+		}
+		return nil, err
+	}
+	if rec != nil {
+		obs = append(obs, rec)
+		closers = append(closers, func(ctx context.Context) {
+			if err := rec.Close(ctx); err != nil {
+				logger.Warn("closing usage records", "err", err)
+			}
+		})
 	}
 	systems := map[string]string{}
 	for _, m := range append([]config.Member{cfg.Council.Chairman, {Provider: cfg.Router.Provider, Model: cfg.Ollama.Model}}, cfg.Council.Members...) {
@@ -281,7 +305,7 @@ func observers(ctx context.Context, cfg config.Config, inv metrics.Inventory, lo
 		})
 		logger.Info("exporting traces", "service", cmp.Or(os.Getenv("OTEL_SERVICE_NAME"), telemetry.DefaultServiceName))
 	}
-	return &watchers{Fanout: obs, metrics: met, handler: handler, closers: closers}, nil
+	return &watchers{Fanout: obs, metrics: met, handler: handler, usage: rec, closers: closers}, nil
 }
 
 // serveMetrics serves h at /metrics, and nothing else, on a plain listener of its own at addr,

@@ -124,6 +124,8 @@ type Config struct {
 	// the counters live (in process, or in Redis shared by every replica). Each org, team and
 	// agent sets its own limits in orgs.
 	Limits Limits `koanf:"limits" json:"limits"`
+	// Usage is the per-request usage records (see package usage).
+	Usage Usage `koanf:"usage" json:"usage"`
 	// Metrics is the Prometheus metrics endpoint.
 	Metrics Metrics `koanf:"metrics" json:"metrics"`
 	// MCPServer configures toolrouter as an MCP server (/mcp and `toolrouter mcp`).
@@ -321,6 +323,34 @@ type Trajectory struct {
 	// QueueSize is how many records wait for the writer before new ones are dropped.
 	QueueSize int `koanf:"queue_size" json:"queue_size"`
 }
+
+// Usage configures the usage records: one per served request (who, which endpoint, the tools
+// and models it called, tokens and durations), written off the request path in batches.
+type Usage struct {
+	// Path is the SQLite database file. Given in the config file, a relative path is taken from
+	// the file's directory, and the default (not given) is beside the file too; given in the
+	// environment or a flag, or without a config file, it is relative to the working directory.
+	// "" turns usage records off unless PostgresURL is set.
+	Path string `koanf:"path" json:"path"`
+	// PostgresURL, when set, writes to this PostgreSQL database instead of Path, so that many
+	// replicas share one set of records. Its password comes from PGPASSWORD or a password file,
+	// never from configuration.
+	PostgresURL string `koanf:"postgres_url" json:"postgres_url"`
+	// QueueSize is how many records wait for the writer; a record that finds the queue full is
+	// dropped and counted.
+	QueueSize int `koanf:"queue_size" json:"queue_size"`
+	// BatchSize is the most records written in one transaction.
+	BatchSize int `koanf:"batch_size" json:"batch_size"`
+	// FlushInterval is the longest a record waits in the queue before its batch is written.
+	FlushInterval Duration `koanf:"flush_interval" json:"flush_interval"`
+	// WriteTimeout bounds one batch's transaction.
+	WriteTimeout Duration `koanf:"write_timeout" json:"write_timeout"`
+	// Retention is how long records are kept; 0 keeps them forever.
+	Retention Duration `koanf:"retention" json:"retention"`
+}
+
+// Enabled reports whether usage records are kept.
+func (u Usage) Enabled() bool { return u.Path != "" || u.PostgresURL != "" }
 
 // HTTP configures toolrouter's HTTP server.
 type HTTP struct {

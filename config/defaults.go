@@ -65,6 +65,14 @@ func Default() Config {
 		},
 		Metrics: Metrics{Enabled: true},
 		Limits:  Limits{OnRedisDown: RedisLocal, Replicas: 1, RedisTimeout: Duration(50 * time.Millisecond)},
+		Usage: Usage{
+			Path:          "toolrouter-usage.db",
+			QueueSize:     4096,
+			BatchSize:     256,
+			FlushInterval: Duration(time.Second),
+			WriteTimeout:  Duration(5 * time.Second),
+			Retention:     Duration(30 * 24 * time.Hour),
+		},
 		Servers: map[string]Server{
 			"calculator": builtinServer("calculator"),
 			"clock":      builtinServer("clock"),

@@ -14,7 +14,7 @@ import (
 // .command) that a config file gives relative to its own directory: Load makes them absolute, so
 // that toolrouter finds the same files whatever directory it is started from. A path given in the
 // environment or a flag stays relative to the working directory.
-var fileRelativeKeys = []string{"trajectory.path", "retrieval.examples_file", "retrieval.vector_cache"}
+var fileRelativeKeys = []string{"trajectory.path", "retrieval.examples_file", "retrieval.vector_cache", "usage.path"}
 
 // origin is where a server was defined: its display name and the file.
 type origin struct {
@@ -28,6 +28,15 @@ type origin struct {
 // ${env:VAR} and ${VAR} variables of its servers' url, headers and env are expanded, and its
 // servers are keyed by their ids (mcpconfig.ServerID), their names kept in origins.
 func prepareFile(raw map[string]any, path string, origins map[string]origin) error {
+	// The usage database's default lives beside the config file, as if the file named it.
+	usage, ok := raw["usage"].(map[string]any)
+	if !ok && raw["usage"] == nil {
+		usage = map[string]any{}
+		raw["usage"] = usage
+	}
+	if usage != nil {
+		setMissing(usage, "path", Default().Usage.Path)
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return fmt.Errorf("config file %s: %w", path, err)

@@ -101,6 +101,8 @@ func (c Config) Validate() error {
 		}
 	}
 
+	v.usage(c.Usage)
+
 	if n := c.HTTP.BodyLimit; n <= 0 {
 		v.add("http.body_limit", "must be > 0, got %d", n)
 	}
@@ -496,4 +498,58 @@ func (v *validator) limits(l Limits) {
 		v.add("limits.replicas", "must be >= 1 (the replicas sharing limits.redis_url), got %d", l.Replicas)
 	}
 	v.positive("limits.redis_timeout", l.RedisTimeout)
+}
+
+// usage checks the usage records' settings when they are on. The PostgreSQL URL (or key=value
+// connection string) may not hold a password: like every secret, it comes from the environment
+// (PGPASSWORD) or a password file.
+func (v *validator) usage(u Usage) {
+	if !u.Enabled() {
+		return
+	}
+	if u.PostgresURL == "" && strings.Contains(u.Path, "?") {
+		v.add("usage.path", "must not contain '?', got %q", u.Path)
+	}
+	if dsn := u.PostgresURL; dsn != "" {
+		if strings.Contains(dsn, "://") {
+			p, err := url.Parse(dsn)
+			switch {
+			case err != nil:
+				v.add("usage.postgres_url", "is not a valid URL")
+			case p.Scheme != "postgres" && p.Scheme != "postgresql":
+				v.add("usage.postgres_url", "must be a postgres:// or postgresql:// URL, got scheme %q", p.Scheme)
+			case hasPassword(p):
+				v.add("usage.postgres_url", "must not hold a password: set it in the PGPASSWORD environment variable or a password file (PGPASSFILE)")
+			}
+		} else if dsnPassword.MatchString(dsn) {
+			v.add("usage.postgres_url", "must not hold a password: set it in the PGPASSWORD environment variable or a password file (PGPASSFILE)")
+		}
+	}
+	if u.QueueSize <= 0 {
+		v.add("usage.queue_size", "must be > 0, got %d", u.QueueSize)
+	}
+	if u.QueueSize > 0 && (u.BatchSize <= 0 || u.BatchSize > u.QueueSize) {
+		v.add("usage.batch_size", "must be between 1 and usage.queue_size (%d), got %d", u.QueueSize, u.BatchSize)
+	}
+	v.positive("usage.flush_interval", u.FlushInterval)
+	v.positive("usage.write_timeout", u.WriteTimeout)
+	if u.Retention < 0 {
+		v.add("usage.retention", "must be >= 0 (0 keeps records forever), got %s", u.Retention)
+	}
+}
+
+// dsnPassword finds a password in a key=value connection string.
+var dsnPassword = regexp.MustCompile(`(?i)(^|\s)password\s*=`)
+
+// hasPassword reports whether a URL holds a password, in its user part or its query.
+func hasPassword(u *url.URL) bool {
+	if _, ok := u.User.Password(); ok {
+		return true
+	}
+	for k := range u.Query() {
+		if strings.EqualFold(k, "password") {
+			return true
+		}
+	}
+	return false
 }

@@ -17,6 +17,7 @@ import (
 	"toolrouter/limits"
 	"toolrouter/reload"
 	"toolrouter/router"
+	records "toolrouter/usage"
 )
 
 // apiError is an error with its HTTP status and code: what the client is told. Handlers return one
@@ -74,6 +75,7 @@ func (h *handlers) apiErrorOf(err error) *apiError {
 		fe *fiber.Error
 		ie *reload.InvalidError
 		le *limits.Exceeded
+		pe *records.ParamError
 		e  apiError
 	)
 	switch {
@@ -122,6 +124,10 @@ func (h *handlers) apiErrorOf(err error) *apiError {
 		e = apiError{status: fiber.StatusServiceUnavailable, code: "shutting_down", msg: "the server is shutting down; its configuration is no longer reloaded"}
 	case errors.Is(err, router.ErrUnknownTool):
 		e = apiError{status: fiber.StatusNotFound, code: "unknown_tool", msg: err.Error()}
+	case errors.Is(err, records.ErrOff):
+		e = apiError{status: fiber.StatusNotFound, code: "usage_off", msg: err.Error()}
+	case errors.As(err, &pe):
+		e = apiError{status: fiber.StatusBadRequest, code: "bad_" + pe.Param, msg: pe.Error()}
 	case errors.Is(err, router.ErrModel), errors.Is(err, errCompletion):
 		e = apiError{status: fiber.StatusBadGateway, code: "model_unavailable", msg: err.Error()}
 	case errors.As(err, &fe):

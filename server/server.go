@@ -129,6 +129,8 @@ type Deps struct {
 	// MCP, if not nil, serves /mcp: the MCP server's streamable HTTP transport (mcpserver), run
 	// for each request with its identity in the request's context (access.IdentityFrom).
 	MCP http.Handler
+	// Usage, if not nil, answers GET /v1/usage from the usage records; nil: usage is off (404).
+	Usage UsageReader
 }
 
 // Searcher shows what retrieval would offer an identity for a query; *router.Router satisfies it.
@@ -221,6 +223,7 @@ func build(d Deps, o Options, listening string) (*fiber.App, *handlers) {
 	app.Get("/v1/models", h.models)
 	app.Get("/v1/inventory", h.inventory)
 	app.Get("/v1/inventory/search", h.search)
+	app.Get("/v1/usage", h.usageQuery)
 	app.Get(pathHealthz, func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	app.Get(pathReadyz, h.readyz)
 	app.Post(pathReload, h.reload)

@@ -1,0 +1,343 @@
+package usage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" database/sql driver
+)
+
+// ErrOff is returned when usage records are off (usage.path and usage.postgres_url are empty).
+var ErrOff = errors.New("usage records are off: set usage.path or usage.postgres_url")
+
+// Store is the usage database: SQLite or PostgreSQL, behind database/sql.
+type Store struct {
+	db *sql.DB
+	d  dialect
+}
+
+// dialect is what differs between the two databases.
+type dialect struct {
+	name string
+	// id is the type of an auto-numbered primary key column.
+	id string
+	// lock, if not "", serialises schema migrations between processes (PostgreSQL's advisory
+	// lock, held until the migration's transaction ends); SQLite's transactions begin IMMEDIATE,
+	// which does the same.
+	lock string
+	// numbered says placeholders are $1, $2, ... rather than ?.
+	numbered bool
+}
+
+var (
+	sqlite   = dialect{name: "sqlite", id: "INTEGER PRIMARY KEY"}
+	postgres = dialect{name: "postgres", id: "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
+		lock: "SELECT pg_advisory_xact_lock(7301884207465937011)", numbered: true}
+)
+
+// q rewrites a query written with ? placeholders for the dialect.
+func (d dialect) q(query string) string {
+	if !d.numbered {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// sqliteBusy is how long a SQLite statement waits for another writer's lock (another process on
+// the same file) before failing.
+const sqliteBusy = 5 * time.Second
+
+// Open opens the usage database and creates or migrates its schema: the PostgreSQL database at
+// postgresURL when it is not "", else the SQLite file at path (created if missing), in WAL mode.
+// ctx bounds connecting and migrating.
+func Open(ctx context.Context, path, postgresURL string) (*Store, error) {
+	var (
+		db  *sql.DB
+		d   dialect
+		err error
+	)
+	switch {
+	case postgresURL != "":
+		d = postgres
+		db, err = sql.Open("pgx", postgresURL)
+		if err != nil {
+			return nil, fmt.Errorf("opening usage database: %w", err)
+		}
+		db.SetMaxOpenConns(4)
+		if err := connect(ctx, db); err != nil {
+			_ = db.Close()
+			return nil, fmt.Errorf("connecting to the usage database: %w", err)
+		}
+	case path != "":
+		if strings.Contains(path, "?") {
+			return nil, fmt.Errorf("usage database path %q: must not contain '?'", path)
+		}
+		d = sqlite
+		// Every connection waits for the write lock, writes through a write-ahead log with a sync
+		// at each commit (a committed batch survives the process being killed, and the machine
+		// losing power), and begins its transactions holding the write lock.
+		dsn := path + "?_busy_timeout=" + strconv.Itoa(int(sqliteBusy.Milliseconds())) +
+			"&_journal_mode=WAL&_synchronous=FULL&_txlock=immediate"
+		db, err = sql.Open("sqlite", dsn)
+		if err != nil {
+			return nil, fmt.Errorf("opening usage database %s: %w", path, err)
+		}
+		db.SetMaxOpenConns(4)
+	default:
+		return nil, ErrOff
+	}
+	s := &Store{db: db, d: d}
+	if err := s.migrate(ctx); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// connect waits for a PostgreSQL server that is starting (refusing connections, or answering
+// that it is starting up) until it answers or ctx ends; any other error ends it at once.
+func connect(ctx context.Context, db *sql.DB) error {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := db.PingContext(ctx)
+		if err == nil || !starting(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-tick.C:
+		}
+	}
+}
+
+// cannotConnectNow is PostgreSQL's SQLSTATE for "the database system is starting up".
+const cannotConnectNow = "57P03"
+
+// starting reports whether err is that of a server not yet accepting connections.
+func starting(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == cannotConnectNow
+	}
+	var oe *net.OpError
+	return errors.As(err, &oe)
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// migrations are the schema's versions, in order: migrations[i] takes the schema from version i to
+// i+1. A version, once released, is never edited; a change is a new version.
+func migrations(d dialect) [][]string {
+	return [][]string{{
+		`CREATE TABLE requests (
+			id ` + d.id + `,
+			start_ms BIGINT NOT NULL,
+			org TEXT NOT NULL, team TEXT NOT NULL, agent TEXT NOT NULL, key_name TEXT NOT NULL,
+			endpoint TEXT NOT NULL, status INTEGER NOT NULL, error_code TEXT NOT NULL,
+			use_tool INTEGER NOT NULL, degraded_reason TEXT NOT NULL, stopped TEXT NOT NULL,
+			duration_ms DOUBLE PRECISION NOT NULL,
+			tool_calls INTEGER NOT NULL, tool_errors INTEGER NOT NULL, model_calls INTEGER NOT NULL,
+			prompt_tokens BIGINT NOT NULL, completion_tokens BIGINT NOT NULL)`,
+		`CREATE INDEX requests_start ON requests (start_ms)`,
+		`CREATE TABLE tool_calls (
+			id ` + d.id + `,
+			request_id BIGINT NOT NULL, start_ms BIGINT NOT NULL,
+			server TEXT NOT NULL, tool TEXT NOT NULL, outcome TEXT NOT NULL,
+			duration_ms DOUBLE PRECISION NOT NULL)`,
+		`CREATE INDEX tool_calls_start ON tool_calls (start_ms)`,
+		`CREATE INDEX tool_calls_request ON tool_calls (request_id)`,
+		`CREATE TABLE model_calls (
+			id ` + d.id + `,
+			request_id BIGINT NOT NULL, start_ms BIGINT NOT NULL,
+			phase TEXT NOT NULL, model TEXT NOT NULL,
+			prompt_tokens BIGINT NOT NULL, completion_tokens BIGINT NOT NULL,
+			duration_ms DOUBLE PRECISION NOT NULL, failed INTEGER NOT NULL)`,
+		`CREATE INDEX model_calls_start ON model_calls (start_ms)`,
+		`CREATE INDEX model_calls_request ON model_calls (request_id)`,
+	}}
+}
+
+// migrate brings the schema to the latest version in one transaction, which concurrent openers
+// (replicas starting together) take in turn. A database newer than this program is refused.
+func (s *Store) migrate(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrating usage database: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if s.d.lock != "" {
+		if _, err := tx.ExecContext(ctx, s.d.lock); err != nil {
+			return fmt.Errorf("migrating usage database: locking: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS usage_schema (version INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("migrating usage database: %w", err)
+	}
+	var version int
+	switch err := tx.QueryRowContext(ctx, `SELECT version FROM usage_schema`).Scan(&version); {
+	case errors.Is(err, sql.ErrNoRows):
+		if _, err := tx.ExecContext(ctx, `INSERT INTO usage_schema (version) VALUES (0)`); err != nil {
+			return fmt.Errorf("migrating usage database: %w", err)
+		}
+	case err != nil:
+		return fmt.Errorf("migrating usage database: reading its version: %w", err)
+	}
+	steps := migrations(s.d)
+	if version > len(steps) {
+		return fmt.Errorf("usage database schema is version %d, newer than this toolrouter's %d: upgrade toolrouter", version, len(steps))
+	}
+	if version == len(steps) {
+		return nil
+	}
+	for v := version; v < len(steps); v++ {
+		for _, stmt := range steps[v] {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("migrating usage database to version %d: %w", v+1, err)
+			}
+		}
+	}
+	if _, err := tx.ExecContext(ctx, s.d.q(`UPDATE usage_schema SET version = ?`), len(steps)); err != nil {
+		return fmt.Errorf("migrating usage database: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrating usage database: %w", err)
+	}
+	return nil
+}
+
+const (
+	insertRequest = `INSERT INTO requests (start_ms, org, team, agent, key_name, endpoint, status, error_code,
+		use_tool, degraded_reason, stopped, duration_ms, tool_calls, tool_errors, model_calls, prompt_tokens, completion_tokens)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`
+	insertTool = `INSERT INTO tool_calls (request_id, start_ms, server, tool, outcome, duration_ms)
+		VALUES (?, ?, ?, ?, ?, ?)`
+	insertModel = `INSERT INTO model_calls (request_id, start_ms, phase, model, prompt_tokens, completion_tokens, duration_ms, failed)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+)
+
+// write stores recs in one transaction: all of them or none.
+func (s *Store) write(ctx context.Context, recs []Record) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("writing usage records: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	var stmts [3]*sql.Stmt
+	for i, q := range []string{insertRequest, insertTool, insertModel} {
+		if stmts[i], err = tx.PrepareContext(ctx, s.d.q(q)); err != nil {
+			return fmt.Errorf("writing usage records: %w", err)
+		}
+		defer stmts[i].Close()
+	}
+	for _, r := range recs {
+		start := r.Start.UnixMilli()
+		var errs, prompt, completion int64
+		for _, t := range r.Tools {
+			if t.Outcome != OutcomeOK {
+				errs++
+			}
+		}
+		for _, m := range r.Models {
+			prompt += int64(m.PromptTokens)
+			completion += int64(m.CompletionTokens)
+		}
+		var id int64
+		err := stmts[0].QueryRowContext(ctx, start, clean(r.Org), clean(r.Team), clean(r.Agent), clean(r.KeyName),
+			clean(r.Endpoint), r.Status, clean(r.ErrorCode), flag(r.UseTool), clean(r.DegradedReason), clean(r.Stopped),
+			ms(r.Duration), len(r.Tools), errs, len(r.Models), prompt, completion).Scan(&id)
+		if err != nil {
+			return fmt.Errorf("writing usage records: %w", err)
+		}
+		for _, t := range r.Tools {
+			if _, err := stmts[1].ExecContext(ctx, id, start, clean(t.Server), clean(t.Tool), clean(t.Outcome), t.DurationMS); err != nil {
+				return fmt.Errorf("writing usage records: %w", err)
+			}
+		}
+		for _, m := range r.Models {
+			if _, err := stmts[2].ExecContext(ctx, id, start, clean(m.Phase), clean(m.Model), m.PromptTokens,
+				m.CompletionTokens, m.DurationMS, flag(m.Failed)); err != nil {
+				return fmt.Errorf("writing usage records: %w", err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("writing usage records: %w", err)
+	}
+	return nil
+}
+
+// expire deletes the oldest limit requests that started before before, with their calls, in one
+// transaction; it returns the requests deleted.
+func (s *Store) expire(ctx context.Context, before time.Time, limit int) (int64, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("expiring usage records: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	expired := `(SELECT id FROM requests WHERE start_ms < ? ORDER BY start_ms, id LIMIT ?)`
+	var n int64
+	for _, del := range []string{
+		`DELETE FROM tool_calls WHERE request_id IN ` + expired,
+		`DELETE FROM model_calls WHERE request_id IN ` + expired,
+		`DELETE FROM requests WHERE id IN ` + expired,
+	} {
+		res, err := tx.ExecContext(ctx, s.d.q(del), before.UnixMilli(), limit)
+		if err != nil {
+			return 0, fmt.Errorf("expiring usage records: %w", err)
+		}
+		n, _ = res.RowsAffected() // the last statement's: the requests
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("expiring usage records: %w", err)
+	}
+	return n, nil
+}
+
+// maxText bounds each text column's value.
+const maxText = 256
+
+// clean makes s storable in either database: valid UTF-8 without NUL bytes, at most maxText bytes.
+func clean(s string) string {
+	if len(s) > maxText {
+		s = s[:maxText]
+	}
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		s = strings.ReplaceAll(s, "\x00", "")
+	}
+	for len(s) > maxText || !utf8.ValidString(s) {
+		s = s[:len(s)-1] // a rune cut in two at the bound, or the replacement growing it
+	}
+	return s
+}
+
+func flag(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

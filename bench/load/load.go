@@ -240,6 +240,7 @@ func div(a, b float64) float64 {
 // Drive runs op on n goroutines until d has passed (or ctx ends) and summarises the latencies of
 // the ops that succeeded. Ops still running at the deadline are cancelled and not counted.
 func Drive(ctx context.Context, n int, d time.Duration, op func(context.Context) error) Run {
+	start := time.Now() // before the deadline is set: the run lasts at least d
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	lat := make([][]time.Duration, n)
@@ -248,7 +249,6 @@ func Drive(ctx context.Context, n int, d time.Duration, op func(context.Context)
 		first atomic.Value
 		wg    sync.WaitGroup
 	)
-	start := time.Now()
 	for w := range n {
 		wg.Go(func() {
 			for ctx.Err() == nil {

@@ -1,14 +1,23 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net/http"
+	"os"
 	"runtime/debug"
 	"strings"
+	"time"
 
+	"toolrouter/access"
+	"toolrouter/auth"
+	"toolrouter/config"
 	"toolrouter/inventory"
+	"toolrouter/inventory/builtin"
 )
 
 // The process's exit codes (README "Exit codes").
@@ -100,4 +109,174 @@ func noServerUp(snap *inventory.Snapshot) error {
 		return &exitError{exitNoServer, errors.New("no MCP server is configured")}
 	}
 	return &exitError{exitNoServer, fmt.Errorf("no MCP server is up: %s", strings.Join(down, "; "))}
+}
+
+// The commands parse answers itself.
+const (
+	cmdHelp    = "-help"
+	cmdVersion = "-version"
+)
+
+// parse reads the command line: flags may come before or after the command and after its query.
+// -h and -version print to stdout and return cmdHelp or cmdVersion, loading nothing. The log goes
+// to stderr. reread loads the configuration again as it was loaded now (file, environment, flags).
+func parse(args []string, stdout, stderr io.Writer, uf *usageFlags) (cmd string, rest []string, cfg config.Config, logger *slog.Logger, as access.Identity, reread func() (config.Config, error), err error) {
+	fs := flag.NewFlagSet("toolrouter", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // the error says it all; -h prints the usage to stdout
+	fs.Usage = func() {}
+	path := fs.String("config", config.DefaultPath, "config file (JSON); \"\" for built-in defaults only")
+	listen := fs.String("listen", "", "listen address (config key listen)")
+	host := fs.String("ollama", "", "Ollama address in any form OLLAMA_HOST takes (config key ollama.host)")
+	var mcpConfigs stringList
+	fs.Var(&mcpConfigs, "mcp-config", "an MCP client's server list to serve too (Claude Desktop, Cursor, Windsurf, VS Code mcp.json); repeatable")
+	model := fs.String("model", "", "tool-calling model (config key ollama.model)")
+	level := fs.String("log-level", "info", "debug, info, warn or error")
+	asFlag := fs.String("as", "", "route, search, list the inventory or serve mcp as this org[/team[/agent]] of orgs (default: the operator, every tool)")
+	showVersion := fs.Bool("version", false, "print the version and the revision built from, and exit")
+	uf.register(fs)
+	// Flags and positional arguments interleave: parse flags up to the next positional, take it,
+	// and go on. Everything after "--" is positional.
+	var pos []string
+	for {
+		if err = fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+			usage(stdout, fs)
+			return cmdHelp, nil, cfg, nil, as, nil, nil
+		}
+		if err != nil {
+			err = fmt.Errorf("%w (toolrouter -h lists the flags)", err)
+			return
+		}
+		left := fs.Args()
+		if n := len(args) - len(left); n > 0 && args[n-1] == "--" {
+			pos = append(pos, left...)
+			break
+		}
+		if len(left) == 0 {
+			break
+		}
+		pos, args = append(pos, left[0]), left[1:]
+	}
+	if *showVersion {
+		fmt.Fprintln(stdout, version())
+		return cmdVersion, nil, cfg, nil, as, nil, nil
+	}
+	cmd, rest = "serve", pos
+	if len(rest) > 0 {
+		cmd, rest = rest[0], rest[1:]
+	}
+	// The arguments are checked before anything is loaded or connected.
+	switch {
+	case cmd != "serve" && cmd != "route" && cmd != "inventory" && cmd != "search" && cmd != "mcp" && cmd != "usage":
+		err = fmt.Errorf("unknown command %q: want serve, route, search, inventory, mcp, usage or mcp-builtin", cmd)
+		return
+	case cmd != "usage" && uf.set():
+		err = errors.New("-since, -until and -by apply to usage")
+		return
+	case (cmd == "route" || cmd == "search") && len(rest) != 1:
+		err = fmt.Errorf(`usage: toolrouter [flags] %s "QUERY" (one argument; got %d)`, cmd, len(rest))
+		return
+	case (cmd == "serve" || cmd == "inventory" || cmd == "mcp" || cmd == "usage") && len(rest) > 0:
+		err = fmt.Errorf("usage: toolrouter [flags] %s (no arguments; got %q)", cmd, rest)
+		return
+	}
+	var lvl slog.Level
+	if err = lvl.UnmarshalText([]byte(*level)); err != nil {
+		err = fmt.Errorf("-log-level: %w", err)
+		return
+	}
+	if *asFlag != "" {
+		if cmd == "serve" {
+			err = errors.New("-as applies to route, search, inventory and mcp; serve takes each request's identity from its credential")
+			return
+		}
+		if as, err = access.ParseIdentity(*asFlag); err != nil {
+			err = fmt.Errorf("-as: %w", err)
+			return
+		}
+	}
+	logger = slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	flags := map[string]any{}
+	for key, v := range map[string]string{"listen": *listen, "ollama.host": *host, "ollama.model": *model} {
+		if v != "" {
+			flags[key] = v
+		}
+	}
+	if *path == config.DefaultPath {
+		if _, statErr := os.Stat(*path); errors.Is(statErr, os.ErrNotExist) {
+			*path = "" // run on built-in defaults when started outside the repository
+		}
+	}
+	file := *path
+	reread = func() (config.Config, error) { return config.Load(file, flags, mcpConfigs...) }
+	if cfg, err = reread(); err != nil {
+		return
+	}
+	if as.Depth() > 0 && !cfg.Orgs.Has(as) {
+		err = fmt.Errorf("-as: %s is not in orgs", as)
+	}
+	return
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+// newKey runs "keys new": it prints one JSON object, the new key (shown this once) and the
+// auth.keys entry that accepts it, which holds only the key's SHA-256.
+func newKey(args []string, stdout io.Writer) error {
+	const usage = "usage: toolrouter keys new --org ORG [--team TEAM] [--agent AGENT] [--name NAME]"
+	if len(args) == 0 || args[0] != "new" {
+		return errors.New(usage)
+	}
+	fs := flag.NewFlagSet("keys new", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // the error says it all
+	org := fs.String("org", "", "the org the key identifies")
+	team := fs.String("team", "", "a team of the org")
+	agent := fs.String("agent", "", "an agent of the team")
+	name := fs.String("name", "", "the key's name in logs (default: org-team-agent)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return fmt.Errorf("%w; %s", err, usage)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected %q; %s", fs.Arg(0), usage)
+	}
+	g, err := auth.NewKey(*name, auth.Identity{Org: *org, Team: *team, Agent: *agent})
+	if err != nil {
+		return fmt.Errorf("%w; %s", err, usage)
+	}
+	return printJSON(stdout, g)
+}
+
+// serveBuiltin serves one built-in MCP server over stdio, or streamable HTTP with -http.
+func serveBuiltin(ctx context.Context, args []string, logger *slog.Logger) error {
+	fs := flag.NewFlagSet("mcp-builtin", flag.ContinueOnError)
+	addr := fs.String("http", "", "serve streamable HTTP on this address instead of stdio")
+	if len(args) == 0 {
+		return fmt.Errorf("usage: toolrouter mcp-builtin NAME [-http ADDR]; NAME is one of %v", builtin.Names())
+	}
+	name := args[0]
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if *addr == "" {
+		return builtin.ServeStdio(ctx, name, logger)
+	}
+	h, err := builtin.Handler(name)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Addr: *addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }

@@ -23,17 +23,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -42,13 +38,11 @@ import (
 	"toolrouter/config"
 	"toolrouter/internal/redact"
 	"toolrouter/inventory"
-	"toolrouter/inventory/builtin"
 	"toolrouter/observe"
 	"toolrouter/reload"
 	"toolrouter/router"
 	"toolrouter/server"
 	"toolrouter/tokens"
-	"toolrouter/trajectory"
 )
 
 func main() {
@@ -163,32 +157,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 		learner = examples
 	}
 	applies := len(cfg.Orgs) > 0 && (cmd == "serve" || as.Depth() > 0) // the orgs' policy
-	rt := router.New(chat, inv, inv, router.Settings{
-		Model:            cfg.Ollama.Model,
-		KeepAlive:        cfg.Ollama.KeepAlive.D(),
-		Options:          cfg.Ollama.Options,
-		CallTimeout:      cfg.Ollama.Timeout.D(),
-		MaxResponseBytes: cfg.Ollama.MaxResponseBytes,
-		SelectTimeout:    cfg.Router.SelectTimeout.D(),
-		ArgumentsTimeout: cfg.Router.ArgumentsTimeout.D(),
-		ExecuteTimeout:   cfg.Router.ExecuteTimeout.D(),
-		RepairAttempts:   cfg.Router.RepairAttempts,
-		OnModelFailure:   cfg.Router.OnModelFailure,
-		Mode:             cfg.Router.Mode,
-		MaxToolCalls:     cfg.Router.MaxToolCalls,
-		ParallelCalls:    cfg.Router.ParallelCalls,
-		Deadline:         cfg.Router.Deadline.D(),
-		ContextReserve:   cfg.Router.ContextReserve,
-		Recorder:         recorder(traj),
-		Access:           policy(orgs, applies),
-		Ranker:           ranker,
-		PromptBudget:     cfg.Retrieval.PromptBudget,
-		MaxSearches:      cfg.Retrieval.MaxSearches,
-		SharedPrefix:     cfg.Router.SharedPrefix,
-		Think:            cfg.Router.Think,
-		Estimator:        est,
-		Learner:          learner,
-	}, logger)
+	rt := newRouter(cfg, chat, inv, traj, policy(orgs, applies), ranker, est, learner, logger)
 
 	switch cmd {
 	case "inventory":
@@ -234,8 +203,6 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 		return err
 	}
 	closers = append(closers, lim.Close)
-	// Every served request's report goes to each observer, in order: the rate limits' charges
-	// first.
 	fanout := append(observe.Fanout{lim}, watch.Fanout...)
 	if cmd == "mcp" {
 		return serveMCPStdio(ctx, newMCPServer(cfg, rt, inv, cncl, policy(orgs, applies), lim, fanout, red, logger), as, os.Stdin, stdout)
@@ -277,16 +244,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 	// rest in the last part (a quarter, at most a second).
 	shutdown := cfg.HTTP.ShutdownTimeout.D()
 	closing := min(shutdown/4, time.Second)
-	opts := server.Options{
-		Model: cfg.Ollama.Model, ModelHost: cfg.Ollama.Host,
-		BodyLimit: cfg.HTTP.BodyLimit, MaxQueryBytes: cfg.Router.MaxQueryBytes, MaxHistory: cfg.Router.MaxHistory,
-		RequestTimeout: cfg.HTTP.RequestTimeout.D(), ReadTimeout: cfg.HTTP.ReadTimeout.D(),
-		WriteTimeout: cfg.HTTP.WriteTimeout.D(), Logger: logger, RequestLog: cfg.Log.Requests,
-		ShutdownTimeout: shutdown - closing, MaxDeadline: cfg.Router.Deadline.D(), AllowedOrigins: cfg.HTTP.AllowedOrigins,
-		Listen: cfg.Listen, AllowedHosts: cfg.HTTP.AllowedHosts, AdminReadyz: cfg.Auth.Configured(), Redactor: red,
-		Models: chatModels(cfg), RouterProvider: cfg.Router.Provider, MaxEvidenceBytes: cfg.Council.MaxEvidenceBytes,
-		AdminMetrics: cfg.Auth.Configured(),
-	}
+	opts := serverOptions(cfg, red, logger, shutdown-closing)
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", cfg.Listen, err)
@@ -303,230 +261,4 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 		return fmt.Errorf("serving on %s: %w", cfg.Listen, err)
 	}
 	return nil
-}
-
-// closeAll runs closers, last first, and returns when they have all returned or at by (when it is
-// not zero), whichever comes first: on a shutdown, an MCP server or a disk that does not stop in
-// time does not keep the process.
-func closeAll(closers []func(context.Context), by time.Time) {
-	ctx, cancel := context.Background(), context.CancelFunc(func() {})
-	if !by.IsZero() {
-		ctx, cancel = context.WithDeadline(ctx, by)
-	}
-	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := len(closers) - 1; i >= 0; i-- {
-			closers[i](ctx)
-		}
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
-}
-
-// The commands parse answers itself.
-const (
-	cmdHelp    = "-help"
-	cmdVersion = "-version"
-)
-
-// parse reads the command line: flags may come before or after the command and after its query.
-// -h and -version print to stdout and return cmdHelp or cmdVersion, loading nothing. The log goes
-// to stderr. reread loads the configuration again as it was loaded now (file, environment, flags).
-func parse(args []string, stdout, stderr io.Writer, uf *usageFlags) (cmd string, rest []string, cfg config.Config, logger *slog.Logger, as access.Identity, reread func() (config.Config, error), err error) {
-	fs := flag.NewFlagSet("toolrouter", flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // the error says it all; -h prints the usage to stdout
-	fs.Usage = func() {}
-	path := fs.String("config", config.DefaultPath, "config file (JSON); \"\" for built-in defaults only")
-	listen := fs.String("listen", "", "listen address (config key listen)")
-	host := fs.String("ollama", "", "Ollama address in any form OLLAMA_HOST takes (config key ollama.host)")
-	var mcpConfigs stringList
-	fs.Var(&mcpConfigs, "mcp-config", "an MCP client's server list to serve too (Claude Desktop, Cursor, Windsurf, VS Code mcp.json); repeatable")
-	model := fs.String("model", "", "tool-calling model (config key ollama.model)")
-	level := fs.String("log-level", "info", "debug, info, warn or error")
-	asFlag := fs.String("as", "", "route, search, list the inventory or serve mcp as this org[/team[/agent]] of orgs (default: the operator, every tool)")
-	showVersion := fs.Bool("version", false, "print the version and the revision built from, and exit")
-	uf.register(fs)
-	// Flags and positional arguments interleave: parse flags up to the next positional, take it,
-	// and go on. Everything after "--" is positional.
-	var pos []string
-	for {
-		if err = fs.Parse(args); errors.Is(err, flag.ErrHelp) {
-			usage(stdout, fs)
-			return cmdHelp, nil, cfg, nil, as, nil, nil
-		}
-		if err != nil {
-			err = fmt.Errorf("%w (toolrouter -h lists the flags)", err)
-			return
-		}
-		left := fs.Args()
-		if n := len(args) - len(left); n > 0 && args[n-1] == "--" {
-			pos = append(pos, left...)
-			break
-		}
-		if len(left) == 0 {
-			break
-		}
-		pos, args = append(pos, left[0]), left[1:]
-	}
-	if *showVersion {
-		fmt.Fprintln(stdout, version())
-		return cmdVersion, nil, cfg, nil, as, nil, nil
-	}
-	cmd, rest = "serve", pos
-	if len(rest) > 0 {
-		cmd, rest = rest[0], rest[1:]
-	}
-	// The arguments are checked before anything is loaded or connected.
-	switch {
-	case cmd != "serve" && cmd != "route" && cmd != "inventory" && cmd != "search" && cmd != "mcp" && cmd != "usage":
-		err = fmt.Errorf("unknown command %q: want serve, route, search, inventory, mcp, usage or mcp-builtin", cmd)
-		return
-	case cmd != "usage" && uf.set():
-		err = errors.New("-since, -until and -by apply to usage")
-		return
-	case (cmd == "route" || cmd == "search") && len(rest) != 1:
-		err = fmt.Errorf(`usage: toolrouter [flags] %s "QUERY" (one argument; got %d)`, cmd, len(rest))
-		return
-	case (cmd == "serve" || cmd == "inventory" || cmd == "mcp" || cmd == "usage") && len(rest) > 0:
-		err = fmt.Errorf("usage: toolrouter [flags] %s (no arguments; got %q)", cmd, rest)
-		return
-	}
-	var lvl slog.Level
-	if err = lvl.UnmarshalText([]byte(*level)); err != nil {
-		err = fmt.Errorf("-log-level: %w", err)
-		return
-	}
-	if *asFlag != "" {
-		if cmd == "serve" {
-			err = errors.New("-as applies to route, search, inventory and mcp; serve takes each request's identity from its credential")
-			return
-		}
-		if as, err = access.ParseIdentity(*asFlag); err != nil {
-			err = fmt.Errorf("-as: %w", err)
-			return
-		}
-	}
-	logger = slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lvl}))
-	flags := map[string]any{}
-	for key, v := range map[string]string{"listen": *listen, "ollama.host": *host, "ollama.model": *model} {
-		if v != "" {
-			flags[key] = v
-		}
-	}
-	if *path == config.DefaultPath {
-		if _, statErr := os.Stat(*path); errors.Is(statErr, os.ErrNotExist) {
-			*path = "" // run on built-in defaults when started outside the repository
-		}
-	}
-	file := *path
-	reread = func() (config.Config, error) { return config.Load(file, flags, mcpConfigs...) }
-	if cfg, err = reread(); err != nil {
-		return
-	}
-	if as.Depth() > 0 && !cfg.Orgs.Has(as) {
-		err = fmt.Errorf("-as: %s is not in orgs", as)
-	}
-	return
-}
-
-// stringList is a repeatable string flag.
-type stringList []string
-
-func (l *stringList) String() string     { return strings.Join(*l, ",") }
-func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
-
-// newKey runs "keys new": it prints one JSON object, the new key (shown this once) and the
-// auth.keys entry that accepts it, which holds only the key's SHA-256.
-func newKey(args []string, stdout io.Writer) error {
-	const usage = "usage: toolrouter keys new --org ORG [--team TEAM] [--agent AGENT] [--name NAME]"
-	if len(args) == 0 || args[0] != "new" {
-		return errors.New(usage)
-	}
-	fs := flag.NewFlagSet("keys new", flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // the error says it all
-	org := fs.String("org", "", "the org the key identifies")
-	team := fs.String("team", "", "a team of the org")
-	agent := fs.String("agent", "", "an agent of the team")
-	name := fs.String("name", "", "the key's name in logs (default: org-team-agent)")
-	if err := fs.Parse(args[1:]); err != nil {
-		return fmt.Errorf("%w; %s", err, usage)
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected %q; %s", fs.Arg(0), usage)
-	}
-	g, err := auth.NewKey(*name, auth.Identity{Org: *org, Team: *team, Agent: *agent})
-	if err != nil {
-		return fmt.Errorf("%w; %s", err, usage)
-	}
-	return printJSON(stdout, g)
-}
-
-// serveBuiltin serves one built-in MCP server over stdio, or streamable HTTP with -http.
-func serveBuiltin(ctx context.Context, args []string, logger *slog.Logger) error {
-	fs := flag.NewFlagSet("mcp-builtin", flag.ContinueOnError)
-	addr := fs.String("http", "", "serve streamable HTTP on this address instead of stdio")
-	if len(args) == 0 {
-		return fmt.Errorf("usage: toolrouter mcp-builtin NAME [-http ADDR]; NAME is one of %v", builtin.Names())
-	}
-	name := args[0]
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
-	if *addr == "" {
-		return builtin.ServeStdio(ctx, name, logger)
-	}
-	h, err := builtin.Handler(name)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{Addr: *addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		<-ctx.Done()
-		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shutdown)
-	}()
-	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
-}
-
-// openTrajectory opens the trajectory log when one is configured; a nil writer records nothing.
-func openTrajectory(c config.Trajectory, logger *slog.Logger) (*trajectory.Writer, error) {
-	if c.Path == "" {
-		return nil, nil
-	}
-	w, err := trajectory.Open(trajectory.Options{Path: c.Path, MaxBytes: c.MaxBytes, MaxFiles: c.MaxFiles, QueueSize: c.QueueSize, Logger: logger})
-	if err != nil {
-		return nil, fmt.Errorf("opening trajectory log: %w", err)
-	}
-	return w, nil
-}
-
-// policy is the router's access policy: the hierarchy when it has orgs and applies (serving, or
-// a command run -as an identity); nil, every tool, otherwise.
-func policy(orgs *access.Hierarchy, applies bool) router.Access {
-	if !applies {
-		return nil
-	}
-	return orgs
-}
-
-// recorder keeps a nil writer from becoming a non-nil interface.
-func recorder(w *trajectory.Writer) router.Recorder {
-	if w == nil {
-		return nil
-	}
-	return w
-}
-
-func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

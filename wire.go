@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -33,6 +34,7 @@ import (
 	"toolrouter/server"
 	"toolrouter/telemetry"
 	"toolrouter/tokens"
+	"toolrouter/trajectory"
 	records "toolrouter/usage"
 )
 
@@ -367,4 +369,106 @@ func serveMCPStdio(ctx context.Context, srv *mcpserver.Server, as access.Identit
 	defer cancel()
 	go srv.Watch(ctx)
 	return srv.ServeStdio(ctx, as, in, out)
+}
+
+// closeAll runs closers, last first, and returns when they have all returned or at by (when it is
+// not zero), whichever comes first: on a shutdown, an MCP server or a disk that does not stop in
+// time does not keep the process.
+func closeAll(closers []func(context.Context), by time.Time) {
+	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	if !by.IsZero() {
+		ctx, cancel = context.WithDeadline(ctx, by)
+	}
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i](ctx)
+		}
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+// openTrajectory opens the trajectory log when one is configured; a nil writer records nothing.
+func openTrajectory(c config.Trajectory, logger *slog.Logger) (*trajectory.Writer, error) {
+	if c.Path == "" {
+		return nil, nil
+	}
+	w, err := trajectory.Open(trajectory.Options{Path: c.Path, MaxBytes: c.MaxBytes, MaxFiles: c.MaxFiles, QueueSize: c.QueueSize, Logger: logger})
+	if err != nil {
+		return nil, fmt.Errorf("opening trajectory log: %w", err)
+	}
+	return w, nil
+}
+
+// policy is the router's access policy: the hierarchy when it has orgs and applies (serving, or
+// a command run -as an identity); nil, every tool, otherwise.
+func policy(orgs *access.Hierarchy, applies bool) router.Access {
+	if !applies {
+		return nil
+	}
+	return orgs
+}
+
+// recorder keeps a nil writer from becoming a non-nil interface.
+func recorder(w *trajectory.Writer) router.Recorder {
+	if w == nil {
+		return nil
+	}
+	return w
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// newRouter builds the router from the configuration and the parts it uses.
+func newRouter(cfg config.Config, chat router.Chatter, inv *inventory.Manager, traj *trajectory.Writer, acl router.Access,
+	ranker router.Ranker, est *tokens.Estimator, learner router.Learner, logger *slog.Logger) *router.Router {
+	return router.New(chat, inv, inv, router.Settings{
+		Model:            cfg.Ollama.Model,
+		KeepAlive:        cfg.Ollama.KeepAlive.D(),
+		Options:          cfg.Ollama.Options,
+		CallTimeout:      cfg.Ollama.Timeout.D(),
+		MaxResponseBytes: cfg.Ollama.MaxResponseBytes,
+		SelectTimeout:    cfg.Router.SelectTimeout.D(),
+		ArgumentsTimeout: cfg.Router.ArgumentsTimeout.D(),
+		ExecuteTimeout:   cfg.Router.ExecuteTimeout.D(),
+		RepairAttempts:   cfg.Router.RepairAttempts,
+		OnModelFailure:   cfg.Router.OnModelFailure,
+		Mode:             cfg.Router.Mode,
+		MaxToolCalls:     cfg.Router.MaxToolCalls,
+		ParallelCalls:    cfg.Router.ParallelCalls,
+		Deadline:         cfg.Router.Deadline.D(),
+		ContextReserve:   cfg.Router.ContextReserve,
+		Recorder:         recorder(traj),
+		Access:           acl,
+		Ranker:           ranker,
+		PromptBudget:     cfg.Retrieval.PromptBudget,
+		MaxSearches:      cfg.Retrieval.MaxSearches,
+		SharedPrefix:     cfg.Router.SharedPrefix,
+		Think:            cfg.Router.Think,
+		Estimator:        est,
+		Learner:          learner,
+	}, logger)
+}
+
+// serverOptions are the HTTP API's options from the configuration; shutdown bounds its drain.
+func serverOptions(cfg config.Config, red *redact.Redactor, logger *slog.Logger, shutdown time.Duration) server.Options {
+	return server.Options{
+		Model: cfg.Ollama.Model, ModelHost: cfg.Ollama.Host,
+		BodyLimit: cfg.HTTP.BodyLimit, MaxQueryBytes: cfg.Router.MaxQueryBytes, MaxHistory: cfg.Router.MaxHistory,
+		RequestTimeout: cfg.HTTP.RequestTimeout.D(), ReadTimeout: cfg.HTTP.ReadTimeout.D(),
+		WriteTimeout: cfg.HTTP.WriteTimeout.D(), Logger: logger, RequestLog: cfg.Log.Requests,
+		ShutdownTimeout: shutdown, MaxDeadline: cfg.Router.Deadline.D(), AllowedOrigins: cfg.HTTP.AllowedOrigins,
+		Listen: cfg.Listen, AllowedHosts: cfg.HTTP.AllowedHosts, AdminReadyz: cfg.Auth.Configured(), Redactor: red,
+		Models: chatModels(cfg), RouterProvider: cfg.Router.Provider, MaxEvidenceBytes: cfg.Council.MaxEvidenceBytes,
+		AdminMetrics: cfg.Auth.Configured(),
+	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"math"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -26,15 +24,9 @@ import (
 // one redis-server with a small requests_per_minute for an org: driven at once, together they
 // admit what the one limit allows (its burst plus the refill over the run), not twice that.
 func TestRateLimitSharedByTwoSidecars(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	bin := buildBinary(t)
 	srv := redistest.Start(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "toolrouter")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	model := fakeollama.NewFunc(t, func(api.ChatRequest) fakeollama.Reply {
 		return fakeollama.Reply{Content: `{"reasoning":"no tool needed","use_tool":false}`}
 	})
@@ -59,7 +51,7 @@ func TestRateLimitSharedByTwoSidecars(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	bases := []string{startSidecar(t, bin, path), startSidecar(t, bin, path)}
+	bases := []string{startBinary(t, bin, "-config", path).Base, startBinary(t, bin, "-config", path).Base}
 
 	client := &http.Client{Timeout: 10 * time.Second}
 	post := func(base string) int {
@@ -124,56 +116,4 @@ func TestRateLimitSharedByTwoSidecars(t *testing.T) {
 			t.Errorf("%s/readyz: got %s, want limits backend redis", base, raw)
 		}
 	}
-}
-
-// startSidecar runs the binary with the config and returns its base URL once it serves; the
-// test's cleanup stops it.
-func startSidecar(t *testing.T, bin, config string) string {
-	t.Helper()
-	cmd := exec.Command(bin, "-config", config)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	addr := make(chan string, 1)
-	logged := make(chan struct{})
-	go func() {
-		defer close(logged)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			var line struct{ Msg, Listen string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "serving" {
-				addr <- line.Listen
-			}
-			if !strings.Contains(sc.Text(), `"level":"DEBUG"`) {
-				t.Logf("toolrouter: %s", sc.Bytes())
-			}
-		}
-	}()
-	exited := make(chan error, 1)
-	go func() {
-		<-logged // Wait closes the pipe: read it whole first
-		exited <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
-	select {
-	case a := <-addr:
-		return "http://" + a
-	case err := <-exited:
-		t.Fatalf("toolrouter exited before serving: %v", err)
-	case <-time.After(60 * time.Second):
-		t.Fatal("toolrouter did not start serving within 60s")
-	}
-	return ""
 }

@@ -96,10 +96,7 @@ func checkInspector(t *testing.T, list, call map[string]any) {
 // built from this package, over stdio, configured as an MCP client's config file names it.
 func TestInspectorStdio(t *testing.T) {
 	npmservers.Dir(t) // skips before the build when Node.js is missing
-	bin := filepath.Join(t.TempDir(), "toolrouter")
-	if out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	model := fakeollama.New(t, routeReplies()...)
 	servers := filepath.Join(t.TempDir(), "mcp.json")
 	cfg := mcpConfig(t, model, true)

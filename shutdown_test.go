@@ -23,14 +23,8 @@ import (
 // http.shutdown_timeout, and both clients must have had a final answer (503 shutting_down, and
 // an error event shutting_down) rather than a dropped connection.
 func TestSIGTERMDuringHungModelCall(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	bin := buildBinary(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "toolrouter")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	started := make(chan struct{}, 2)
 	model := fakeollama.NewFunc(t, func(api.ChatRequest) fakeollama.Reply {
 		started <- struct{}{}

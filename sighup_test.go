@@ -137,17 +137,11 @@ func readPID(t *testing.T, path string) string {
 // process, the changed one has a new one, the added one is up. Then an invalid file: the process
 // keeps its configuration and logs every problem.
 func TestSIGHUPReload(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh to start the stdio servers: ", err)
 	}
+	bin := buildBinary(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "toolrouter")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	model := fakeollama.New(t)
 	keepPID, changePID := filepath.Join(dir, "keep.pid"), filepath.Join(dir, "change.pid")
 	cfg := map[string]any{

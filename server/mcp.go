@@ -19,7 +19,6 @@ import (
 	"toolrouter/access"
 	"toolrouter/answer"
 	"toolrouter/auth"
-	"toolrouter/config"
 	"toolrouter/router"
 )
 
@@ -368,17 +367,7 @@ const mcpFields = "query, history, max_tool_calls, deadline_ms"
 // none: the credential's identity is used), the same limits (o's, a zero one config.Default's)
 // and the same errors, which StatusOf maps.
 func DecodeMCP(args []byte, answerTool bool, o Options) (router.Request, answer.Synthesize, error) {
-	def := config.Default()
-	if o.MaxQueryBytes <= 0 {
-		o.MaxQueryBytes = def.Router.MaxQueryBytes
-	}
-	if o.MaxHistory <= 0 {
-		o.MaxHistory = def.Router.MaxHistory
-	}
-	if o.MaxDeadline <= 0 {
-		o.MaxDeadline = def.Router.Deadline.D()
-	}
-	h := &handlers{o: o}
+	h := &handlers{o: o.withDefaults()}
 	fields := mcpFields
 	if answerTool {
 		fields += ", synthesize"

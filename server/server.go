@@ -152,40 +152,7 @@ func New(d Deps, o Options) *fiber.App {
 // build returns the fiber app serving the API and its handlers; listening, if not "", is the
 // address it is served on, whose Host is served beside o.Listen's.
 func build(d Deps, o Options, listening string) (*fiber.App, *handlers) {
-	def := config.Default()
-	if o.BodyLimit <= 0 {
-		o.BodyLimit = def.HTTP.BodyLimit
-	}
-	if o.MaxQueryBytes <= 0 {
-		o.MaxQueryBytes = def.Router.MaxQueryBytes
-	}
-	if o.MaxHistory <= 0 {
-		o.MaxHistory = def.Router.MaxHistory
-	}
-	if o.RequestTimeout <= 0 {
-		o.RequestTimeout = def.HTTP.RequestTimeout.D()
-	}
-	if o.ShutdownTimeout <= 0 {
-		o.ShutdownTimeout = def.HTTP.ShutdownTimeout.D()
-	}
-	if o.MaxDeadline <= 0 {
-		o.MaxDeadline = def.Router.Deadline.D()
-	}
-	if o.MaxEvidenceBytes == 0 {
-		o.MaxEvidenceBytes = def.Council.MaxEvidenceBytes
-	}
-	if o.StreamHeartbeat <= 0 {
-		o.StreamHeartbeat = 2 * time.Second
-	}
-	if o.ProbeTimeout <= 0 {
-		o.ProbeTimeout = 2 * time.Second
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-	if o.RequestLog == "" {
-		o.RequestLog = def.Log.Requests
-	}
+	o = o.withDefaults()
 	var listen []string
 	for _, a := range []string{o.Listen, listening} {
 		if a != "" {
@@ -245,6 +212,46 @@ func build(d Deps, o Options, listening string) (*fiber.App, *handlers) {
 		return &apiError{status: fiber.StatusNotFound, code: "not_found", msg: "no route " + c.Method() + " " + c.Path()}
 	})
 	return app, h
+}
+
+// withDefaults fills o's zero fields from config.Default (and the fixed defaults of the fields
+// that have no configuration key).
+func (o Options) withDefaults() Options {
+	def := config.Default()
+	if o.BodyLimit <= 0 {
+		o.BodyLimit = def.HTTP.BodyLimit
+	}
+	if o.MaxQueryBytes <= 0 {
+		o.MaxQueryBytes = def.Router.MaxQueryBytes
+	}
+	if o.MaxHistory <= 0 {
+		o.MaxHistory = def.Router.MaxHistory
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = def.HTTP.RequestTimeout.D()
+	}
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = def.HTTP.ShutdownTimeout.D()
+	}
+	if o.MaxDeadline <= 0 {
+		o.MaxDeadline = def.Router.Deadline.D()
+	}
+	if o.MaxEvidenceBytes == 0 {
+		o.MaxEvidenceBytes = def.Council.MaxEvidenceBytes
+	}
+	if o.StreamHeartbeat <= 0 {
+		o.StreamHeartbeat = 2 * time.Second
+	}
+	if o.ProbeTimeout <= 0 {
+		o.ProbeTimeout = 2 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.RequestLog == "" {
+		o.RequestLog = def.Log.Requests
+	}
+	return o
 }
 
 // allowed lists the methods registered for path.

@@ -2,10 +2,12 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/gofiber/fiber/v2"
 
 	"toolrouter/access"
+	"toolrouter/auth"
 )
 
 // Limiter admits a request of an identity, or refuses it (*limits.Exceeded, 429;
@@ -32,13 +34,23 @@ func (h *handlers) limitWork(app *fiber.App) {
 	}
 }
 
-// limit admits the request against the limits of the identity its credential established, before
-// its handler runs. The concurrent slot it holds is released once the request is over, when its
-// report is handed to the observers (for a stream, after its last event).
+// limit admits the request against the limits of the identity it acts for, before its handler
+// runs: its credential's, narrowed by the caller its body names (a caller that does not narrow
+// it leaves the credential's, and the handler refuses the request). The concurrent slot it holds
+// is released once the request is over, when its report is handed to the observers (for a
+// stream, after its last event).
 func (h *handlers) limit(c *fiber.Ctx) error {
 	id, ok := identity(c)
 	if !ok {
 		return c.Next() // authenticate let it through without one: nothing to limit
+	}
+	var body struct {
+		Caller string `json:"caller"`
+	}
+	if json.Unmarshal(c.Body(), &body) == nil && body.Caller != "" && len(body.Caller) <= maxCallerBytes {
+		if narrowed, err := auth.Narrow(id, body.Caller, h.d.Access); err == nil {
+			id = narrowed
+		}
 	}
 	release, err := h.d.Limiter.Admit(c.UserContext(), id)
 	if err != nil {

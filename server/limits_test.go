@@ -221,3 +221,39 @@ type unprobedModel struct{}
 func (unprobedModel) List(context.Context) (*api.ListResponse, error) {
 	return &api.ListResponse{Models: []api.ListModelResponse{{Name: "fake", Model: "fake"}}}, nil
 }
+
+// TestRateLimitsOfTheNarrowedCaller: a team's key that names one of its agents as caller is
+// admitted on that agent's limits too, not only its team's.
+func TestRateLimitsOfTheNarrowedCaller(t *testing.T) {
+	orgs := limitsOrgs(access.Limits{}, access.Limits{}, access.Limits{RequestsPerMinute: 1})
+	l, err := limits.New(limits.Options{Orgs: orgs, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := access.New(orgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := routerFunc(func(context.Context, router.Request) (*router.Outcome, error) {
+		return &router.Outcome{Reasoning: "no tool needed"}, nil
+	})
+	app := server.New(server.Deps{Router: rt, Inventory: emptyInventory{}, Model: unprobedModel{}, Auth: headerAuth{}, Access: h,
+		Limiter: l, Observer: observe.Fanout{l}}, server.Options{Logger: quiet, Model: "fake"})
+	for i, want := range []int{http.StatusOK, http.StatusTooManyRequests} {
+		resp, raw := send(t, app, http.MethodPost, "/v1/route", "acme/research", `{"query":"hi","caller":"bot"}`)
+		if resp.StatusCode != want {
+			t.Fatalf("request %d as acme/research acting for bot: got %d %s, want %d", i+1, resp.StatusCode, raw, want)
+		}
+		if want == http.StatusTooManyRequests {
+			if _, msg := errorBody(t, raw); !strings.Contains(msg, "agent acme/research/bot") {
+				t.Errorf("got %q, want the agent's limit named", msg)
+			}
+		}
+	}
+	// The team itself, and its other agent, have no limit.
+	for _, caller := range []string{"", "other"} {
+		if resp, raw := send(t, app, http.MethodPost, "/v1/route", "acme/research", `{"query":"hi","caller":"`+caller+`"}`); resp.StatusCode != http.StatusOK {
+			t.Errorf("caller %q: got %d %s, want 200", caller, resp.StatusCode, raw)
+		}
+	}
+}

@@ -50,11 +50,22 @@ func featureVariants(ctx context.Context, work string) (variants []load.Variant,
 		return variants, notes, stop
 	}
 	started = append(started, redis, pg)
-	variants = append(variants, load.Variant{Name: "redis+postgres", Config: map[string]any{
-		"limits":  map[string]any{"anonymous": unlimited, "redis_url": redis.URL},
-		"usage":   map[string]any{"path": "", "postgres_url": pg.URL},
-		"metrics": map[string]any{"enabled": true},
-	}})
+	variants = append(variants,
+		load.Variant{Name: "redis", Config: map[string]any{
+			"limits":  map[string]any{"anonymous": unlimited, "redis_url": redis.URL},
+			"usage":   map[string]any{"path": filepath.Join(work, "usage.db")},
+			"metrics": map[string]any{"enabled": true},
+		}},
+		load.Variant{Name: "postgres", Config: map[string]any{
+			"limits":  map[string]any{"anonymous": unlimited},
+			"usage":   map[string]any{"path": "", "postgres_url": pg.URL},
+			"metrics": map[string]any{"enabled": true},
+		}},
+		load.Variant{Name: "redis+postgres", Config: map[string]any{
+			"limits":  map[string]any{"anonymous": unlimited, "redis_url": redis.URL},
+			"usage":   map[string]any{"path": "", "postgres_url": pg.URL},
+			"metrics": map[string]any{"enabled": true},
+		}})
 	return variants, notes, stop
 }
 
@@ -62,9 +73,9 @@ func featureVariants(ctx context.Context, work string) (variants []load.Variant,
 const featuresIntro = "The same load test as above, with the sidecar in several configurations driven in " +
 	"alternation at each concurrency: `off` has no rate limits, no usage records and no metrics; `embedded` " +
 	"checks and charges rate limits in process at every level (limits set high enough never to refuse), " +
-	"writes a usage record per request to SQLite and keeps the Prometheus metrics; `redis+postgres` does the " +
-	"same with the limits in a local Redis and the records in a local PostgreSQL, both started by the command " +
-	"on loopback. Each variant's rounds are pooled; the ratio and the added latency are against `off`. " +
+	"writes a usage record per request to SQLite and keeps the Prometheus metrics; `redis` keeps the limits in a " +
+	"local Redis instead, `postgres` the records in a local PostgreSQL, and `redis+postgres` both, the servers " +
+	"started by the command on loopback. Each variant's rounds are pooled; the ratio and the added latency are against `off`. " +
 	"Generator, fake model, sidecar and the servers share the machine's cores.\n\n"
 
 func featuresMarkdown(cmdline string, date time.Time, r *load.Result, notes []string) string {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -23,6 +24,9 @@ var ErrOff = errors.New("usage records are off: set usage.path or usage.postgres
 type Store struct {
 	db *sql.DB
 	d  dialect
+	mu sync.Mutex // guards stmts
+	// stmts are the full-sized inserts, by query; at most one per table.
+	stmts map[string]*sql.Stmt
 }
 
 // dialect is what differs between the two databases.
@@ -36,12 +40,23 @@ type dialect struct {
 	lock string
 	// numbered says placeholders are $1, $2, ... rather than ?.
 	numbered bool
+	// arrays says an INSERT takes its rows as one array per column, else as a multi-row VALUES
+	// of up to rows rows and maxParams bind values.
+	arrays          bool
+	rows, maxParams int
+	// sequence, if not "", returns $1 new request ids; "" takes those after the largest.
+	sequence string
+	// override lets an INSERT into requests give the id (PostgreSQL's identity columns refuse one
+	// otherwise).
+	override string
 }
 
 var (
-	sqlite   = dialect{name: "sqlite", id: "INTEGER PRIMARY KEY"}
+	sqlite   = dialect{name: "sqlite", id: "INTEGER PRIMARY KEY", rows: 64, maxParams: 32766}
 	postgres = dialect{name: "postgres", id: "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
-		lock: "SELECT pg_advisory_xact_lock(7301884207465937011)", numbered: true}
+		lock: "SELECT pg_advisory_xact_lock(7301884207465937011)", numbered: true, arrays: true,
+		sequence: `SELECT nextval(pg_get_serial_sequence('requests', 'id')) FROM generate_series(1, $1)`,
+		override: "OVERRIDING SYSTEM VALUE"}
 )
 
 // q rewrites a query written with ? placeholders for the dialect.
@@ -105,7 +120,7 @@ func Open(ctx context.Context, path, postgresURL string) (*Store, error) {
 	default:
 		return nil, ErrOff
 	}
-	s := &Store{db: db, d: d}
+	s := &Store{db: db, d: d, stmts: map[string]*sql.Stmt{}}
 	if err := s.migrate(ctx); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -145,7 +160,15 @@ func starting(err error) bool {
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	for _, st := range s.stmts {
+		errs = append(errs, st.Close())
+	}
+	return errors.Join(append(errs, s.db.Close())...)
+}
 
 // migrations are the schema's versions, in order: migrations[i] takes the schema from version i to
 // i+1. A version, once released, is never edited; a change is a new version.
@@ -227,65 +250,216 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
-const (
-	insertRequest = `INSERT INTO requests (start_ms, org, team, agent, key_name, endpoint, status, error_code,
-		use_tool, degraded_reason, stopped, duration_ms, tool_calls, tool_errors, model_calls, prompt_tokens, completion_tokens)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`
-	insertTool = `INSERT INTO tool_calls (request_id, start_ms, server, tool, outcome, duration_ms)
-		VALUES (?, ?, ?, ?, ?, ?)`
-	insertModel = `INSERT INTO model_calls (request_id, start_ms, phase, model, prompt_tokens, completion_tokens, duration_ms, failed)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+// Each table's columns as write inserts them; requests' id is the one write reserves.
+var (
+	requestColumns = []string{"id", "start_ms", "org", "team", "agent", "key_name", "endpoint", "status", "error_code",
+		"use_tool", "degraded_reason", "stopped", "duration_ms", "tool_calls", "tool_errors", "model_calls",
+		"prompt_tokens", "completion_tokens"}
+	toolColumns  = []string{"request_id", "start_ms", "server", "tool", "outcome", "duration_ms"}
+	modelColumns = []string{"request_id", "start_ms", "phase", "model", "prompt_tokens", "completion_tokens", "duration_ms", "failed"}
 )
 
-// write stores recs in one transaction: all of them or none.
+// write stores recs in one transaction: all of them or none. It takes a constant number of
+// statements per table, whatever the batch's size (one more per maxParams bind values): it
+// reserves the requests' ids first, so that the calls' rows name theirs without reading any back.
 func (s *Store) write(ctx context.Context, recs []Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("writing usage records: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	var stmts [3]*sql.Stmt
-	for i, q := range []string{insertRequest, insertTool, insertModel} {
-		if stmts[i], err = tx.PrepareContext(ctx, s.d.q(q)); err != nil {
-			return fmt.Errorf("writing usage records: %w", err)
-		}
-		defer stmts[i].Close()
+	ids, err := s.reserve(ctx, tx, len(recs))
+	if err != nil {
+		return fmt.Errorf("writing usage records: reserving ids: %w", err)
 	}
-	for _, r := range recs {
-		start := r.Start.UnixMilli()
+	requests := make([]any, 0, len(recs)*len(requestColumns))
+	var tools, models []any
+	for i, r := range recs {
+		id, start := ids[i], r.Start.UnixMilli()
 		var errs, prompt, completion int64
 		for _, t := range r.Tools {
 			if t.Outcome != OutcomeOK {
 				errs++
 			}
+			tools = append(tools, id, start, clean(t.Server), clean(t.Tool), clean(t.Outcome), t.DurationMS)
 		}
 		for _, m := range r.Models {
 			prompt += int64(m.PromptTokens)
 			completion += int64(m.CompletionTokens)
+			models = append(models, id, start, clean(m.Phase), clean(m.Model), m.PromptTokens, m.CompletionTokens,
+				m.DurationMS, flag(m.Failed))
 		}
-		var id int64
-		err := stmts[0].QueryRowContext(ctx, start, clean(r.Org), clean(r.Team), clean(r.Agent), clean(r.KeyName),
+		requests = append(requests, id, start, clean(r.Org), clean(r.Team), clean(r.Agent), clean(r.KeyName),
 			clean(r.Endpoint), r.Status, clean(r.ErrorCode), flag(r.UseTool), clean(r.DegradedReason), clean(r.Stopped),
-			ms(r.Duration), len(r.Tools), errs, len(r.Models), prompt, completion).Scan(&id)
-		if err != nil {
+			ms(r.Duration), len(r.Tools), errs, len(r.Models), prompt, completion)
+	}
+	for _, t := range []struct {
+		table, override string
+		columns         []string
+		values          []any
+	}{
+		{"requests", s.d.override, requestColumns, requests},
+		{"tool_calls", "", toolColumns, tools},
+		{"model_calls", "", modelColumns, models},
+	} {
+		if err := s.insert(ctx, tx, t.table, t.override, t.columns, t.values); err != nil {
 			return fmt.Errorf("writing usage records: %w", err)
-		}
-		for _, t := range r.Tools {
-			if _, err := stmts[1].ExecContext(ctx, id, start, clean(t.Server), clean(t.Tool), clean(t.Outcome), t.DurationMS); err != nil {
-				return fmt.Errorf("writing usage records: %w", err)
-			}
-		}
-		for _, m := range r.Models {
-			if _, err := stmts[2].ExecContext(ctx, id, start, clean(m.Phase), clean(m.Model), m.PromptTokens,
-				m.CompletionTokens, m.DurationMS, flag(m.Failed)); err != nil {
-				return fmt.Errorf("writing usage records: %w", err)
-			}
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("writing usage records: %w", err)
 	}
 	return nil
+}
+
+// reserve returns n request ids that no other writer has or will take: PostgreSQL's from the
+// requests id sequence, in one statement; SQLite's follow the largest id, which tx keeps while it
+// holds the database's write lock (its transactions begin holding it).
+func (s *Store) reserve(ctx context.Context, tx *sql.Tx, n int) ([]int64, error) {
+	ids := make([]int64, 0, n)
+	if s.d.sequence == "" {
+		var last int64
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM requests`).Scan(&last); err != nil {
+			return nil, err
+		}
+		for i := range n {
+			ids = append(ids, last+1+int64(i))
+		}
+		return ids, nil
+	}
+	rows, err := tx.QueryContext(ctx, s.d.sequence, n)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(ids) != n {
+		return nil, fmt.Errorf("got %d ids, want %d", len(ids), n)
+	}
+	return ids, nil
+}
+
+// insert writes rows into table, values holding len(columns) values per row (each an int, int64,
+// float64 or string). PostgreSQL takes them all in one INSERT of one array per column, whose text
+// is the same whatever the number of rows (the driver prepares each text once per connection).
+// SQLite takes multi-row INSERTs of up to the dialect's rows: the full ones through a statement
+// prepared once per store, the last one's as it comes. override, if not "", goes before the rows.
+func (s *Store) insert(ctx context.Context, tx *sql.Tx, table, override string, columns []string, values []any) error {
+	width := len(columns)
+	head := "INSERT INTO " + table + " (" + strings.Join(columns, ", ") + ") " + override
+	if len(values) == 0 {
+		return nil
+	}
+	if s.d.arrays {
+		query, arrays := unnest(head, width, values)
+		if _, err := tx.ExecContext(ctx, query, arrays...); err != nil {
+			return fmt.Errorf("inserting into %s: %w", table, err)
+		}
+		return nil
+	}
+	per := min(s.d.rows, s.d.maxParams/width) * width
+	for len(values) > 0 {
+		chunk := values[:min(per, len(values))]
+		values = values[len(chunk):]
+		query := rowsOf(head, width, len(chunk))
+		var err error
+		if len(chunk) == per {
+			var st *sql.Stmt
+			if st, err = s.prepared(ctx, query); err == nil {
+				_, err = tx.StmtContext(ctx, st).ExecContext(ctx, chunk...)
+			}
+		} else {
+			_, err = tx.ExecContext(ctx, query, chunk...)
+		}
+		if err != nil {
+			return fmt.Errorf("inserting into %s: %w", table, err)
+		}
+	}
+	return nil
+}
+
+// unnest is head followed by a SELECT of the rows in values, width to a row, from one PostgreSQL
+// array per column ($1 the first column's), and those arrays.
+func unnest(head string, width int, values []any) (string, []any) {
+	n := len(values) / width
+	casts := make([]string, width)
+	arrays := make([]any, width)
+	for c := range width {
+		switch values[c].(type) {
+		case string:
+			a := make([]string, n)
+			for i := range a {
+				a[i] = values[i*width+c].(string)
+			}
+			casts[c], arrays[c] = "$"+strconv.Itoa(c+1)+"::text[]", a
+		case float64:
+			a := make([]float64, n)
+			for i := range a {
+				a[i] = values[i*width+c].(float64)
+			}
+			casts[c], arrays[c] = "$"+strconv.Itoa(c+1)+"::float8[]", a
+		default:
+			a := make([]int64, n)
+			for i := range a {
+				switch v := values[i*width+c].(type) {
+				case int:
+					a[i] = int64(v)
+				case int64:
+					a[i] = v
+				}
+			}
+			casts[c], arrays[c] = "$"+strconv.Itoa(c+1)+"::int8[]", a
+		}
+	}
+	return head + " SELECT * FROM unnest(" + strings.Join(casts, ", ") + ")", arrays
+}
+
+// rowsOf is head followed by VALUES and n bind values' placeholders (?), width to a row.
+func rowsOf(head string, width, n int) string {
+	var b strings.Builder
+	b.Grow(len(head) + n*7)
+	b.WriteString(head)
+	b.WriteString(" VALUES ")
+	for i := range n {
+		switch {
+		case i == 0:
+			b.WriteByte('(')
+		case i%width == 0:
+			b.WriteString("), (")
+		default:
+			b.WriteString(", ")
+		}
+		b.WriteByte('?')
+	}
+	b.WriteByte(')')
+	return b.String()
+}
+
+// prepared returns query prepared, preparing it the first time.
+func (s *Store) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := s.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	s.stmts[query] = st
+	return st, nil
 }
 
 // expire deletes the oldest limit requests that started before before, with their calls, in one

@@ -12,9 +12,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
-	_ "modernc.org/sqlite"             // registers the "sqlite" database/sql driver
+	"github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	_ "modernc.org/sqlite"           // registers the "sqlite" database/sql driver
 )
 
 // ErrOff is returned when usage records are off (usage.path and usage.postgres_url are empty).
@@ -40,23 +41,17 @@ type dialect struct {
 	lock string
 	// numbered says placeholders are $1, $2, ... rather than ?.
 	numbered bool
-	// arrays says an INSERT takes its rows as one array per column, else as a multi-row VALUES
-	// of up to rows rows and maxParams bind values.
-	arrays          bool
+	// copy says a batch is written with COPY (PostgreSQL's); else with multi-row INSERTs of up to
+	// rows rows and maxParams bind values each. rows (measured with BenchmarkWriteSQLite) keeps
+	// their statements' parsing cheap and lets them be prepared once.
+	copy            bool
 	rows, maxParams int
-	// sequence, if not "", returns $1 new request ids; "" takes those after the largest.
-	sequence string
-	// override lets an INSERT into requests give the id (PostgreSQL's identity columns refuse one
-	// otherwise).
-	override string
 }
 
 var (
 	sqlite   = dialect{name: "sqlite", id: "INTEGER PRIMARY KEY", rows: 64, maxParams: 32766}
 	postgres = dialect{name: "postgres", id: "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
-		lock: "SELECT pg_advisory_xact_lock(7301884207465937011)", numbered: true, arrays: true,
-		sequence: `SELECT nextval(pg_get_serial_sequence('requests', 'id')) FROM generate_series(1, $1)`,
-		override: "OVERRIDING SYSTEM VALUE"}
+		lock: "SELECT pg_advisory_xact_lock(7301884207465937011)", numbered: true, copy: true}
 )
 
 // q rewrites a query written with ? placeholders for the dialect.
@@ -250,33 +245,22 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
-// Each table's columns as write inserts them; requests' id is the one write reserves.
-var (
-	requestColumns = []string{"id", "start_ms", "org", "team", "agent", "key_name", "endpoint", "status", "error_code",
-		"use_tool", "degraded_reason", "stopped", "duration_ms", "tool_calls", "tool_errors", "model_calls",
-		"prompt_tokens", "completion_tokens"}
-	toolColumns  = []string{"request_id", "start_ms", "server", "tool", "outcome", "duration_ms"}
-	modelColumns = []string{"request_id", "start_ms", "phase", "model", "prompt_tokens", "completion_tokens", "duration_ms", "failed"}
-)
+// table is one table's rows of a batch.
+type table struct {
+	name    string
+	columns []string
+	// rows each hold a value (an int, int64, float64 or string) per column.
+	rows [][]any
+}
 
-// write stores recs in one transaction: all of them or none. It takes a constant number of
-// statements per table, whatever the batch's size (one more per maxParams bind values): it
-// reserves the requests' ids first, so that the calls' rows name theirs without reading any back.
-func (s *Store) write(ctx context.Context, recs []Record) error {
-	if len(recs) == 0 {
-		return nil
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("writing usage records: %w", err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	ids, err := s.reserve(ctx, tx, len(recs))
-	if err != nil {
-		return fmt.Errorf("writing usage records: reserving ids: %w", err)
-	}
-	requests := make([]any, 0, len(recs)*len(requestColumns))
-	var tools, models []any
+// tables are recs' rows in requests, tool_calls and model_calls, ids[i] being recs[i]'s id.
+func tables(recs []Record, ids []int64) []table {
+	requests := table{name: "requests", columns: []string{"id", "start_ms", "org", "team", "agent", "key_name",
+		"endpoint", "status", "error_code", "use_tool", "degraded_reason", "stopped", "duration_ms", "tool_calls",
+		"tool_errors", "model_calls", "prompt_tokens", "completion_tokens"}, rows: make([][]any, 0, len(recs))}
+	tools := table{name: "tool_calls", columns: []string{"request_id", "start_ms", "server", "tool", "outcome", "duration_ms"}}
+	models := table{name: "model_calls", columns: []string{"request_id", "start_ms", "phase", "model", "prompt_tokens",
+		"completion_tokens", "duration_ms", "failed"}}
 	for i, r := range recs {
 		id, start := ids[i], r.Start.UnixMilli()
 		var errs, prompt, completion int64
@@ -284,155 +268,139 @@ func (s *Store) write(ctx context.Context, recs []Record) error {
 			if t.Outcome != OutcomeOK {
 				errs++
 			}
-			tools = append(tools, id, start, clean(t.Server), clean(t.Tool), clean(t.Outcome), t.DurationMS)
+			tools.rows = append(tools.rows, []any{id, start, clean(t.Server), clean(t.Tool), clean(t.Outcome), t.DurationMS})
 		}
 		for _, m := range r.Models {
 			prompt += int64(m.PromptTokens)
 			completion += int64(m.CompletionTokens)
-			models = append(models, id, start, clean(m.Phase), clean(m.Model), m.PromptTokens, m.CompletionTokens,
-				m.DurationMS, flag(m.Failed))
+			models.rows = append(models.rows, []any{id, start, clean(m.Phase), clean(m.Model), m.PromptTokens,
+				m.CompletionTokens, m.DurationMS, flag(m.Failed)})
 		}
-		requests = append(requests, id, start, clean(r.Org), clean(r.Team), clean(r.Agent), clean(r.KeyName),
-			clean(r.Endpoint), r.Status, clean(r.ErrorCode), flag(r.UseTool), clean(r.DegradedReason), clean(r.Stopped),
-			ms(r.Duration), len(r.Tools), errs, len(r.Models), prompt, completion)
+		requests.rows = append(requests.rows, []any{id, start, clean(r.Org), clean(r.Team), clean(r.Agent),
+			clean(r.KeyName), clean(r.Endpoint), r.Status, clean(r.ErrorCode), flag(r.UseTool), clean(r.DegradedReason),
+			clean(r.Stopped), ms(r.Duration), len(r.Tools), errs, len(r.Models), prompt, completion})
 	}
-	for _, t := range []struct {
-		table, override string
-		columns         []string
-		values          []any
-	}{
-		{"requests", s.d.override, requestColumns, requests},
-		{"tool_calls", "", toolColumns, tools},
-		{"model_calls", "", modelColumns, models},
-	} {
-		if err := s.insert(ctx, tx, t.table, t.override, t.columns, t.values); err != nil {
-			return fmt.Errorf("writing usage records: %w", err)
-		}
+	return []table{requests, tools, models}
+}
+
+// write stores recs in one transaction: all of them or none. Whatever the batch's size, it takes
+// one statement to reserve the requests' ids (so that the calls' rows name theirs without reading
+// any back) and one per table: PostgreSQL's COPY, or SQLite's multi-row INSERTs (one per s.d.rows
+// rows, within the process).
+func (s *Store) write(ctx context.Context, recs []Record) error {
+	if len(recs) == 0 {
+		return nil
 	}
-	if err := tx.Commit(); err != nil {
+	var err error
+	if s.d.copy {
+		err = s.copy(ctx, recs)
+	} else {
+		err = s.insert(ctx, recs)
+	}
+	if err != nil {
 		return fmt.Errorf("writing usage records: %w", err)
 	}
 	return nil
 }
 
-// reserve returns n request ids that no other writer has or will take: PostgreSQL's from the
-// requests id sequence, in one statement; SQLite's follow the largest id, which tx keeps while it
-// holds the database's write lock (its transactions begin holding it).
-func (s *Store) reserve(ctx context.Context, tx *sql.Tx, n int) ([]int64, error) {
-	ids := make([]int64, 0, n)
-	if s.d.sequence == "" {
-		var last int64
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM requests`).Scan(&last); err != nil {
-			return nil, err
-		}
-		for i := range n {
-			ids = append(ids, last+1+int64(i))
-		}
-		return ids, nil
-	}
-	rows, err := tx.QueryContext(ctx, s.d.sequence, n)
+// copy writes recs to PostgreSQL with the driver's own transaction and COPY, on a connection of
+// the pool.
+func (s *Store) copy(ctx context.Context, recs []Record) error {
+	conn, err := s.db.Conn(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("connection is a %T, not pgx's", dc)
 		}
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if len(ids) != n {
-		return nil, fmt.Errorf("got %d ids, want %d", len(ids), n)
-	}
-	return ids, nil
-}
-
-// insert writes rows into table, values holding len(columns) values per row (each an int, int64,
-// float64 or string). PostgreSQL takes them all in one INSERT of one array per column, whose text
-// is the same whatever the number of rows (the driver prepares each text once per connection).
-// SQLite takes multi-row INSERTs of up to the dialect's rows: the full ones through a statement
-// prepared once per store, the last one's as it comes. override, if not "", goes before the rows.
-func (s *Store) insert(ctx context.Context, tx *sql.Tx, table, override string, columns []string, values []any) error {
-	width := len(columns)
-	head := "INSERT INTO " + table + " (" + strings.Join(columns, ", ") + ") " + override
-	if len(values) == 0 {
-		return nil
-	}
-	if s.d.arrays {
-		query, arrays := unnest(head, width, values)
-		if _, err := tx.ExecContext(ctx, query, arrays...); err != nil {
-			return fmt.Errorf("inserting into %s: %w", table, err)
-		}
-		return nil
-	}
-	per := min(s.d.rows, s.d.maxParams/width) * width
-	for len(values) > 0 {
-		chunk := values[:min(per, len(values))]
-		values = values[len(chunk):]
-		query := rowsOf(head, width, len(chunk))
-		var err error
-		if len(chunk) == per {
-			var st *sql.Stmt
-			if st, err = s.prepared(ctx, query); err == nil {
-				_, err = tx.StmtContext(ctx, st).ExecContext(ctx, chunk...)
-			}
-		} else {
-			_, err = tx.ExecContext(ctx, query, chunk...)
-		}
+		tx, err := c.Conn().Begin(ctx)
 		if err != nil {
-			return fmt.Errorf("inserting into %s: %w", table, err)
+			return err
 		}
-	}
-	return nil
+		defer func() { _ = tx.Rollback(ctx) }()
+		// The sequence's ids are no other writer's, whatever their order.
+		rows, err := tx.Query(ctx, `SELECT nextval(pg_get_serial_sequence('requests', 'id')) FROM generate_series(1, $1)`, len(recs))
+		if err != nil {
+			return fmt.Errorf("reserving ids: %w", err)
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return fmt.Errorf("reserving ids: %w", err)
+		}
+		if len(ids) != len(recs) {
+			return fmt.Errorf("reserving ids: got %d, want %d", len(ids), len(recs))
+		}
+		for _, t := range tables(recs, ids) {
+			if len(t.rows) == 0 {
+				continue
+			}
+			if _, err := tx.CopyFrom(ctx, pgx.Identifier{t.name}, t.columns, pgx.CopyFromRows(t.rows)); err != nil {
+				return fmt.Errorf("copying into %s: %w", t.name, err)
+			}
+		}
+		return tx.Commit(ctx)
+	})
 }
 
-// unnest is head followed by a SELECT of the rows in values, width to a row, from one PostgreSQL
-// array per column ($1 the first column's), and those arrays.
-func unnest(head string, width int, values []any) (string, []any) {
-	n := len(values) / width
-	casts := make([]string, width)
-	arrays := make([]any, width)
-	for c := range width {
-		switch values[c].(type) {
-		case string:
-			a := make([]string, n)
-			for i := range a {
-				a[i] = values[i*width+c].(string)
+// insert writes recs to SQLite in multi-row INSERTs of up to s.d.rows rows (fewer if
+// s.d.maxParams says so): the full ones through a statement prepared once per store, the last
+// one's as it comes.
+func (s *Store) insert(ctx context.Context, recs []Record) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	// The transaction holds the database's write lock from its start (_txlock=immediate): the ids
+	// after the largest are its own until it ends.
+	var last int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM requests`).Scan(&last); err != nil {
+		return fmt.Errorf("reserving ids: %w", err)
+	}
+	ids := make([]int64, len(recs))
+	for i := range ids {
+		ids[i] = last + 1 + int64(i)
+	}
+	for _, t := range tables(recs, ids) {
+		width := len(t.columns)
+		per := min(s.d.rows, s.d.maxParams/width)
+		head := "INSERT INTO " + t.name + " (" + strings.Join(t.columns, ", ") + ")"
+		args := make([]any, 0, min(per, len(t.rows))*width)
+		for rows := t.rows; len(rows) > 0; {
+			chunk := rows[:min(per, len(rows))]
+			rows = rows[len(chunk):]
+			args = args[:0]
+			for _, r := range chunk {
+				args = append(args, r...)
 			}
-			casts[c], arrays[c] = "$"+strconv.Itoa(c+1)+"::text[]", a
-		case float64:
-			a := make([]float64, n)
-			for i := range a {
-				a[i] = values[i*width+c].(float64)
-			}
-			casts[c], arrays[c] = "$"+strconv.Itoa(c+1)+"::float8[]", a
-		default:
-			a := make([]int64, n)
-			for i := range a {
-				switch v := values[i*width+c].(type) {
-				case int:
-					a[i] = int64(v)
-				case int64:
-					a[i] = v
+			query := rowsOf(head, width, len(chunk))
+			var err error
+			if len(chunk) == per {
+				var st *sql.Stmt
+				if st, err = s.prepared(ctx, query); err == nil {
+					_, err = tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 				}
+			} else {
+				_, err = tx.ExecContext(ctx, query, args...)
 			}
-			casts[c], arrays[c] = "$"+strconv.Itoa(c+1)+"::int8[]", a
+			if err != nil {
+				return fmt.Errorf("inserting into %s: %w", t.name, err)
+			}
 		}
 	}
-	return head + " SELECT * FROM unnest(" + strings.Join(casts, ", ") + ")", arrays
+	return tx.Commit()
 }
 
-// rowsOf is head followed by VALUES and n bind values' placeholders (?), width to a row.
+// rowsOf is head followed by VALUES and n rows of width placeholders (?).
 func rowsOf(head string, width, n int) string {
 	var b strings.Builder
-	b.Grow(len(head) + n*7)
+	b.Grow(len(head) + n*width*3)
 	b.WriteString(head)
 	b.WriteString(" VALUES ")
-	for i := range n {
+	for i := range n * width {
 		switch {
 		case i == 0:
 			b.WriteByte('(')

@@ -9,9 +9,10 @@ import (
 	"toolrouter/internal/services"
 )
 
-// TestWriteBatches writes batches of many sizes, in one statement per table or in many (SQLite's
-// full statements, its bound on bind values), to SQLite and PostgreSQL: every record is stored,
-// each call under its own request, and the totals are those of the records.
+// TestWriteBatches writes batches of many sizes to SQLite (in one INSERT per table or in many: its
+// full statements, its bound on bind values) and PostgreSQL (COPY): every record is stored, each
+// call under its own request, and the totals are those of the records. A batch that fails on
+// its last table leaves nothing.
 func TestWriteBatches(t *testing.T) {
 	stores := map[string]*Store{"sqlite": openSQLite(t, "")}
 	pg, err := services.StartPostgres(t.Context())

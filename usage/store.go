@@ -366,7 +366,7 @@ func (s *Store) insert(ctx context.Context, recs []Record) error {
 	}
 	for _, t := range tables(recs, ids) {
 		width := len(t.columns)
-		per := min(s.d.rows, s.d.maxParams/width)
+		per := max(1, min(s.d.rows, s.d.maxParams/width))
 		head := "INSERT INTO " + t.name + " (" + strings.Join(t.columns, ", ") + ")"
 		args := make([]any, 0, min(per, len(t.rows))*width)
 		for rows := t.rows; len(rows) > 0; {

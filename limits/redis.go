@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -13,17 +14,20 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"toolrouter/access"
 	"toolrouter/internal/redact"
 )
 
-// script checks and takes every spec of a request at once, charges a finished request, or
-// releases its concurrent slots, on Redis's clock (TIME), so that every replica counts alike.
+// script checks and takes every spec of a request at once (admit), or ends requests (end):
+// releases a request's concurrent slots and charges a finished request's usage, in one call. It
+// counts on Redis's clock (TIME), so that every replica counts alike.
 //
-// KEYS are the specs' counters. ARGV[1] is the operation (admit, charge, release), ARGV[2] the
-// lease (a concurrent slot's id), ARGV[3] the lease's time to live in ms; then four values per
-// key: its kind (take, debt, lease), the refill per ms, the capacity (or the slots), and the
-// amount to charge. A bucket is a hash {v: tokens, t: ms}; a missing one is full. admit answers
-// {0, 0} when admitted, else {i, wait_ms}: the first refusing key (1-based) and the longest wait.
+// KEYS are the specs' counters. ARGV[1] is the operation (admit, end), ARGV[2] the lease (a
+// concurrent slot's id), ARGV[3] the lease's time to live in ms; then four values per key: its
+// kind (take, debt, lease), the refill per ms, the capacity (or the slots), and the amount to
+// charge. A bucket is a hash {v: tokens, t: ms}; a missing one is full. admit answers {0, 0} when
+// admitted, else {i, wait_ms}: the first refusing key (1-based) and the longest wait. end removes
+// the lease from every lease key and charges every debt key its amount.
 const script = `
 local op, lease, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local t = redis.call('TIME')
@@ -76,14 +80,16 @@ if op == 'admit' then
     end
   end
   return {0, 0}
-elseif op == 'charge' then
-  for i = 1, #KEYS do
-    local rate, cap, amount = tonumber(arg(i, 1)), tonumber(arg(i, 2)), tonumber(arg(i, 3))
-    store(KEYS[i], level(KEYS[i], rate, cap) - amount, rate, cap)
-  end
-  return {0, 0}
 end
-for i = 1, #KEYS do redis.call('ZREM', KEYS[i], lease) end
+for i = 1, #KEYS do
+  local kind = arg(i, 0)
+  if kind == 'lease' then
+    redis.call('ZREM', KEYS[i], lease)
+  elseif kind == 'debt' then
+    local rate, cap, amount = tonumber(arg(i, 1)), tonumber(arg(i, 2)), tonumber(arg(i, 3))
+    if amount > 0 then store(KEYS[i], level(KEYS[i], rate, cap) - amount, rate, cap) end
+  end
+end
 return {0, 0}
 `
 
@@ -103,24 +109,63 @@ func (d debugLog) Printf(ctx context.Context, format string, v ...any) {
 // keys must be.
 const keyPrefix = "toolrouter:{limits}:"
 
-// Bounds of the Redis side: the queues of charges and releases, and the retry backoff while Redis
-// is down.
+// Bounds of the Redis side: the queues of charges and releases, how many of them one round trip
+// sends, and the retry backoff while Redis is down.
 const (
 	queueSize  = 1024
+	batchSize  = 64
 	minBackoff = 100 * time.Millisecond
 	maxBackoff = 2 * time.Second
 )
 
 // charge is one finished request's usage for the debt specs of its identity.
 type charge struct {
+	who           access.Identity // whose usage: a release of the same identity goes with it
 	specs         []spec
 	tokens, tools int
 }
 
-// leases are one request's concurrent slots in Redis.
+// leases are one request's concurrent slots in Redis: the lease specs of its identity.
 type leases struct {
-	keys []string
-	id   string
+	who   access.Identity
+	specs []spec
+	id    string
+}
+
+// ending is one script call of the end of requests: a release, a charge, or both when the batch
+// holds the release and the charge of one identity (the end of one request, as the server ends
+// it: release, then charge).
+type ending struct {
+	release *leases
+	charge  *charge
+}
+
+// scriptArgs is s as the script reads it: its kind, refill per ms and capacity (or slots).
+func (s spec) scriptArgs() [3]any {
+	k, rate, capacity := "debt", s.rate()/1000, s.capacity()
+	switch s.kind {
+	case kindTake:
+		k = "take"
+	case kindLease:
+		k, rate, capacity = "lease", 0, float64(s.concurrent())
+	}
+	return [3]any{k, strconv.FormatFloat(rate, 'g', -1, 64), strconv.FormatFloat(capacity, 'g', -1, 64)}
+}
+
+// call is the script's KEYS and ARGV for op on specs, with amount charged to each (nil: none).
+func (r *redisBackend) call(op, lease string, specs []spec, amount func(spec) int) (keys []string, args []any) {
+	keys = make([]string, len(specs))
+	args = make([]any, 0, 3+4*len(specs))
+	args = append(args, op, lease, r.ttl)
+	for i, s := range specs {
+		keys[i] = s.rkey
+		n := 0
+		if amount != nil {
+			n = amount(s)
+		}
+		args = append(args, s.rargs[0], s.rargs[1], s.rargs[2], n)
+	}
+	return keys, args
 }
 
 // redisBackend keeps the counters in Redis, and goes to o.OnRedisDown's behaviour while Redis
@@ -128,6 +173,7 @@ type leases struct {
 type redisBackend struct {
 	c        *redis.Client
 	o        Options
+	ttl      int64  // o.LeaseTTL in ms, as the script reads it
 	fallback *local // charges made while Redis is down
 	instance string // this process's lease prefix
 	seq      atomic.Uint64
@@ -145,19 +191,32 @@ func newRedis(o Options, fallback *local) (*redisBackend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("limits.redis_url %s: %w", redact.URL(o.RedisURL), err)
 	}
-	// Every call is bounded by its context (RedisTimeout); none is retried: a failure is
-	// Redis being down, handled by on_redis_down and the background retry.
+	// Every call is bounded by its context (RedisTimeout), and so is every dial, read, write and
+	// wait for a connection; none is retried: with a timeout this short a retry only doubles the
+	// time a request waits, and a failure is Redis being down, handled by on_redis_down and the
+	// background retry.
 	ro.ContextTimeoutEnabled = true
 	ro.MaxRetries = -1
 	ro.DialTimeout, ro.ReadTimeout, ro.WriteTimeout, ro.PoolTimeout = o.RedisTimeout, o.RedisTimeout, o.RedisTimeout, o.RedisTimeout
 	ro.DialerRetries = 1
 	ro.DisableIdentity = true
 	ro.Protocol = 2
+	// Admission holds a connection for one round trip per request, so the pool bounds the
+	// admissions in flight at once: go-redis's 10 per CPU, unless the URL's pool_size says
+	// otherwise. Ends of requests go in batches, one pipeline at a time, from one worker: one
+	// pipeline connection is enough (the default keeps 10, each with 256 KiB of buffers).
+	if ro.PoolSize == 0 {
+		ro.PoolSize = 10 * runtime.GOMAXPROCS(0)
+	}
+	if ro.PipelinePoolSize == 0 {
+		ro.PipelinePoolSize = 1
+	}
 	quietOnce.Do(func() { redis.SetLogger(debugLog{o.Logger}) })
 	var id [6]byte
 	_, _ = rand.Read(id[:])
-	r := &redisBackend{c: redis.NewClient(ro), o: o, fallback: fallback, instance: hex.EncodeToString(id[:]),
-		charges: make(chan charge, queueSize), releases: make(chan leases, queueSize), done: make(chan struct{})}
+	r := &redisBackend{c: redis.NewClient(ro), o: o, ttl: o.LeaseTTL.Milliseconds(), fallback: fallback,
+		instance: hex.EncodeToString(id[:]),
+		charges:  make(chan charge, queueSize), releases: make(chan leases, queueSize), done: make(chan struct{})}
 	r.healthy.Store(true)
 	r.wg.Add(1)
 	go r.work()
@@ -166,44 +225,22 @@ func newRedis(o Options, fallback *local) (*redisBackend, error) {
 
 func (r *redisBackend) up() bool { return r.healthy.Load() }
 
-// run runs the script with RedisTimeout.
-func (r *redisBackend) run(ctx context.Context, op, lease string, specs []spec, amount func(spec) int) ([]int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.o.RedisTimeout)
-	defer cancel()
-	keys := make([]string, len(specs))
-	args := make([]any, 0, 3+4*len(specs))
-	args = append(args, op, lease, r.o.LeaseTTL.Milliseconds())
-	for i, s := range specs {
-		keys[i] = keyPrefix + s.key
-		k, rate, capacity := "debt", s.rate()/1000, s.capacity()
-		switch s.kind {
-		case kindTake:
-			k = "take"
-		case kindLease:
-			k, rate, capacity = "lease", 0, float64(s.concurrent())
-		}
-		n := 0
-		if amount != nil {
-			n = amount(s)
-		}
-		args = append(args, k, strconv.FormatFloat(rate, 'g', -1, 64), strconv.FormatFloat(capacity, 'g', -1, 64), n)
-	}
-	return lua.Run(ctx, r.c, keys, args...).Int64Slice()
-}
-
 // admit runs admission in Redis: denied is the index of the refusing spec, -1 when admitted.
-func (r *redisBackend) admit(ctx context.Context, specs []spec) (release func(), denied int, wait time.Duration, err error) {
+func (r *redisBackend) admit(ctx context.Context, who access.Identity, specs []spec) (release func(), denied int, wait time.Duration, err error) {
 	lease := ""
-	var held []string
+	var held []spec
 	for _, s := range specs {
 		if s.kind == kindLease {
-			held = append(held, keyPrefix+s.key)
+			held = append(held, s)
 		}
 	}
 	if held != nil {
 		lease = r.instance + "-" + strconv.FormatUint(r.seq.Add(1), 36)
 	}
-	res, err := r.run(ctx, "admit", lease, specs, nil)
+	ctx, cancel := context.WithTimeout(ctx, r.o.RedisTimeout)
+	defer cancel()
+	keys, args := r.call("admit", lease, specs, nil)
+	res, err := lua.Run(ctx, r.c, keys, args...).Int64Slice()
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("rate limits in redis: %w", err)
 	}
@@ -220,7 +257,7 @@ func (r *redisBackend) admit(ctx context.Context, specs []spec) (release func(),
 	return func() {
 		once.Do(func() {
 			select {
-			case r.releases <- leases{keys: held, id: lease}:
+			case r.releases <- leases{who: who, specs: held, id: lease}:
 			default: // the lease expires
 				r.dropped.Add(1)
 			}
@@ -237,50 +274,169 @@ func (r *redisBackend) charge(c charge) {
 	}
 }
 
-// work sends the queued releases (first) and charges until close. A charge made while Redis is
-// down goes to the counters in process; a release then is left to expire.
+// work sends the queued releases and charges until close: whatever is queued when it wakes, up to
+// batchSize, releases first, in one round trip.
 func (r *redisBackend) work() {
 	defer r.wg.Done()
+	var rels []leases
+	var chs []charge
 	for {
+		rels, chs = rels[:0], chs[:0]
 		select {
 		case l := <-r.releases:
-			r.release(l)
+			rels = append(rels, l)
+		case c := <-r.charges:
+			chs = append(chs, c)
+		case <-r.done:
+			return
+		}
+		rels, chs = r.take(rels, chs)
+		r.flush(rels, chs)
+	}
+}
+
+// take adds to rels and chs what the queues hold, releases first, until they hold batchSize.
+func (r *redisBackend) take(rels []leases, chs []charge) ([]leases, []charge) {
+	for len(rels)+len(chs) < batchSize {
+		select {
+		case l := <-r.releases:
+			rels = append(rels, l)
 			continue
 		default:
 		}
 		select {
-		case l := <-r.releases:
-			r.release(l)
 		case c := <-r.charges:
-			r.send(c)
-		case <-r.done:
-			return
+			chs = append(chs, c)
+		default:
+			return rels, chs
 		}
 	}
+	return rels, chs
 }
 
-func (r *redisBackend) release(l leases) {
-	if !r.up() {
+// flush sends a batch of releases and charges in one pipelined round trip, a release and a charge
+// of one identity in one script call. While Redis is down, or for a call that fails, a charge
+// goes to the counters in process and a release is left to expire.
+func (r *redisBackend) flush(rels []leases, chs []charge) {
+	if len(rels)+len(chs) == 0 {
 		return
 	}
-	specs := make([]spec, len(l.keys))
-	for i, k := range l.keys {
-		specs[i] = spec{kind: kindLease, key: k[len(keyPrefix):], n: 1}
+	if !r.up() {
+		r.local(chs)
+		return
 	}
-	if _, err := r.run(context.Background(), "release", l.id, specs, nil); err != nil {
-		r.fail(err)
+	ends := make([]ending, 0, len(rels)+len(chs))
+	for i := range rels {
+		ends = append(ends, ending{release: &rels[i]})
+	}
+	open := len(ends) // ends[:open] may still take a charge
+charges:
+	for i := range chs {
+		for j := range ends[:open] {
+			if e := &ends[j]; e.charge == nil && e.release.who == chs[i].who {
+				e.charge = &chs[i]
+				continue charges
+			}
+		}
+		ends = append(ends, ending{charge: &chs[i]})
+	}
+	failed, err := r.send(ends)
+	if err == nil {
+		return
+	}
+	r.fail(err)
+	var lost []charge
+	for _, e := range failed {
+		if e.charge != nil {
+			lost = append(lost, *e.charge)
+		}
+	}
+	r.local(lost)
+}
+
+// local charges chs to the counters in process, each replica its share.
+func (r *redisBackend) local(chs []charge) {
+	for _, c := range chs {
+		r.fallback.charge(share(c.specs, r.o.Replicas), c.tokens, c.tools)
 	}
 }
 
-func (r *redisBackend) send(c charge) {
-	if r.up() {
-		_, err := r.run(context.Background(), "charge", "", c.specs, func(s spec) int { return s.amount(c.tokens, c.tools) })
-		if err == nil {
-			return
-		}
-		r.fail(err)
+// send runs the script once for each of ends in one pipeline, within RedisTimeout. A Redis that
+// has lost the script (NOSCRIPT: restarted, or SCRIPT FLUSH) gets it once, then the calls it
+// refused in a second round trip. It returns the ends whose call failed and the first error.
+func (r *redisBackend) send(ends []ending) (failed []ending, err error) {
+	cmds, err := r.pipeline(ends)
+	if err == nil {
+		return nil, nil
 	}
-	r.fallback.charge(share(c.specs, r.o.Replicas), c.tokens, c.tools)
+	var again []ending
+	for i, c := range cmds {
+		switch e := c.Err(); {
+		case e == nil:
+		case redis.HasErrorPrefix(e, "NOSCRIPT"):
+			again = append(again, ends[i])
+		default:
+			failed = append(failed, ends[i])
+		}
+	}
+	if len(cmds) != len(ends) { // the pipeline did not run: every call failed
+		return ends, err
+	}
+	if len(failed) > 0 || len(again) == 0 {
+		return append(failed, again...), err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), r.o.RedisTimeout)
+	err = lua.Load(ctx, r.c).Err()
+	cancel()
+	if err != nil {
+		return again, fmt.Errorf("loading the rate limits' script: %w", err)
+	}
+	if _, err := r.pipeline(again); err != nil {
+		return again, err
+	}
+	return nil, nil
+}
+
+// pipeline runs the script once for each of ends in one round trip, within RedisTimeout.
+func (r *redisBackend) pipeline(ends []ending) ([]redis.Cmder, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), r.o.RedisTimeout)
+	defer cancel()
+	cmds, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, e := range ends {
+			keys, args := r.end(e)
+			lua.EvalSha(ctx, p, keys, args...)
+		}
+		return nil
+	})
+	if err != nil {
+		return cmds, fmt.Errorf("rate limits in redis: %w", err)
+	}
+	return cmds, nil
+}
+
+// end is the script's KEYS and ARGV of an ending: its lease specs, then its debt specs with their
+// amounts.
+func (r *redisBackend) end(e ending) ([]string, []any) {
+	var specs []spec
+	lease := ""
+	if e.release != nil {
+		specs, lease = e.release.specs, e.release.id
+	}
+	if e.charge == nil {
+		return r.call("end", lease, specs, nil)
+	}
+	c := e.charge
+	if specs == nil {
+		specs = c.specs
+	} else {
+		specs = append(specs[:len(specs):len(specs)], c.specs...)
+	}
+	return r.call("end", lease, specs, func(s spec) int {
+		if s.kind != kindDebt {
+			return 0
+		}
+		return s.amount(c.tokens, c.tools)
+	})
 }
 
 // fail marks Redis down after a failed call: the first failure logs, tells OnBackend and starts
@@ -335,16 +491,12 @@ func (r *redisBackend) close(ctx context.Context) {
 	r.once.Do(func() {
 		close(r.done)
 		r.wg.Wait()
-	drain:
 		for ctx.Err() == nil {
-			select {
-			case l := <-r.releases:
-				r.release(l)
-			case c := <-r.charges:
-				r.send(c)
-			default:
-				break drain
+			rels, chs := r.take(nil, nil)
+			if len(rels)+len(chs) == 0 {
+				break
 			}
+			r.flush(rels, chs)
 		}
 		if err := r.c.Close(); err != nil {
 			r.o.Logger.Debug("closing the rate limits' Redis client", slog.String("err", err.Error()))

@@ -24,6 +24,11 @@ type spec struct {
 	max   int     // the configured limit
 	n     float64 // the limit enforced: max, or this replica's share of it
 	per   time.Duration
+	// rkey and rargs are the counter's key in Redis and what the script reads of it: its kind,
+	// refill per ms and capacity (or slots). compile sets them once, so that admission does not
+	// format them per request; the shares of the local fallback (share) never go to Redis.
+	rkey  string
+	rargs [3]any
 }
 
 // capacity is the bucket's size: the limit, and at least one request.
@@ -82,8 +87,10 @@ func (t table) add(level Level, key string, l Limits) {
 		{Concurrent, kindLease, l.Concurrent, 0},
 	} {
 		if s.v > 0 {
-			specs = append(specs, spec{level: level, limit: s.limit, key: key + ":" + string(s.limit),
-				kind: s.kind, max: s.v, n: float64(s.v), per: s.per})
+			sp := spec{level: level, limit: s.limit, key: key + ":" + string(s.limit),
+				kind: s.kind, max: s.v, n: float64(s.v), per: s.per}
+			sp.rkey, sp.rargs = keyPrefix+sp.key, sp.scriptArgs()
+			specs = append(specs, sp)
 		}
 	}
 	if len(specs) > 0 {

@@ -296,3 +296,67 @@ func TestRedisCharge(t *testing.T) {
 		time.Sleep(10 * time.Millisecond) // polling a condition (the charge is queued), with a deadline
 	}
 }
+
+// TestRedisEnd: the end of a request, its release and its charge, is one script call, sent with
+// the other queued ends in one round trip, and it still gets there when Redis has lost the script
+// (restarted, or SCRIPT FLUSH).
+func TestRedisEnd(t *testing.T) {
+	for _, flush := range []bool{false, true} {
+		name := "script cached"
+		if flush {
+			name = "script flushed"
+		}
+		t.Run(name, func(t *testing.T) {
+			srv := redistest.Start(t)
+			orgs := access.Orgs{"acme": {Limits: access.Limits{TokensPerMinute: 1000, Concurrent: 3}}}
+			a := newReplica(t, srv, orgs, config.RedisClosed, Options{})
+			b := newReplica(t, srv, orgs, config.RedisClosed, Options{})
+			c := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+			defer c.Close()
+			ctx := context.Background()
+			// Stop a's worker, so that what its requests' ends queue stays queued until the test
+			// sends it. Close then finds the backend closed and leaves the client to the test.
+			a.redis.once.Do(func() { close(a.redis.done); a.redis.wg.Wait() })
+			t.Cleanup(func() { _ = a.redis.c.Close() })
+			who := id("acme", "t", "a")
+			for range 3 {
+				release, err := a.Admit(ctx, who)
+				if err != nil {
+					t.Fatal(err)
+				}
+				release()
+				a.Observe(ctx, tokens(who, 300, 200))
+			}
+			// Every slot is held until the ends are sent.
+			var ex *Exceeded
+			if _, err := b.Admit(ctx, who); !errors.As(err, &ex) || ex.Limit != Concurrent {
+				t.Fatalf("before the ends are sent: got %v, want concurrent exceeded", err)
+			}
+			if flush {
+				if err := c.ScriptFlush(ctx).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := scriptCalls(t, c)
+			rels, chs := a.redis.take(nil, nil)
+			if len(rels) != 3 || len(chs) != 3 {
+				t.Fatalf("queued: got %d releases and %d charges, want 3 and 3", len(rels), len(chs))
+			}
+			a.redis.flush(rels, chs)
+			if !a.redis.up() {
+				t.Fatal("sending the ends marked Redis down")
+			}
+			if got, want := scriptCalls(t, c)-before, 3; !flush && got != want {
+				t.Errorf("script calls for 3 ends: got %d, want %d", got, want)
+			}
+			// The slots are free and 1500 tokens charged: 500 in debt, 30s of refill.
+			if n, err := c.ZCard(ctx, keyPrefix+"org:acme:"+string(Concurrent)).Result(); err != nil || n != 0 {
+				t.Errorf("slots held after the ends: got %d, %v; want 0", n, err)
+			}
+			_, err := b.Admit(ctx, who)
+			if !errors.As(err, &ex) || ex.Limit != TokensPerMinute || ex.RetryAfter < 29*time.Second || ex.RetryAfter > 31*time.Second {
+				t.Errorf("after the ends: got %v, want tokens_per_minute exceeded, retry about 30s", err)
+			}
+		})
+	}
+}

@@ -60,7 +60,8 @@ if op == 'admit' then
     elseif kind == 'debt' then
       local l = level(KEYS[i], rate, cap)
       if l <= 0 then w = math.ceil(-l / rate) + 1 end
-    else
+    elseif redis.call('ZCARD', KEYS[i]) >= cap then
+      -- Full: drop the slots whose lease has expired (a crashed replica's), then count again.
       redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now)
       if redis.call('ZCARD', KEYS[i]) >= cap then w = 1000 end
     end

@@ -172,7 +172,7 @@ func (l *Limiter) Admit(ctx context.Context, id access.Identity) (release func()
 	}
 	if l.redis != nil {
 		if l.redis.up() {
-			rel, denied, wait, err := l.redis.admit(ctx, pair(id), specs)
+			rel, denied, wait, err := l.redis.admit(ctx, specs)
 			switch {
 			case err == nil && denied < 0:
 				return rel, nil
@@ -233,17 +233,10 @@ func (l *Limiter) Observe(_ context.Context, r *observe.Report) {
 		return
 	}
 	if l.redis != nil {
-		l.redis.charge(charge{who: pair(r.Identity), specs: specs, tokens: tokens, tools: tools})
+		l.redis.charge(charge{specs: specs, tokens: tokens, tools: tools})
 		return
 	}
 	l.local.charge(specs, tokens, tools)
-}
-
-// pair is id as the end of its request is paired in Redis (see redisBackend.flush): its levels,
-// not its credential's name.
-func pair(id access.Identity) access.Identity {
-	id.Name = ""
-	return id
 }
 
 // usage is what a request used: the tokens of every model call (routing, council, others) and

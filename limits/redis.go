@@ -8,26 +8,26 @@ import (
 	"log/slog"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"toolrouter/access"
 	"toolrouter/internal/redact"
 )
 
-// script checks and takes every spec of a request at once (admit), or ends requests (end):
-// releases a request's concurrent slots and charges a finished request's usage, in one call. It
-// counts on Redis's clock (TIME), so that every replica counts alike.
+// script checks and takes every spec of a request at once (admit), or ends a batch of requests
+// (end): releases their concurrent slots and charges their usage, in one call. It counts on
+// Redis's clock (TIME), so that every replica counts alike.
 //
 // KEYS are the specs' counters. ARGV[1] is the operation (admit, end), ARGV[2] the lease (a
-// concurrent slot's id), ARGV[3] the lease's time to live in ms; then four values per key: its
-// kind (take, debt, lease), the refill per ms, the capacity (or the slots), and the amount to
-// charge. A bucket is a hash {v: tokens, t: ms}; a missing one is full. admit answers {0, 0} when
-// admitted, else {i, wait_ms}: the first refusing key (1-based) and the longest wait. end removes
-// the lease from every lease key and charges every debt key its amount.
+// concurrent slot's id) that admit takes, ARGV[3] the lease's time to live in ms; then four values
+// per key: its kind (take, debt, lease), the refill per ms, the capacity (or the slots), and what
+// end does to it: the amount to charge a debt key, the space-separated leases to remove from a
+// lease key. A bucket is a hash {v: tokens, t: ms}; a missing one is full. admit answers {0, 0}
+// when admitted, else {i, wait_ms}: the first refusing key (1-based) and the longest wait.
 const script = `
 local op, lease, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local t = redis.call('TIME')
@@ -85,10 +85,12 @@ end
 for i = 1, #KEYS do
   local kind = arg(i, 0)
   if kind == 'lease' then
-    redis.call('ZREM', KEYS[i], lease)
+    local ids = {}
+    for id in string.gmatch(arg(i, 3), '%S+') do ids[#ids + 1] = id end
+    redis.call('ZREM', KEYS[i], unpack(ids))
   elseif kind == 'debt' then
     local rate, cap, amount = tonumber(arg(i, 1)), tonumber(arg(i, 2)), tonumber(arg(i, 3))
-    if amount > 0 then store(KEYS[i], level(KEYS[i], rate, cap) - amount, rate, cap) end
+    store(KEYS[i], level(KEYS[i], rate, cap) - amount, rate, cap)
   end
 end
 return {0, 0}
@@ -121,24 +123,14 @@ const (
 
 // charge is one finished request's usage for the debt specs of its identity.
 type charge struct {
-	who           access.Identity // whose usage: a release of the same identity goes with it
 	specs         []spec
 	tokens, tools int
 }
 
 // leases are one request's concurrent slots in Redis: the lease specs of its identity.
 type leases struct {
-	who   access.Identity
 	specs []spec
 	id    string
-}
-
-// ending is one script call of the end of requests: a release, a charge, or both when the batch
-// holds the release and the charge of one identity (the end of one request, as the server ends
-// it: release, then charge).
-type ending struct {
-	release *leases
-	charge  *charge
 }
 
 // scriptArgs is s as the script reads it: its kind, refill per ms and capacity (or slots).
@@ -151,22 +143,6 @@ func (s spec) scriptArgs() [3]any {
 		k, rate, capacity = "lease", 0, float64(s.concurrent())
 	}
 	return [3]any{k, strconv.FormatFloat(rate, 'g', -1, 64), strconv.FormatFloat(capacity, 'g', -1, 64)}
-}
-
-// call is the script's KEYS and ARGV for op on specs, with amount charged to each (nil: none).
-func (r *redisBackend) call(op, lease string, specs []spec, amount func(spec) int) (keys []string, args []any) {
-	keys = make([]string, len(specs))
-	args = make([]any, 0, 3+4*len(specs))
-	args = append(args, op, lease, r.ttl)
-	for i, s := range specs {
-		keys[i] = s.rkey
-		n := 0
-		if amount != nil {
-			n = amount(s)
-		}
-		args = append(args, s.rargs[0], s.rargs[1], s.rargs[2], n)
-	}
-	return keys, args
 }
 
 // redisBackend keeps the counters in Redis, and goes to o.OnRedisDown's behaviour while Redis
@@ -204,13 +180,9 @@ func newRedis(o Options, fallback *local) (*redisBackend, error) {
 	ro.Protocol = 2
 	// Admission holds a connection for one round trip per request, so the pool bounds the
 	// admissions in flight at once: go-redis's 10 per CPU, unless the URL's pool_size says
-	// otherwise. Ends of requests go in batches, one pipeline at a time, from one worker: one
-	// pipeline connection is enough (the default keeps 10, each with 256 KiB of buffers).
+	// otherwise. The ends of requests take one more, from one worker, one call at a time.
 	if ro.PoolSize == 0 {
 		ro.PoolSize = 10 * runtime.GOMAXPROCS(0)
-	}
-	if ro.PipelinePoolSize == 0 {
-		ro.PipelinePoolSize = 1
 	}
 	quietOnce.Do(func() { redis.SetLogger(debugLog{o.Logger}) })
 	var id [6]byte
@@ -227,7 +199,7 @@ func newRedis(o Options, fallback *local) (*redisBackend, error) {
 func (r *redisBackend) up() bool { return r.healthy.Load() }
 
 // admit runs admission in Redis: denied is the index of the refusing spec, -1 when admitted.
-func (r *redisBackend) admit(ctx context.Context, who access.Identity, specs []spec) (release func(), denied int, wait time.Duration, err error) {
+func (r *redisBackend) admit(ctx context.Context, specs []spec) (release func(), denied int, wait time.Duration, err error) {
 	lease := ""
 	var held []spec
 	for _, s := range specs {
@@ -240,7 +212,13 @@ func (r *redisBackend) admit(ctx context.Context, who access.Identity, specs []s
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.o.RedisTimeout)
 	defer cancel()
-	keys, args := r.call("admit", lease, specs, nil)
+	keys := make([]string, len(specs))
+	args := make([]any, 0, 3+4*len(specs))
+	args = append(args, "admit", lease, r.ttl)
+	for i, s := range specs {
+		keys[i] = s.rkey
+		args = append(args, s.rargs[0], s.rargs[1], s.rargs[2], 0)
+	}
 	res, err := lua.Run(ctx, r.c, keys, args...).Int64Slice()
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("rate limits in redis: %w", err)
@@ -258,7 +236,7 @@ func (r *redisBackend) admit(ctx context.Context, who access.Identity, specs []s
 	return func() {
 		once.Do(func() {
 			select {
-			case r.releases <- leases{who: who, specs: held, id: lease}:
+			case r.releases <- leases{specs: held, id: lease}:
 			default: // the lease expires
 				r.dropped.Add(1)
 			}
@@ -276,7 +254,7 @@ func (r *redisBackend) charge(c charge) {
 }
 
 // work sends the queued releases and charges until close: whatever is queued when it wakes, up to
-// batchSize, releases first, in one round trip.
+// batchSize, releases first, in one script call.
 func (r *redisBackend) work() {
 	defer r.wg.Done()
 	var rels []leases
@@ -315,44 +293,74 @@ func (r *redisBackend) take(rels []leases, chs []charge) ([]leases, []charge) {
 	return rels, chs
 }
 
-// flush sends a batch of releases and charges in one pipelined round trip, a release and a charge
-// of one identity in one script call. While Redis is down, or for a call that fails, a charge
-// goes to the counters in process and a release is left to expire.
+// flush ends a batch of requests in one script call, within RedisTimeout: their releases and
+// charges together. While Redis is down, or when the call fails, the charges go to the counters
+// in process and the releases are left to expire.
 func (r *redisBackend) flush(rels []leases, chs []charge) {
-	if len(rels)+len(chs) == 0 {
-		return
-	}
 	if !r.up() {
 		r.local(chs)
 		return
 	}
-	ends := make([]ending, 0, len(rels)+len(chs))
-	for i := range rels {
-		ends = append(ends, ending{release: &rels[i]})
-	}
-	open := len(ends) // ends[:open] may still take a charge
-charges:
-	for i := range chs {
-		for j := range ends[:open] {
-			if e := &ends[j]; e.charge == nil && e.release.who == chs[i].who {
-				e.charge = &chs[i]
-				continue charges
-			}
-		}
-		ends = append(ends, ending{charge: &chs[i]})
-	}
-	failed, err := r.send(ends)
-	if err == nil {
+	keys, args := r.ends(rels, chs)
+	if len(keys) == 0 {
 		return
 	}
-	r.fail(err)
-	var lost []charge
-	for _, e := range failed {
-		if e.charge != nil {
-			lost = append(lost, *e.charge)
+	ctx, cancel := context.WithTimeout(context.Background(), r.o.RedisTimeout)
+	defer cancel()
+	// A Redis that has lost the script (restarted, or SCRIPT FLUSH) answers NOSCRIPT, and Run
+	// sends the script itself, which Redis keeps.
+	if err := lua.Run(ctx, r.c, keys, args...).Err(); err != nil {
+		r.fail(fmt.Errorf("rate limits in redis: %w", err))
+		r.local(chs)
+	}
+}
+
+// ends is the script's KEYS and ARGV that end a batch of requests: each lease key once, with
+// every lease to remove from it, then each debt key once, with the sum of what the batch charges
+// it (at one instant, taking a sum is taking each amount in turn). A key left with nothing to do
+// is left out.
+func (r *redisBackend) ends(rels []leases, chs []charge) ([]string, []any) {
+	type end struct {
+		s      spec
+		amount int
+		ids    []string
+	}
+	var order []*end
+	at := map[string]*end{}
+	add := func(s spec) *end {
+		e := at[s.rkey]
+		if e == nil {
+			e = &end{s: s}
+			at[s.rkey] = e
+			order = append(order, e)
+		}
+		return e
+	}
+	for _, l := range rels {
+		for _, s := range l.specs {
+			e := add(s)
+			e.ids = append(e.ids, l.id)
 		}
 	}
-	r.local(lost)
+	for _, c := range chs {
+		for _, s := range c.specs {
+			if n := s.amount(c.tokens, c.tools); n > 0 {
+				add(s).amount += n
+			}
+		}
+	}
+	keys := make([]string, len(order))
+	args := make([]any, 0, 3+4*len(order))
+	args = append(args, "end", "", r.ttl)
+	for i, e := range order {
+		keys[i] = e.s.rkey
+		var what any = e.amount
+		if e.s.kind == kindLease {
+			what = strings.Join(e.ids, " ")
+		}
+		args = append(args, e.s.rargs[0], e.s.rargs[1], e.s.rargs[2], what)
+	}
+	return keys, args
 }
 
 // local charges chs to the counters in process, each replica its share.
@@ -360,84 +368,6 @@ func (r *redisBackend) local(chs []charge) {
 	for _, c := range chs {
 		r.fallback.charge(share(c.specs, r.o.Replicas), c.tokens, c.tools)
 	}
-}
-
-// send runs the script once for each of ends in one pipeline, within RedisTimeout. A Redis that
-// has lost the script (NOSCRIPT: restarted, or SCRIPT FLUSH) gets it once, then the calls it
-// refused in a second round trip. It returns the ends whose call failed and the first error.
-func (r *redisBackend) send(ends []ending) (failed []ending, err error) {
-	cmds, err := r.pipeline(ends)
-	if err == nil {
-		return nil, nil
-	}
-	var again []ending
-	for i, c := range cmds {
-		switch e := c.Err(); {
-		case e == nil:
-		case redis.HasErrorPrefix(e, "NOSCRIPT"):
-			again = append(again, ends[i])
-		default:
-			failed = append(failed, ends[i])
-		}
-	}
-	if len(cmds) != len(ends) { // the pipeline did not run: every call failed
-		return ends, err
-	}
-	if len(failed) > 0 || len(again) == 0 {
-		return append(failed, again...), err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), r.o.RedisTimeout)
-	err = lua.Load(ctx, r.c).Err()
-	cancel()
-	if err != nil {
-		return again, fmt.Errorf("loading the rate limits' script: %w", err)
-	}
-	if _, err := r.pipeline(again); err != nil {
-		return again, err
-	}
-	return nil, nil
-}
-
-// pipeline runs the script once for each of ends in one round trip, within RedisTimeout.
-func (r *redisBackend) pipeline(ends []ending) ([]redis.Cmder, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), r.o.RedisTimeout)
-	defer cancel()
-	cmds, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, e := range ends {
-			keys, args := r.end(e)
-			lua.EvalSha(ctx, p, keys, args...)
-		}
-		return nil
-	})
-	if err != nil {
-		return cmds, fmt.Errorf("rate limits in redis: %w", err)
-	}
-	return cmds, nil
-}
-
-// end is the script's KEYS and ARGV of an ending: its lease specs, then its debt specs with their
-// amounts.
-func (r *redisBackend) end(e ending) ([]string, []any) {
-	var specs []spec
-	lease := ""
-	if e.release != nil {
-		specs, lease = e.release.specs, e.release.id
-	}
-	if e.charge == nil {
-		return r.call("end", lease, specs, nil)
-	}
-	c := e.charge
-	if specs == nil {
-		specs = c.specs
-	} else {
-		specs = append(specs[:len(specs):len(specs)], c.specs...)
-	}
-	return r.call("end", lease, specs, func(s spec) int {
-		if s.kind != kindDebt {
-			return 0
-		}
-		return s.amount(c.tokens, c.tools)
-	})
 }
 
 // fail marks Redis down after a failed call: the first failure logs, tells OnBackend and starts

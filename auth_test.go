@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"toolrouter/internal/testhttp"
 
 	"github.com/ollama/ollama/api"
 
@@ -53,27 +54,7 @@ func writeConfig(t *testing.T, cfg map[string]any) string {
 // send makes one request and returns the status, the headers and the body.
 func send(t *testing.T, method, url, body string, headers map[string]string) (int, http.Header, []byte) {
 	t.Helper()
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, url, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := (&http.Client{Timeout: 20 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, b
+	return testhttp.Send(t, method, url, body, headers)
 }
 
 // TestKeysNew: "keys new" prints one JSON object, the key and its auth.keys entry; pasted into

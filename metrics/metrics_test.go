@@ -5,13 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+	"toolrouter/internal/testhttp"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/ollama/ollama/api"
@@ -125,33 +125,11 @@ func newEnv(t *testing.T, models []string, authn server.Authenticator) *env {
 	return &env{base: "http://" + ln.Addr().String(), inv: inv, m: m}
 }
 
-// send makes one request and returns the status and the body.
+// send makes one request and returns the status, the body and the headers.
 func send(t *testing.T, method, url, body string, headers map[string]string) (int, string, http.Header) {
 	t.Helper()
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, url, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := (&http.Client{Timeout: 20 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(b), resp.Header
+	status, h, b := testhttp.Send(t, method, url, body, headers)
+	return status, string(b), h
 }
 
 // scrape is one parsed scrape of /metrics.

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"toolrouter/internal/testhttp"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/ollama/ollama/api"
@@ -111,22 +112,9 @@ func serve(t *testing.T, obs observe.Observer) string {
 
 func post(t *testing.T, url, body string, headers map[string]string) []byte {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := (&http.Client{Timeout: 20 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST %s: got %d, want 200 (%s)", url, resp.StatusCode, b)
+	status, _, b := testhttp.Send(t, http.MethodPost, url, body, headers)
+	if status != http.StatusOK {
+		t.Fatalf("POST %s: got %d, want 200 (%s)", url, status, b)
 	}
 	return b
 }

@@ -82,11 +82,7 @@ func version() string {
 	if !ok {
 		return "toolrouter (no build information)"
 	}
-	v := bi.Main.Version
-	if v == "" {
-		v = "(devel)"
-	}
-	parts := []string{"toolrouter " + v, bi.GoVersion}
+	parts := []string{"toolrouter " + moduleVersion(), bi.GoVersion}
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision", "vcs.time", "vcs.modified":
@@ -94,6 +90,15 @@ func version() string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// moduleVersion is the module version the binary was built as, "(devel)" for a build from a
+// checkout: what toolrouter tells MCP clients it is.
+func moduleVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
 }
 
 // noServerUp is the exitNoServer error when no server of snap is up; nil when one is.

@@ -358,7 +358,7 @@ func newMCPServer(cfg config.Config, rt *router.Router, inv *inventory.Manager, 
 	return mcpserver.New(d, mcpserver.Options{
 		ExposeInventory: cfg.MCPServer.ExposeInventory,
 		MaxQueryBytes:   cfg.Router.MaxQueryBytes, MaxHistory: cfg.Router.MaxHistory, MaxDeadline: cfg.Router.Deadline.D(),
-		Redactor: red, Logger: logger,
+		Redactor: red, Logger: logger, Version: moduleVersion(),
 	})
 }
 

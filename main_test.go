@@ -219,21 +219,7 @@ func TestCommands(t *testing.T) {
 // model and the trajectory log on: /v1/answer is answered by the council, and /readyz counts the
 // trajectory records.
 func TestCouncilAndTrajectoryWiring(t *testing.T) {
-	model := fakeollama.NewFunc(t, func(req api.ChatRequest) fakeollama.Reply {
-		system := req.Messages[0].Content
-		switch {
-		case strings.Contains(string(req.Format), "needs_more"):
-			return reply(map[string]any{"reasoning": "time", "use_tool": true, "calls": []map[string]string{{"tool": "clock.current_time", "task": "now"}},
-				"needs_more": false, "direct": false})
-		case req.Format != nil:
-			return reply(map[string]any{"timezone": "UTC"})
-		case strings.Contains(system, "You are reviewing answers"):
-			return fakeollama.Reply{Content: "FINAL RANKING:\n1. Response A\n2. Response B"}
-		case strings.Contains(system, "You are the chairman"):
-			return fakeollama.Reply{Content: "It is now, in UTC."}
-		}
-		return fakeollama.Reply{Content: "a member's answer"}
-	})
+	model := councilModel(t)
 	dir := t.TempDir()
 	cfg := map[string]any{
 		"council": map[string]any{
@@ -280,4 +266,25 @@ func TestEstimateExceededCounted(t *testing.T) {
 	if n := after["model"].(map[string]any)["estimate_exceeded"]; n != float64(1) {
 		t.Errorf("got estimate_exceeded %v after a call counted at a million tokens, want 1", n)
 	}
+}
+
+// councilModel is a fake model for a council run: selection chooses clock.current_time, the
+// arguments are {"timezone":"UTC"}, members answer, reviewers rank A over B, the chairman writes.
+func councilModel(t *testing.T) *fakeollama.Server {
+	t.Helper()
+	return fakeollama.NewFunc(t, func(req api.ChatRequest) fakeollama.Reply {
+		system := req.Messages[0].Content
+		switch {
+		case strings.Contains(string(req.Format), "needs_more"):
+			return reply(map[string]any{"reasoning": "time", "use_tool": true, "calls": []map[string]string{{"tool": "clock.current_time", "task": "now"}},
+				"needs_more": false, "direct": false})
+		case req.Format != nil:
+			return reply(map[string]any{"timezone": "UTC"})
+		case strings.Contains(system, "You are reviewing answers"):
+			return fakeollama.Reply{Content: "FINAL RANKING:\n1. Response A\n2. Response B"}
+		case strings.Contains(system, "You are the chairman"):
+			return fakeollama.Reply{Content: "It is now, in UTC."}
+		}
+		return fakeollama.Reply{Content: "a member's answer"}
+	})
 }

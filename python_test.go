@@ -9,10 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/ollama/ollama/api"
-
-	"toolrouter/internal/fakeollama"
 )
 
 // TestPythonClient runs examples/python/client.py against the binary, with an API key, the
@@ -27,21 +23,7 @@ func TestPythonClient(t *testing.T) {
 		t.Skip("python3 is missing; skipping the Python client")
 	}
 	bin := buildBinary(t)
-	model := fakeollama.NewFunc(t, func(req api.ChatRequest) fakeollama.Reply {
-		system := req.Messages[0].Content
-		switch {
-		case strings.Contains(string(req.Format), "needs_more"):
-			return reply(map[string]any{"reasoning": "time", "use_tool": true, "calls": []map[string]string{{"tool": "clock.current_time", "task": "now"}},
-				"needs_more": false, "direct": false})
-		case req.Format != nil:
-			return reply(map[string]any{"timezone": "UTC"})
-		case strings.Contains(system, "You are reviewing answers"):
-			return fakeollama.Reply{Content: "FINAL RANKING:\n1. Response A\n2. Response B"}
-		case strings.Contains(system, "You are the chairman"):
-			return fakeollama.Reply{Content: "It is now, in UTC."}
-		}
-		return fakeollama.Reply{Content: "a member's answer"}
-	})
+	model := councilModel(t)
 	var key strings.Builder
 	if err := run(context.Background(), []string{"keys", "new", "--org", "acme"}, &key, nil, nil); err != nil {
 		t.Fatal(err)

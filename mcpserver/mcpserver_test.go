@@ -20,12 +20,10 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
-	mcpgo "github.com/mark3labs/mcp-go/server"
 	"github.com/ollama/ollama/api"
 
 	"toolrouter/access"
 	"toolrouter/auth"
-	"toolrouter/config"
 	"toolrouter/internal/fakeollama"
 	"toolrouter/internal/testmcp"
 	"toolrouter/inventory"
@@ -82,15 +80,7 @@ type env struct {
 func newEnv(t *testing.T, model *fakeollama.Server, expose bool) *env {
 	t.Helper()
 	faults := testmcp.NewFaults()
-	builtin := func(name string) config.Server {
-		return config.Server{Transport: config.TransportBuiltin, Builtin: name, Purpose: name + " tools",
-			ConnectTimeout: config.Duration(10 * time.Second), CallTimeout: config.Duration(10 * time.Second)}
-	}
-	inv := inventory.New(map[string]config.Server{"calculator": builtin("calculator"), "faults": builtin("faults")},
-		inventory.Options{Logger: quiet, RefreshInterval: time.Millisecond,
-			InProcess: map[string]*mcpgo.MCPServer{"faults": faults.MCPServer}})
-	inv.Start(t.Context())
-	t.Cleanup(inv.Close)
+	inv := testmcp.Inventory(t, faults, inventory.Options{Logger: quiet, RefreshInterval: time.Millisecond})
 	orgs, err := access.New(access.Orgs{"acme": {Allow: []string{"calculator"}}, "beta": {}})
 	if err != nil {
 		t.Fatal(err)

@@ -13,14 +13,12 @@ import (
 	"time"
 	"toolrouter/internal/testhttp"
 
-	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/ollama/ollama/api"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
 	"toolrouter/auth"
-	"toolrouter/config"
 	"toolrouter/council"
 	"toolrouter/internal/fakeollama"
 	"toolrouter/internal/testmcp"
@@ -74,20 +72,7 @@ func fakeModel(t *testing.T) *fakeollama.Server {
 // newInventory starts a real inventory: the built-in calculator and the in-process fault server.
 func newInventory(t *testing.T) *inventory.Manager {
 	t.Helper()
-	builtin := func(name string) config.Server {
-		return config.Server{Transport: config.TransportBuiltin, Builtin: name, Purpose: name + " tools",
-			ConnectTimeout: config.Duration(10 * time.Second), CallTimeout: config.Duration(10 * time.Second)}
-	}
-	inv := inventory.New(map[string]config.Server{"calculator": builtin("calculator"), "faults": builtin("faults")},
-		inventory.Options{Logger: quiet, InProcess: map[string]*mcpserver.MCPServer{"faults": testmcp.NewFaults().MCPServer}})
-	inv.Start(context.Background())
-	t.Cleanup(inv.Close)
-	for _, tool := range []string{"calculator.add", "faults.fail"} {
-		if _, ok := inv.Snapshot().Tool(tool); !ok {
-			t.Fatalf("inventory has no %s after Start: %+v", tool, inv.Snapshot().Servers)
-		}
-	}
-	return inv
+	return testmcp.Inventory(t, testmcp.NewFaults(), inventory.Options{Logger: quiet})
 }
 
 // env is the API as main wires it with metrics: server.Serve on a loopback listener, a real

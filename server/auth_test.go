@@ -16,11 +16,8 @@ import (
 	"testing"
 	"time"
 
-	mcpserver "github.com/mark3labs/mcp-go/server"
-
 	"toolrouter/access"
 	"toolrouter/auth"
-	"toolrouter/config"
 	"toolrouter/internal/fakeollama"
 	"toolrouter/internal/testmcp"
 	"toolrouter/inventory"
@@ -70,14 +67,7 @@ func newAuthEnv(t *testing.T, o server.Options, replies ...fakeollama.Reply) *au
 	t.Helper()
 	model := fakeollama.New(t, replies...)
 	faults := testmcp.NewFaults()
-	builtin := func(name string) config.Server {
-		return config.Server{Transport: config.TransportBuiltin, Builtin: name, Purpose: name + " tools",
-			ConnectTimeout: config.Duration(10 * time.Second), CallTimeout: config.Duration(10 * time.Second)}
-	}
-	inv := inventory.New(map[string]config.Server{"calculator": builtin("calculator"), "faults": builtin("faults")},
-		inventory.Options{Logger: quiet, InProcess: map[string]*mcpserver.MCPServer{"faults": faults.MCPServer}})
-	inv.Start(context.Background())
-	t.Cleanup(inv.Close)
+	inv := testmcp.Inventory(t, faults, inventory.Options{Logger: quiet})
 
 	orgs := authOrgs(t)
 	authn, err := auth.New(t.Context(), auth.Config{Keys: []auth.Key{

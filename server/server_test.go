@@ -18,10 +18,8 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"toolrouter/access"
-	"toolrouter/config"
 	"toolrouter/internal/fakeollama"
 	"toolrouter/internal/testmcp"
 	"toolrouter/inventory"
@@ -37,20 +35,7 @@ const testTimeout = 5000
 // newInventory starts a real inventory with the built-in calculator and the in-process fault server.
 func newInventory(tb testing.TB) *inventory.Manager {
 	tb.Helper()
-	builtin := func(name string) config.Server {
-		return config.Server{Transport: config.TransportBuiltin, Builtin: name, Purpose: name + " tools",
-			ConnectTimeout: config.Duration(10 * time.Second), CallTimeout: config.Duration(10 * time.Second)}
-	}
-	inv := inventory.New(map[string]config.Server{
-		"calculator": builtin("calculator"),
-		"faults":     builtin("faults"),
-	}, inventory.Options{Logger: quiet, InProcess: map[string]*mcpserver.MCPServer{"faults": testmcp.NewFaults().MCPServer}})
-	inv.Start(context.Background())
-	tb.Cleanup(inv.Close)
-	if _, ok := inv.Snapshot().Tool("calculator.add"); !ok {
-		tb.Fatalf("inventory has no calculator.add after Start: %+v", inv.Snapshot().Servers)
-	}
-	return inv
+	return testmcp.Inventory(tb, testmcp.NewFaults(), inventory.Options{Logger: quiet})
 }
 
 // env is the API wired to a real router, a fake model and real MCP servers.

@@ -16,7 +16,6 @@ import (
 	"time"
 	"toolrouter/internal/testhttp"
 
-	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/ollama/ollama/api"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -27,7 +26,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"toolrouter/access"
-	"toolrouter/config"
 	"toolrouter/council"
 	"toolrouter/internal/fakeollama"
 	"toolrouter/internal/testmcp"
@@ -76,14 +74,7 @@ func fakeModel(t *testing.T) *fakeollama.Server {
 // shortlist, over a real inventory, and returns its base URL.
 func serve(t *testing.T, obs observe.Observer) string {
 	t.Helper()
-	builtin := func(name string) config.Server {
-		return config.Server{Transport: config.TransportBuiltin, Builtin: name, Purpose: name + " tools",
-			ConnectTimeout: config.Duration(10 * time.Second), CallTimeout: config.Duration(10 * time.Second)}
-	}
-	inv := inventory.New(map[string]config.Server{"calculator": builtin("calculator"), "faults": builtin("faults")},
-		inventory.Options{Logger: quiet, InProcess: map[string]*mcpserver.MCPServer{"faults": testmcp.NewFaults().MCPServer}})
-	inv.Start(context.Background())
-	t.Cleanup(inv.Close)
+	inv := testmcp.Inventory(t, testmcp.NewFaults(), inventory.Options{Logger: quiet})
 	ret, err := retrieve.NewRetriever(retrieve.NewIndex(), nil, retrieve.DenseOptions{})
 	if err != nil {
 		t.Fatal(err)

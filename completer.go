@@ -76,41 +76,14 @@ func (c *completer) Complete(ctx context.Context, req server.CompletionRequest, 
 			creq.KeepAlive = &api.Duration{Duration: c.keepAlive}
 		}
 	}
-	var (
-		out   server.Completion
-		text  strings.Builder
-		done  bool
-		meter = provider.NewMeter(c.maxResponse)
-	)
-	err := client.Chat(ctx, creq, func(r api.ChatResponse) error {
-		if err := meter.Add(r.Message); err != nil {
-			return err
-		}
-		if r.Message.Content != "" {
-			text.WriteString(r.Message.Content)
-			if onText != nil {
-				onText(r.Message.Content)
-			}
-		}
-		out.ToolCalls = append(out.ToolCalls, r.Message.ToolCalls...)
-		if r.Done {
-			done = true
-			out.PromptTokens, out.CompletionTokens = r.PromptEvalCount, r.EvalCount
-			out.FinishReason = finishReason(r.DoneReason)
-		}
-		return nil
-	})
+	a, err := provider.Call(ctx, client, creq, provider.CallOptions{MaxResponseBytes: c.maxResponse, OnText: onText})
+	out := server.Completion{Text: a.Text, ToolCalls: a.ToolCalls, FinishReason: finishReason(a.DoneReason), Stats: a.Stats}
 	switch {
-	case err != nil && ctx.Err() != nil:
-		return out, fmt.Errorf("model %s: %w", req.Model, context.Cause(ctx))
 	case err != nil && notFound(err):
 		return out, fmt.Errorf("model %s: %w: %w", req.Model, server.ErrUnknownModel, err)
 	case err != nil:
 		return out, fmt.Errorf("model %s: %w", req.Model, err)
-	case !done:
-		return out, fmt.Errorf("model %s: %w", req.Model, provider.ErrNoDone)
 	}
-	out.Text = text.String()
 	return out, nil
 }
 

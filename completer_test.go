@@ -22,6 +22,7 @@ import (
 // Ollama and OpenAI-compatible servers: the naming rule, what each provider is sent, the answer
 // streamed and bounded, and a missing model.
 func TestCompleter(t *testing.T) {
+	five := 5
 	tests := []struct {
 		name       string
 		model      string
@@ -33,20 +34,23 @@ func TestCompleter(t *testing.T) {
 		wantCalls  int
 		wantFinish string
 		wantErr    error
+		wantStats  provider.Stats
 	}{
-		{"bare name goes to the router's provider", "qwen2.5:7b", fakeollama.Reply{Content: "It is 5.", PromptTokens: 9, CompletionTokens: 4}, fakeopenai.Reply{},
-			"ollama", "qwen2.5:7b", "It is 5.", 0, "stop", nil},
+		{"bare name goes to the router's provider", "qwen2.5:7b", fakeollama.Reply{Content: "It is 5.", PromptTokens: 9, CachedTokens: &five, CompletionTokens: 4,
+			LoadDuration: time.Millisecond, PrefillDuration: 2 * time.Millisecond, DecodeDuration: 6 * time.Millisecond, TotalDuration: 10 * time.Millisecond}, fakeopenai.Reply{},
+			"ollama", "qwen2.5:7b", "It is 5.", 0, "stop", nil,
+			provider.Stats{PromptTokens: 9, DecodeTokens: 4, TotalMS: 10, Breakdown: provider.Breakdown{LoadMS: 1, PrefillMS: 2, DecodeMS: 6, RestMS: 1, UncachedTokens: 4}}},
 		{"a slash without a provider is the router's", "hf.co/org/model:Q4", fakeollama.Reply{Content: "ok"}, fakeopenai.Reply{},
-			"ollama", "hf.co/org/model:Q4", "ok", 0, "stop", nil},
+			"ollama", "hf.co/org/model:Q4", "ok", 0, "stop", nil, provider.Stats{}},
 		{"provider/model selects the provider", "remote/gpt-4o-mini", fakeollama.Reply{}, fakeopenai.Reply{Content: "Five.", PromptTokens: 12, CompletionTokens: 2},
-			"remote", "gpt-4o-mini", "Five.", 0, "stop", nil},
+			"remote", "gpt-4o-mini", "Five.", 0, "stop", nil, provider.Stats{PromptTokens: 12, DecodeTokens: 2, Breakdown: provider.Breakdown{UncachedTokens: 12}}},
 		{"tool calls come back", "remote/gpt-4o-mini", fakeollama.Reply{},
 			fakeopenai.Reply{ToolCalls: []fakeopenai.ToolCall{{ID: "call_9", Name: "get_weather", Arguments: `{"city":"Paris"}`}}},
-			"remote", "gpt-4o-mini", "", 1, "tool_calls", nil},
+			"remote", "gpt-4o-mini", "", 1, "tool_calls", nil, provider.Stats{}},
 		{"a model the provider lacks", "nope", fakeollama.Reply{Status: http.StatusNotFound, Error: `model "nope" not found, try pulling it first`}, fakeopenai.Reply{},
-			"ollama", "nope", "", 0, "", server.ErrUnknownModel},
+			"ollama", "nope", "", 0, "", server.ErrUnknownModel, provider.Stats{}},
 		{"an answer over the bound", "remote/gpt-4o-mini", fakeollama.Reply{}, fakeopenai.Reply{Flood: 1 << 20},
-			"remote", "gpt-4o-mini", "", 0, "", provider.ErrResponseTooLarge},
+			"remote", "gpt-4o-mini", "", 0, "", provider.ErrResponseTooLarge, provider.Stats{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -94,6 +98,9 @@ func TestCompleter(t *testing.T) {
 			}
 			if out.Text != tc.wantText || streamed.String() != tc.wantText || len(out.ToolCalls) != tc.wantCalls || out.FinishReason != tc.wantFinish {
 				t.Errorf("got text %q (streamed %q) %d calls finish %q, want %q %d %q", out.Text, streamed.String(), len(out.ToolCalls), out.FinishReason, tc.wantText, tc.wantCalls, tc.wantFinish)
+			}
+			if out.Stats != tc.wantStats {
+				t.Errorf("got stats %+v, want %+v", out.Stats, tc.wantStats)
 			}
 			if tc.wantCalls > 0 {
 				if tc := out.ToolCalls[0]; tc.ID != "call_9" || tc.Function.Name != "get_weather" {

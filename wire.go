@@ -443,6 +443,8 @@ func newRouter(cfg config.Config, chat router.Chatter, inv *inventory.Manager, t
 		RepairAttempts:   cfg.Router.RepairAttempts,
 		OnModelFailure:   cfg.Router.OnModelFailure,
 		Mode:             cfg.Router.Mode,
+		Reasoning:        cfg.Router.Reasoning,
+		MinConfidence:    cfg.Router.MinConfidence,
 		MaxToolCalls:     cfg.Router.MaxToolCalls,
 		ParallelCalls:    cfg.Router.ParallelCalls,
 		Deadline:         cfg.Router.Deadline.D(),

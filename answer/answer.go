@@ -70,6 +70,8 @@ type Total struct {
 	PromptTokens     int      `json:"prompt_tokens"`
 	CompletionTokens int      `json:"completion_tokens"`
 	CostUSD          *float64 `json:"cost_usd,omitempty"`
+	// Breakdown sums the calls' split of the server's time and their uncached prompt tokens.
+	provider.Breakdown
 }
 
 // Service answers queries.
@@ -162,13 +164,14 @@ func Evidence(out *router.Outcome) []council.Evidence {
 
 func total(r *Response) Total {
 	u := r.Usage.Routing
-	t := Total{LLMCalls: u.LLMCalls, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
+	t := Total{LLMCalls: u.LLMCalls, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, Breakdown: u.Breakdown}
 	if r.Council != nil {
 		c := r.Council.Usage.Total
 		t.LLMCalls += c.Calls
 		t.PromptTokens += c.PromptTokens
 		t.CompletionTokens += c.CompletionTokens
 		t.CostUSD = c.CostUSD
+		t.Breakdown.Add(c.Breakdown)
 	}
 	return t
 }

@@ -247,6 +247,15 @@ type Router struct {
 	// Mode is "two_phase" (selection then arguments, constrained JSON) or
 	// "native" (Ollama's tools field and tool_calls loop).
 	Mode Mode `koanf:"mode" json:"mode"`
+	// Reasoning is what phase 1 writes before its decision: "none" (no reasoning field; the
+	// decision fields come first), "brief" (one bounded sentence after the decision) or "full"
+	// (a longer reasoning first, as before). See docs/configuration.md for the cost of each.
+	Reasoning Reasoning `koanf:"reasoning" json:"reasoning"`
+	// MinConfidence, when above 0, is the lowest confidence (0..1, from the model's own token
+	// probabilities) at which phase 1's choice of tool is followed; below it the router searches
+	// the inventory (when a shortlist was shown) or answers with no tool, degraded as
+	// "low_confidence". 0 (the default) turns the check off.
+	MinConfidence float64 `koanf:"min_confidence" json:"min_confidence"`
 	// MaxToolCalls is the ceiling on tool calls per request (1..32); a
 	// request may lower it, never raise it.
 	MaxToolCalls int `koanf:"max_tool_calls" json:"max_tool_calls"`
@@ -265,6 +274,16 @@ type Router struct {
 
 // Mode is the routing mode (router.mode).
 type Mode string
+
+// Reasoning is what phase 1 writes besides its decision (router.reasoning).
+type Reasoning string
+
+// Values of Reasoning.
+const (
+	ReasoningNone  Reasoning = "none"
+	ReasoningBrief Reasoning = "brief"
+	ReasoningFull  Reasoning = "full"
+)
 
 // Values of Mode.
 const (

@@ -33,6 +33,7 @@ func Default() Config {
 			MaxQueryBytes:    16384,
 			MaxHistory:       20,
 			Mode:             ModeTwoPhase,
+			Reasoning:        ReasoningNone,
 			MaxToolCalls:     4,
 			ParallelCalls:    4,
 			Deadline:         Duration(60 * time.Second),

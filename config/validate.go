@@ -67,6 +67,12 @@ func (c Config) Validate() error {
 	if m := c.Router.Mode; m != ModeTwoPhase && m != ModeNative {
 		v.add("router.mode", "must be %q or %q, got %q", ModeTwoPhase, ModeNative, m)
 	}
+	if r := c.Router.Reasoning; r != ReasoningNone && r != ReasoningBrief && r != ReasoningFull {
+		v.add("router.reasoning", "must be %q, %q or %q, got %q", ReasoningNone, ReasoningBrief, ReasoningFull, r)
+	}
+	if m := c.Router.MinConfidence; m < 0 || m >= 1 || m != m {
+		v.add("router.min_confidence", "must be at least 0 and below 1 (0: off), got %v", m)
+	}
 	if n := c.Router.MaxToolCalls; n < 1 || n > 32 {
 		v.add("router.max_tool_calls", "must be between 1 and 32, got %d", n)
 	}

@@ -36,7 +36,7 @@ import (
 // Model is one language model as the council uses it; provider.ChatModel satisfies it for
 // Ollama and OpenAI-compatible servers.
 type Model interface {
-	Complete(ctx context.Context, msgs []provider.Message) (provider.Completion, error)
+	Complete(ctx context.Context, msgs []provider.Message) (provider.Answer, error)
 }
 
 // Member is one model of the council, or its chairman.
@@ -338,7 +338,7 @@ func (c *Council) call(ctx context.Context, stage int, m Member, msgs []provider
 	}
 	start := time.Now()
 	var (
-		comp provider.Completion
+		comp provider.Answer
 		err  error
 	)
 	if m.Model == nil {
@@ -346,9 +346,10 @@ func (c *Council) call(ctx context.Context, stage int, m Member, msgs []provider
 	} else if err = ctx.Err(); err == nil {
 		comp, err = m.Model.Complete(ctx, msgs)
 	}
-	out := call{text: comp.Text, usage: CallUsage{PromptTokens: comp.PromptTokens, CompletionTokens: comp.CompletionTokens, DurationMS: ms(time.Since(start))}}
+	st := comp.Stats
+	out := call{text: comp.Text, usage: CallUsage{PromptTokens: st.PromptTokens, CompletionTokens: st.DecodeTokens, DurationMS: ms(time.Since(start)), Breakdown: st.Breakdown}}
 	if !m.Price.IsZero() {
-		cost := roundCost(m.Price.Cost(comp.PromptTokens, comp.CompletionTokens))
+		cost := roundCost(m.Price.Cost(st.PromptTokens, st.DecodeTokens))
 		out.usage.CostUSD = &cost
 	}
 	switch {

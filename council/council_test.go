@@ -516,3 +516,39 @@ func TestLongEvidenceIsShortened(t *testing.T) {
 		t.Errorf("stage-1 prompt is %d bytes for a 4 KiB evidence bound", len(p))
 	}
 }
+
+// TestUsageBreakdown: each call's split of the server's time and its uncached prompt tokens, as
+// the members' servers report them, are in its usage, and add up per stage, in total and per
+// member; an OpenAI-compatible server reports no durations and every prompt token uncached.
+func TestUsageBreakdown(t *testing.T) {
+	cached := 60
+	timed := func(text string) script {
+		return func(int, string) turn {
+			return turn{text: text, prompt: 100, complete: 20, cached: &cached, load: time.Millisecond, prefill: 10 * time.Millisecond, decode: 50 * time.Millisecond}
+		}
+	}
+	alpha, _ := newMember(t, spec{name: "alpha", modelID: "qwen2.5:7b", wire: ollamaWire, script: timed("407")})
+	gamma, _ := newMember(t, spec{name: "gamma", modelID: "gpt-4o-mini", wire: openaiWire, script: standard("391")})
+	chair, _ := newMember(t, spec{name: "chair", modelID: "qwen2.5:14b", wire: ollamaWire, script: timed("407, says the tool.")})
+	res, err := council.New([]council.Member{alpha, gamma}, chair, council.Options{Quorum: 2}).Run(context.Background(), council.Input{Query: query, Evidence: evidence}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ollama := provider.Breakdown{LoadMS: 1, PrefillMS: 10, DecodeMS: 50, UncachedTokens: 40}
+	openai := provider.Breakdown{UncachedTokens: 100}
+	if got := []provider.Breakdown{res.Stage1[0].Usage.Breakdown, res.Stage1[1].Usage.Breakdown, res.Stage3.Usage.Breakdown}; !slices.Equal(got, []provider.Breakdown{ollama, openai, ollama}) {
+		t.Errorf("calls: got %+v, want alpha's and the chairman's %+v, gamma's %+v", got, ollama, openai)
+	}
+	stage1 := ollama
+	stage1.Add(openai)
+	total := stage1
+	total.Add(ollama)
+	if u := res.Usage; u.Stage1.Breakdown != stage1 || u.Stage3.Breakdown != ollama || u.Total.Breakdown != total {
+		t.Errorf("sums: got stage 1 %+v, stage 3 %+v, total %+v; want %+v, %+v, %+v", u.Stage1.Breakdown, u.Stage3.Breakdown, u.Total.Breakdown, stage1, ollama, total)
+	}
+	for _, m := range res.ByMember() {
+		if want := map[string]provider.Breakdown{"alpha": ollama, "gamma": openai, "chair": ollama}[m.Member]; m.Breakdown != want {
+			t.Errorf("member %s: got %+v, want %+v", m.Member, m.Breakdown, want)
+		}
+	}
+}

@@ -29,6 +29,10 @@ type turn struct {
 	delay    time.Duration
 	prompt   int // token counts reported
 	complete int
+	// cached, load, prefill and decode are the server's cached prompt tokens and times (the
+	// Ollama wire only; the total is their sum).
+	cached                *int
+	load, prefill, decode time.Duration
 }
 
 // script answers one request of a stage; prompt is every message's content joined.
@@ -93,7 +97,8 @@ func newMember(t testing.TB, s spec) (council.Member, *recorder) {
 			}
 			tr := handle(msgs)
 			return fakeollama.Reply{Content: tr.text, Status: tr.status, Error: tr.errMsg, Hang: tr.hang, Delay: tr.delay,
-				PromptTokens: tr.prompt, CompletionTokens: tr.complete, Flood: flood(tr)}
+				PromptTokens: tr.prompt, CompletionTokens: tr.complete, Flood: flood(tr),
+				CachedTokens: tr.cached, LoadDuration: tr.load, PrefillDuration: tr.prefill, DecodeDuration: tr.decode}
 		})
 		u, _ := url.Parse(fake.URL)
 		client = provider.NewOllama(u, nil)

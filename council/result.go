@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"toolrouter/provider"
 )
 
 // AnsweredBy says who wrote the final answer.
@@ -109,6 +111,10 @@ type CallUsage struct {
 	DurationMS       float64 `json:"duration_ms"`
 	// CostUSD is set when the member has a price.
 	CostUSD *float64 `json:"cost_usd,omitempty"`
+	// Breakdown splits the server's time (load_ms, prefill_ms, decode_ms, rest_ms; 0 where the
+	// server reports none, as OpenAI-compatible ones) and counts the prompt tokens not served from
+	// its cache (uncached_prompt_tokens).
+	provider.Breakdown
 }
 
 // Usage is what the run used, per stage and in total.
@@ -130,6 +136,8 @@ type StageUsage struct {
 	// CostUSD sums the priced calls; nil when none was priced. UnpricedCalls counts the others.
 	CostUSD       *float64 `json:"cost_usd,omitempty"`
 	UnpricedCalls int      `json:"unpriced_calls,omitempty"`
+	// Breakdown sums the calls' breakdowns (see CallUsage).
+	provider.Breakdown
 }
 
 func stageUsage(wall time.Duration, calls []call) StageUsage {
@@ -144,6 +152,7 @@ func (u *StageUsage) add(c CallUsage) {
 	u.Calls++
 	u.PromptTokens += c.PromptTokens
 	u.CompletionTokens += c.CompletionTokens
+	u.Breakdown.Add(c.Breakdown)
 	if c.CostUSD == nil {
 		u.UnpricedCalls++
 		return
@@ -168,6 +177,7 @@ func (u *Usage) total(wall time.Duration) {
 		t.PromptTokens += s.PromptTokens
 		t.CompletionTokens += s.CompletionTokens
 		t.UnpricedCalls += s.UnpricedCalls
+		t.Breakdown.Add(s.Breakdown)
 		if s.CostUSD != nil {
 			t.addCost(*s.CostUSD)
 		}
@@ -199,6 +209,7 @@ func (r *Result) ByMember() []MemberUsage {
 		m.PromptTokens += c.PromptTokens
 		m.CompletionTokens += c.CompletionTokens
 		m.DurationMS += c.DurationMS
+		m.Breakdown.Add(c.Breakdown)
 		if c.CostUSD != nil {
 			if m.CostUSD == nil {
 				m.CostUSD = new(float64)

@@ -15,8 +15,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"toolrouter/council"
 	"toolrouter/inventory"
 	"toolrouter/observe"
+	"toolrouter/provider"
 	"toolrouter/router"
 )
 
@@ -58,6 +60,8 @@ type Metrics struct {
 	modelCalls      *prometheus.CounterVec
 	modelDuration   *prometheus.HistogramVec
 	modelTokens     *prometheus.CounterVec
+	modelParts      *prometheus.HistogramVec
+	modelCallTokens *prometheus.HistogramVec
 	toolCalls       *prometheus.CounterVec
 	toolDuration    *prometheus.HistogramVec
 	rateLimited     *prometheus.CounterVec
@@ -67,6 +71,13 @@ type Metrics struct {
 
 // durationBuckets span a cache hit (5 ms) to a slow council (2 min), in seconds.
 var durationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}
+
+// partBuckets span the parts of a model call, from loading a model already loaded (under 1 ms) to
+// a slow council call (2 min), in seconds.
+var partBuckets = append([]float64{0.0005, 0.001, 0.0025}, durationBuckets...)
+
+// tokenBuckets span one token to a long prompt: 1, 4, 16, … 65536.
+var tokenBuckets = prometheus.ExponentialBuckets(1, 4, 9)
 
 // New returns the metrics, registered with the Go runtime and process collectors.
 func New(o Options) *Metrics {
@@ -95,6 +106,12 @@ func New(o Options) *Metrics {
 		"Model call wall time, by phase and model.", "phase", "model")
 	m.modelTokens = counter("toolrouter_model_tokens_total",
 		"Tokens the model servers reported, by phase, model and kind (prompt or completion).", "phase", "model", "kind")
+	m.modelParts = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "toolrouter_model_call_part_seconds",
+		Help: "Model server time per call, by phase, model and part (load, prefill, decode, rest), as the server reported it; " +
+			"calls whose server reports no durations are not observed.", Buckets: partBuckets}, []string{"phase", "model", "part"})
+	m.modelCallTokens = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "toolrouter_model_call_tokens",
+		Help: "Tokens per model call, by phase, model and kind (uncached_prompt: prompt tokens not served from the cache; decode: tokens generated).",
+		Buckets: tokenBuckets}, []string{"phase", "model", "kind"})
 	m.toolCalls = counter("toolrouter_tool_calls_total",
 		"Tool calls, by server, tool and outcome (ok, tool_error, reused, or the call's error code).", "server", "tool", "outcome")
 	m.toolDuration = histogram("toolrouter_tool_call_duration_seconds",
@@ -105,7 +122,7 @@ func New(o Options) *Metrics {
 		Help: "1 when the rate limiter's Redis answered its last command, 0 when it did not."})
 	m.usageDropped = prometheus.NewCounter(prometheus.CounterOpts{Name: "toolrouter_usage_dropped_total",
 		Help: "Usage records dropped because the recorder's queue was full."})
-	m.reg.MustRegister(m.requests, m.requestDuration, m.decisions, m.modelCalls, m.modelDuration, m.modelTokens,
+	m.reg.MustRegister(m.requests, m.requestDuration, m.decisions, m.modelCalls, m.modelDuration, m.modelTokens, m.modelParts, m.modelCallTokens,
 		m.toolCalls, m.toolDuration, m.rateLimited, m.redisUp, m.usageDropped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if o.Inventory != nil {
@@ -154,14 +171,18 @@ func (m *Metrics) Observe(_ context.Context, r *observe.Report) {
 		m.routing(out)
 	}
 	if c := r.Council; c != nil {
+		stage := func(phase, id, name, err string, u council.CallUsage) {
+			m.modelCall(modelCall{phase: phase, model: modelID(id, name), failed: err != "", durationMS: u.DurationMS,
+				prompt: u.PromptTokens, completion: u.CompletionTokens, breakdown: &u.Breakdown})
+		}
 		for _, a := range c.Stage1 {
-			m.modelCall("stage1", modelID(a.ModelID, a.Model), a.Error != "", a.Usage.DurationMS, a.Usage.PromptTokens, a.Usage.CompletionTokens)
+			stage("stage1", a.ModelID, a.Model, a.Error, a.Usage)
 		}
 		for _, rv := range c.Stage2 {
-			m.modelCall("stage2", modelID(rv.ModelID, rv.Model), rv.Error != "", rv.Usage.DurationMS, rv.Usage.PromptTokens, rv.Usage.CompletionTokens)
+			stage("stage2", rv.ModelID, rv.Model, rv.Error, rv.Usage)
 		}
 		if s := c.Stage3; s != nil {
-			m.modelCall("stage3", modelID(s.ModelID, s.Model), s.Error != "", s.Usage.DurationMS, s.Usage.PromptTokens, s.Usage.CompletionTokens)
+			stage("stage3", s.ModelID, s.Model, s.Error, s.Usage)
 		}
 	}
 	for _, mc := range r.ModelCalls {
@@ -169,7 +190,8 @@ func (m *Metrics) Observe(_ context.Context, r *observe.Report) {
 		if phase != "completion" {
 			phase = Other
 		}
-		m.modelCall(phase, mc.Model, mc.Err != "", float64(mc.Duration.Microseconds())/1000, mc.PromptTokens, mc.CompletionTokens)
+		m.modelCall(modelCall{phase: phase, model: mc.Model, failed: mc.Err != "", durationMS: float64(mc.Duration.Microseconds()) / 1000,
+			prompt: mc.PromptTokens, completion: mc.CompletionTokens, breakdown: &mc.Breakdown})
 	}
 }
 
@@ -183,7 +205,8 @@ func (m *Metrics) routing(out *router.Outcome) {
 	for _, s := range out.Trace {
 		switch s.Kind {
 		case router.StepSelect, router.StepArguments, router.StepNative:
-			m.modelCall(string(s.Kind), s.Model, s.Error != "", s.DurationMS, s.PromptTokens, s.CompletionTokens)
+			m.modelCall(modelCall{phase: string(s.Kind), model: s.Model, failed: s.Error != "", durationMS: s.DurationMS,
+				prompt: s.PromptTokens, completion: s.CompletionTokens, breakdown: s.Breakdown})
 		}
 	}
 	if len(out.Calls) == 0 {
@@ -203,22 +226,55 @@ func (m *Metrics) routing(out *router.Outcome) {
 	}
 }
 
-// modelCall counts one model call.
-func (m *Metrics) modelCall(phase, model string, failed bool, durationMS float64, prompt, completion int) {
+// modelCall is one model call of a report, wherever the report holds it.
+type modelCall struct {
+	phase, model       string
+	failed             bool
+	durationMS         float64
+	prompt, completion int
+	// breakdown is the call's split of the server's time and its uncached prompt tokens; nil
+	// when the report has none.
+	breakdown *provider.Breakdown
+}
+
+// modelCall counts one model call: its outcome, wall time and tokens and, when the server
+// reported the call's costs (a call cut short has none), its tokens per call and the parts of the
+// server's time (when the server reports durations).
+func (m *Metrics) modelCall(c modelCall) {
+	phase, model := c.phase, c.model
 	if !m.models[model] {
 		model = Other
 	}
 	outcome := "ok"
-	if failed {
+	if c.failed {
 		outcome = "error"
 	}
 	m.modelCalls.WithLabelValues(phase, model, outcome).Inc()
-	m.modelDuration.WithLabelValues(phase, model).Observe(durationMS / 1000)
-	if prompt > 0 {
-		m.modelTokens.WithLabelValues(phase, model, "prompt").Add(float64(prompt))
+	m.modelDuration.WithLabelValues(phase, model).Observe(c.durationMS / 1000)
+	if c.prompt > 0 {
+		m.modelTokens.WithLabelValues(phase, model, "prompt").Add(float64(c.prompt))
 	}
-	if completion > 0 {
-		m.modelTokens.WithLabelValues(phase, model, "completion").Add(float64(completion))
+	if c.completion > 0 {
+		m.modelTokens.WithLabelValues(phase, model, "completion").Add(float64(c.completion))
+	}
+	b := c.breakdown
+	if b == nil {
+		return
+	}
+	timed := b.LoadMS+b.PrefillMS+b.DecodeMS+b.RestMS > 0
+	if c.prompt == 0 && c.completion == 0 && !timed {
+		return // nothing reported: the call never finished
+	}
+	m.modelCallTokens.WithLabelValues(phase, model, "uncached_prompt").Observe(float64(b.UncachedTokens))
+	m.modelCallTokens.WithLabelValues(phase, model, "decode").Observe(float64(c.completion))
+	if !timed {
+		return // a server that reports no durations (OpenAI-compatible): nothing to split
+	}
+	for _, p := range []struct {
+		part string
+		ms   float64
+	}{{"load", b.LoadMS}, {"prefill", b.PrefillMS}, {"decode", b.DecodeMS}, {"rest", b.RestMS}} {
+		m.modelParts.WithLabelValues(phase, model, p.part).Observe(p.ms / 1000)
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 	"toolrouter/inventory"
 	"toolrouter/metrics"
 	"toolrouter/observe"
+	"toolrouter/provider"
 	"toolrouter/router"
 	"toolrouter/server"
 )
@@ -85,7 +86,12 @@ type env struct {
 
 func newEnv(t *testing.T, models []string, authn server.Authenticator) *env {
 	t.Helper()
-	fake := fakeModel(t)
+	return newEnvWith(t, fakeModel(t), models, authn)
+}
+
+// newEnvWith is newEnv over the fake model fake.
+func newEnvWith(t *testing.T, fake *fakeollama.Server, models []string, authn server.Authenticator) *env {
+	t.Helper()
 	inv := newInventory(t)
 	m := metrics.New(metrics.Options{Inventory: inv, Models: models})
 	rt := router.New(fake.Client(), inv, inv, router.Settings{Model: "fake", CallTimeout: 10 * time.Second}, quiet)
@@ -171,6 +177,29 @@ func (s scrape) value(name string, labels map[string]string) (float64, bool) {
 			return m.Gauge.GetValue(), true
 		case m.Histogram != nil:
 			return float64(m.Histogram.GetSampleCount()), true
+		}
+	}
+	return 0, false
+}
+
+// sum is the sum of the histogram of name with exactly labels, and whether there is one.
+func (s scrape) sum(name string, labels map[string]string) (float64, bool) {
+	fam, ok := s[name]
+	if !ok {
+		return 0, false
+	}
+	for _, m := range fam.Metric {
+		if len(m.Label) != len(labels) || m.Histogram == nil {
+			continue
+		}
+		match := true
+		for _, l := range m.Label {
+			if labels[l.GetName()] != l.GetValue() {
+				match = false
+			}
+		}
+		if match {
+			return m.Histogram.GetSampleSum(), true
 		}
 	}
 	return 0, false
@@ -489,6 +518,80 @@ func TestToolLabelsAreInventoryNames(t *testing.T) {
 			if v != "calculator" && v != "add" && v != metrics.Unknown && v != metrics.Other {
 				t.Errorf("got %s label %q, want only inventory names, unknown and other", label, v)
 			}
+		}
+	}
+}
+
+// TestModelCallParts: each model call's server time by part and its tokens per call, as the fake
+// model scripts them, are observed by phase and model: the router's calls through the real
+// server, the council's and a completion's from their report. A call the server never finished
+// is not observed, nor the durations of a server that reports none.
+func TestModelCallParts(t *testing.T) {
+	cached := 80
+	fake := fakeollama.NewFunc(t, func(req api.ChatRequest) fakeollama.Reply {
+		if !strings.Contains(string(req.Format), "needs_more") {
+			return fakeollama.Reply{Content: `{"a":2,"b":3}`, PromptTokens: 40, CompletionTokens: 9,
+				LoadDuration: 2 * time.Millisecond, PrefillDuration: 10 * time.Millisecond, DecodeDuration: 90 * time.Millisecond, TotalDuration: 110 * time.Millisecond}
+		}
+		return fakeollama.Reply{Content: `{"reasoning":"r","use_tool":true,"calls":[{"tool":"calculator.add","task":"t"}],"needs_more":false,"direct":true}`,
+			PromptTokens: 100, CachedTokens: &cached, CompletionTokens: 12,
+			LoadDuration: time.Millisecond, PrefillDuration: 30 * time.Millisecond, DecodeDuration: 200 * time.Millisecond, TotalDuration: 250 * time.Millisecond}
+	})
+	e := newEnvWith(t, fake, []string{"fake", "m1", "gpt"}, nil)
+	status, raw, _ := send(t, http.MethodPost, e.base+"/v1/route", `{"query":"add two and three"}`, nil)
+	if status != http.StatusOK {
+		t.Fatalf("POST /v1/route: got %d, want 200 (%s)", status, raw)
+	}
+	var out router.Outcome
+	if err := json.Unmarshal([]byte(raw), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Usage.LLMCalls != 2 {
+		t.Fatalf("got %d model calls (%s), want a selection and the arguments", out.Usage.LLMCalls, raw)
+	}
+	e.m.Observe(context.Background(), &observe.Report{Endpoint: "/v1/answer", Status: 200,
+		Council: &council.Result{Stage1: []council.Answer{
+			{Model: "one", ModelID: "m1", Usage: council.CallUsage{PromptTokens: 500, CompletionTokens: 50,
+				Breakdown: provider.Breakdown{LoadMS: 3000, PrefillMS: 400, DecodeMS: 1500, RestMS: 100, UncachedTokens: 500}}},
+			{Model: "one", ModelID: "m1", Error: "timed out"}, // cut short: nothing reported
+		}},
+		ModelCalls: []observe.ModelCall{{Phase: "completion", Model: "gpt", PromptTokens: 30, CompletionTokens: 4,
+			Breakdown: provider.Breakdown{UncachedTokens: 10}}}, // an OpenAI-compatible server: tokens, no durations
+	})
+	s := get(t, e.base+"/metrics", nil)
+	parts := []struct {
+		phase, model, part string
+		n                  float64
+		sum                float64 // seconds
+	}{
+		{"select", "fake", "load", 1, 0.001}, {"select", "fake", "prefill", 1, 0.030}, {"select", "fake", "decode", 1, 0.200}, {"select", "fake", "rest", 1, 0.019},
+		{"arguments", "fake", "load", 1, 0.002}, {"arguments", "fake", "prefill", 1, 0.010}, {"arguments", "fake", "decode", 1, 0.090}, {"arguments", "fake", "rest", 1, 0.008},
+		{"stage1", "m1", "load", 1, 3}, {"stage1", "m1", "prefill", 1, 0.4}, {"stage1", "m1", "decode", 1, 1.5}, {"stage1", "m1", "rest", 1, 0.1},
+	}
+	for _, p := range parts {
+		labels := map[string]string{"phase": p.phase, "model": p.model, "part": p.part}
+		s.want(t, "toolrouter_model_call_part_seconds", labels, p.n)
+		if got, _ := s.sum("toolrouter_model_call_part_seconds", labels); got < p.sum-1e-9 || got > p.sum+1e-9 {
+			t.Errorf("toolrouter_model_call_part_seconds%v: got sum %v, want %v", labels, got, p.sum)
+		}
+	}
+	if _, ok := s.value("toolrouter_model_call_part_seconds", map[string]string{"phase": "completion", "model": "gpt", "part": "decode"}); ok {
+		t.Error("a completion whose server reports no durations was observed with 0 s, want it left out")
+	}
+	tokens := []struct {
+		phase, model, kind string
+		sum                float64
+	}{
+		{"select", "fake", "uncached_prompt", 20}, {"select", "fake", "decode", 12},
+		{"arguments", "fake", "uncached_prompt", 40}, {"arguments", "fake", "decode", 9},
+		{"stage1", "m1", "uncached_prompt", 500}, {"stage1", "m1", "decode", 50},
+		{"completion", "gpt", "uncached_prompt", 10}, {"completion", "gpt", "decode", 4},
+	}
+	for _, k := range tokens {
+		labels := map[string]string{"phase": k.phase, "model": k.model, "kind": k.kind}
+		s.want(t, "toolrouter_model_call_tokens", labels, 1) // one call each: the cut-short stage-1 call is not observed
+		if got, _ := s.sum("toolrouter_model_call_tokens", labels); got != k.sum {
+			t.Errorf("toolrouter_model_call_tokens%v: got sum %v, want %v", labels, got, k.sum)
 		}
 	}
 }

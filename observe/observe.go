@@ -10,6 +10,7 @@ import (
 
 	"toolrouter/access"
 	"toolrouter/council"
+	"toolrouter/provider"
 	"toolrouter/router"
 )
 
@@ -52,7 +53,9 @@ type ModelCall struct {
 	Duration         time.Duration
 	PromptTokens     int
 	CompletionTokens int
-	Err              string // "" when it succeeded
+	// Breakdown splits the server's time and counts the prompt tokens not served from its cache.
+	provider.Breakdown
+	Err string // "" when it succeeded
 }
 
 // Observer takes the report of each request. Observe must not block: an observer that writes

@@ -51,11 +51,22 @@ type Param struct {
 // the tools is the same for every query (there is one wording for a whole inventory and one for a
 // shortlist), so the model server reuses its cached prefix; with the whole inventory shown the
 // entire prompt is static. The query goes in a later message.
-func Select(servers []Server, shortlist bool) (string, error) {
+func Select(servers []Server, style SelectStyle) (string, error) {
+	if style.Reasoning == "" {
+		style.Reasoning = "none"
+	}
 	return render("select.tmpl", struct {
 		Servers   []Server
 		Shortlist bool
-	}{servers, shortlist})
+		Reasoning string
+	}{servers, style.Shortlist, style.Reasoning})
+}
+
+// SelectStyle is what shapes the phase-1 instructions: whether a shortlist is shown, and what the
+// answer says besides its decision (Reasoning: "none", "brief" or "full", router.reasoning).
+type SelectStyle struct {
+	Shortlist bool
+	Reasoning string
 }
 
 // SelectGroup is one server's part of the phase-1 prompt, from pieces rendered by
@@ -65,28 +76,30 @@ type SelectGroup struct {
 	Tools   []string
 }
 
-// selectPrefix is Select's text without tools, for a whole inventory and for a shortlist.
-var selectPrefix = func() [2]string {
-	var p [2]string
-	for i, shortlist := range []bool{false, true} {
-		s, err := Select(nil, shortlist)
-		if err != nil {
-			panic(err)
+// selectPrefix is Select's text without tools, for each style.
+var selectPrefix = func() map[SelectStyle]string {
+	p := map[SelectStyle]string{}
+	for _, shortlist := range []bool{false, true} {
+		for _, reasoning := range []string{"none", "brief", "full"} {
+			st := SelectStyle{Shortlist: shortlist, Reasoning: reasoning}
+			s, err := Select(nil, st)
+			if err != nil {
+				panic(err)
+			}
+			p[st] = strings.TrimSuffix(s, "\n")
 		}
-		p[i] = strings.TrimSuffix(s, "\n")
 	}
 	return p
 }()
 
 // SelectFrom assembles the phase-1 prompt from pieces rendered once (a tool's entry is the same in
 // every shortlist): the same text Select writes for the same servers and tools.
-func SelectFrom(shortlist bool, groups []SelectGroup) string {
+func SelectFrom(style SelectStyle, groups []SelectGroup) string {
 	var b strings.Builder
-	i := 0
-	if shortlist {
-		i = 1
+	if style.Reasoning == "" {
+		style.Reasoning = "none"
 	}
-	b.WriteString(selectPrefix[i])
+	b.WriteString(selectPrefix[style])
 	for _, g := range groups {
 		b.WriteString(strings.TrimSuffix(g.Heading, "\n"))
 		for _, t := range g.Tools {

@@ -46,8 +46,10 @@ var priors = []Prior{
 
 func TestGolden(t *testing.T) {
 	tests := []goldenCase{
-		{"select", func() (string, error) { return Select(sampleServers(4), false) }},
-		{"select_shortlist", func() (string, error) { return Select(sampleServers(2), true) }},
+		{"select", func() (string, error) { return Select(sampleServers(4), SelectStyle{Reasoning: "none"}) }},
+		{"select_brief", func() (string, error) { return Select(sampleServers(2), SelectStyle{Reasoning: "brief"}) }},
+		{"select_full", func() (string, error) { return Select(sampleServers(2), SelectStyle{Reasoning: "full"}) }},
+		{"select_shortlist", func() (string, error) { return Select(sampleServers(2), SelectStyle{Shortlist: true}) }},
 		{"arguments", func() (string, error) { return arguments(addTool, "what is 2 plus 3?", "", nil) }},
 		{"arguments_no_params", func() (string, error) {
 			return arguments(Tool{Qualified: "clock.now", Description: "Now.", Schema: json.RawMessage(`{}`)}, "time?", "", nil)
@@ -111,7 +113,7 @@ func BenchmarkSelect(b *testing.B) {
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := Select(servers, false); err != nil {
+				if _, err := Select(servers, SelectStyle{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -142,7 +144,7 @@ func TestShorten(t *testing.T) {
 
 // TestSelectPiecesAddUp: the pieces a budget is measured with add up to what Select writes.
 func TestSelectPiecesAddUp(t *testing.T) {
-	for _, shortlist := range []bool{false, true} {
+	for _, shortlist := range styles() {
 		servers := sampleServers(3)
 		full, err := Select(servers, shortlist)
 		if err != nil {
@@ -165,20 +167,20 @@ func TestSelectPiecesAddUp(t *testing.T) {
 					t.Fatal(err)
 				}
 				if !strings.Contains(full, tt) {
-					t.Errorf("shortlist=%v: the prompt lacks the tool text %q", shortlist, tt)
+					t.Errorf("%+v: the prompt lacks the tool text %q", shortlist, tt)
 				}
 				sum += len(tt)
 			}
 		}
 		if sum != len(full) {
-			t.Errorf("shortlist=%v: got pieces of %d bytes, want the prompt's %d", shortlist, sum, len(full))
+			t.Errorf("%+v: got pieces of %d bytes, want the prompt's %d", shortlist, sum, len(full))
 		}
 	}
 }
 
 // TestSelectFromEqualsSelect: the prompt assembled from cached pieces is Select's text.
 func TestSelectFromEqualsSelect(t *testing.T) {
-	for _, shortlist := range []bool{false, true} {
+	for _, shortlist := range styles() {
 		for _, n := range []int{0, 1, 5} {
 			servers := sampleServers(n)
 			want, err := Select(servers, shortlist)
@@ -196,10 +198,21 @@ func TestSelectFromEqualsSelect(t *testing.T) {
 				groups = append(groups, g)
 			}
 			if got := SelectFrom(shortlist, groups); got != want {
-				t.Errorf("shortlist=%v, %d servers: got\n%q\nwant\n%q", shortlist, n, got, want)
+				t.Errorf("%+v, %d servers: got\n%q\nwant\n%q", shortlist, n, got, want)
 			}
 		}
 	}
+}
+
+// styles are the phase-1 prompt's styles: with and without a shortlist, each reasoning setting.
+func styles() []SelectStyle {
+	var out []SelectStyle
+	for _, shortlist := range []bool{false, true} {
+		for _, r := range []string{"none", "brief", "full"} {
+			out = append(out, SelectStyle{Shortlist: shortlist, Reasoning: r})
+		}
+	}
+	return out
 }
 
 func TestBriefStripsControlsAndBounds(t *testing.T) {

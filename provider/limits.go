@@ -74,6 +74,19 @@ func (m *Meter) Add(msg api.Message) error {
 	return m.count(n)
 }
 
+// addLogprobs counts logprobs: each token of each position and its alternatives, and 8 bytes for
+// each one's log probability.
+func (m *Meter) addLogprobs(lps []api.Logprob) error {
+	n := 0
+	for _, lp := range lps {
+		n += len(lp.Token) + 8
+		for _, t := range lp.TopLogprobs {
+			n += len(t.Token) + 8
+		}
+	}
+	return m.count(n)
+}
+
 // count counts n bytes of the answer; past the limit it returns an error wrapping
 // ErrResponseTooLarge.
 func (m *Meter) count(n int) error {

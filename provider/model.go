@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/ollama/ollama/api"
@@ -18,19 +17,6 @@ type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
 }
-
-// Completion is one finished model answer and what it cost.
-type Completion struct {
-	Text string
-	// Model is the model that answered, as the server names it.
-	Model                          string
-	PromptTokens, CompletionTokens int
-	// Duration is the wall time of the call, as the caller saw it.
-	Duration time.Duration
-}
-
-// ErrNoDone means the model's answer ended before the server said it was done.
-var ErrNoDone = errors.New("model response ended before it was done")
 
 // Chatter is one chat call in Ollama's types; *Ollama, *OpenAI and *api.Client have it.
 type Chatter interface {
@@ -65,11 +51,10 @@ type ChatModel struct {
 // ErrPromptOverWindow means a prompt was not sent because it would not fit the model's window.
 var ErrPromptOverWindow = errors.New("prompt over the model's context window")
 
-// Complete sends msgs and returns the whole answer. An answer that ends before the server's final
-// message is an error (ErrNoDone), never a silently truncated text; so is one past
+// Complete sends msgs and returns the whole answer (see Call). An answer that ends before the
+// server's final message is an error (ErrNoDone), never a silently truncated text; so is one past
 // MaxResponseBytes (ErrResponseTooLarge).
-func (m ChatModel) Complete(ctx context.Context, msgs []Message) (Completion, error) {
-	start := time.Now()
+func (m ChatModel) Complete(ctx context.Context, msgs []Message) (Answer, error) {
 	stream, off := m.Stream, false
 	req := &api.ChatRequest{Model: m.Model, Messages: make([]api.Message, len(msgs)), Stream: &stream, Options: m.Options,
 		Truncate: &off, Shift: &off}
@@ -79,46 +64,20 @@ func (m ChatModel) Complete(ctx context.Context, msgs []Message) (Completion, er
 	var est tokens.Estimate
 	if m.Window > 0 && m.Estimator != nil {
 		if est = m.Estimator.Messages(m.Model, req.Messages); est.Tokens > m.Window {
-			return Completion{Model: m.Model}, fmt.Errorf("model %s: %w: about %d tokens, the window takes %d; not sent", m.Model, ErrPromptOverWindow, est.Tokens, m.Window)
+			return Answer{Model: m.Model}, fmt.Errorf("model %s: %w: about %d tokens, the window takes %d; not sent", m.Model, ErrPromptOverWindow, est.Tokens, m.Window)
 		}
 	}
 	if m.KeepAlive != 0 {
 		req.KeepAlive = &api.Duration{Duration: m.KeepAlive}
 	}
-	var (
-		text  strings.Builder
-		out   = Completion{Model: m.Model}
-		done  bool
-		meter = NewMeter(m.MaxResponseBytes)
-	)
-	err := m.Client.Chat(ctx, req, func(r api.ChatResponse) error {
-		if err := meter.Add(r.Message); err != nil {
-			return err
-		}
-		text.WriteString(r.Message.Content)
-		if r.Done {
-			done = true
-			out.PromptTokens, out.CompletionTokens = r.PromptEvalCount, r.EvalCount
-			if est.Raw > 0 {
-				m.Estimator.Observe(m.Model, est, r.PromptEvalCount, false)
-			}
-			if r.Model != "" {
-				out.Model = r.Model
-			}
-		}
-		return nil
-	})
-	out.Duration = time.Since(start)
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return out, fmt.Errorf("model %s: %w", m.Model, context.Cause(ctx))
-	case err != nil:
-		return out, fmt.Errorf("model %s: %w", m.Model, err)
-	case !done:
-		return out, fmt.Errorf("model %s: %w", m.Model, ErrNoDone)
+	a, err := Call(ctx, m.Client, req, CallOptions{MaxResponseBytes: m.MaxResponseBytes})
+	if err != nil {
+		return a, fmt.Errorf("model %s: %w", m.Model, err)
 	}
-	out.Text = text.String()
-	return out, nil
+	if est.Raw > 0 {
+		m.Estimator.Observe(m.Model, est, a.Stats.PromptTokens, false)
+	}
+	return a, nil
 }
 
 // String names the model for logs.

@@ -110,8 +110,8 @@ func (e *APIError) Error() string {
 //     {"type":"json_schema","json_schema":{"name":"output","schema":…}};
 //   - options temperature, top_p, seed, num_predict (max_tokens), stop, frequency_penalty and
 //     presence_penalty are sent; Ollama-only options (num_ctx, top_k, …) and keep_alive are not;
-//   - usage becomes PromptEvalCount and EvalCount, finish_reason DoneReason, reasoning_content
-//     Thinking.
+//   - usage becomes PromptEvalCount, PromptEvalCachedCount (prompt_tokens_details.cached_tokens)
+//     and EvalCount, finish_reason DoneReason, reasoning_content Thinking.
 //
 // An HTTP error status or a streamed error object is an *APIError. An answer past the response
 // limit ends the call with ErrResponseTooLarge, without reading the rest.
@@ -211,7 +211,7 @@ func (o *OpenAI) stream(resp *http.Response, fn api.ChatResponseFunc) error {
 		out.Message = api.Message{Role: "assistant", ToolCalls: calls}
 		out.Done, out.DoneReason = true, finish
 		if usage != nil {
-			out.PromptEvalCount, out.EvalCount = usage.PromptTokens, usage.CompletionTokens
+			out.Metrics = usage.metrics()
 		}
 		return fn(out)
 	}
@@ -596,10 +596,24 @@ type (
 		ToolCalls        []oaToolCall `json:"tool_calls"`
 	}
 	oaUsage struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
+		PromptTokens        int `json:"prompt_tokens"`
+		CompletionTokens    int `json:"completion_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens *int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
 	}
 )
+
+// metrics are the usage in Ollama's terms. prompt_tokens counts the whole prompt and
+// prompt_tokens_details.cached_tokens the part of it served from the cache, as Ollama's
+// prompt_eval_count and prompt_eval_cached_count do; OpenAI-compatible servers report no durations.
+func (u oaUsage) metrics() api.Metrics {
+	m := api.Metrics{PromptEvalCount: u.PromptTokens, EvalCount: u.CompletionTokens}
+	if d := u.PromptTokensDetails; d != nil {
+		m.PromptEvalCachedCount = d.CachedTokens
+	}
+	return m
+}
 
 func (a oaAnswer) thinking() string {
 	if a.ReasoningContent != "" {
@@ -622,7 +636,7 @@ func (r oaResponse) response() api.ChatResponse {
 		out.CreatedAt = time.Unix(r.Created, 0).UTC()
 	}
 	if r.Usage != nil {
-		out.PromptEvalCount, out.EvalCount = r.Usage.PromptTokens, r.Usage.CompletionTokens
+		out.Metrics = r.Usage.metrics()
 	}
 	return out
 }

@@ -242,11 +242,11 @@ func TestOpenAIStreamEnds(t *testing.T) {
 	)
 	t.Run("events without blank lines", func(t *testing.T) {
 		fake := fakeopenai.New(t, fakeopenai.Reply{Raw: "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n" +
-			"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"b\"},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}\n" +
+			"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"b\"},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2,\"prompt_tokens_details\":{\"cached_tokens\":1}}}\n" +
 			"data: [DONE]\n"})
 		got, err := provider.ChatModel{Client: provider.NewOpenAI(fake.BaseURL(), "", nil), Model: "m", Stream: true}.Complete(context.Background(), nil)
-		if err != nil || got.Text != "ab" || got.PromptTokens != 3 || got.CompletionTokens != 2 {
-			t.Errorf("got %+v, %v; want ab with 3/2 tokens", got, err)
+		if err != nil || got.Text != "ab" || got.Stats.PromptTokens != 3 || got.Stats.DecodeTokens != 2 || got.Stats.UncachedTokens != 2 {
+			t.Errorf("got %+v, %v; want ab with 3/2 tokens, 1 prompt token cached", got, err)
 		}
 	})
 	c := provider.NewOpenAI(fake.BaseURL(), "", nil)
@@ -406,7 +406,7 @@ func TestChatModelComplete(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s stream=%v: %v", m, stream, err)
 			}
-			if got.Text != "forty-two" || got.PromptTokens != 11 || got.CompletionTokens != 3 || got.Model != m.Model || got.Duration <= 0 {
+			if got.Text != "forty-two" || got.Stats.PromptTokens != 11 || got.Stats.DecodeTokens != 3 || got.Model != m.Model || got.Wall <= 0 {
 				t.Errorf("%s stream=%v: got %+v, want the text, 11/3 tokens, the model and a duration", m, stream, got)
 			}
 		}

@@ -67,7 +67,7 @@ func (tp *twoPhase) arguments(reqCtx context.Context, c *Call, p planned, finish
 	var feedback string
 	for attempt := 0; attempt <= tp.r.set.RepairAttempts; attempt++ {
 		ts := time.Now()
-		rep, err := tp.r.complete(ctx, msgs, format, nil, est)
+		rep, err := tp.r.complete(ctx, msgs, format, nil, est, 0)
 		step := tp.j.modelCall(timingArguments, StepArguments, c.Round, ts, rep)
 		step.Call, step.Tool = c.Step, tool.Qualified
 		if err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strings"
 	"time"
 
 	"github.com/ollama/ollama/api"
@@ -16,11 +15,13 @@ import (
 
 // reply is one model answer.
 type reply struct {
-	Text             string
-	ToolCalls        []api.ToolCall
-	PromptTokens     int
-	CompletionTokens int
-	Duration         time.Duration
+	Text      string
+	ToolCalls []api.ToolCall
+	// Logprobs are the answer tokens' log probabilities, when complete was asked for them.
+	Logprobs []api.Logprob
+	// Stats are the call's tokens and server-side times; Duration its wall time.
+	Stats    provider.Stats
+	Duration time.Duration
 	// Estimated is the prompt's estimated tokens; Exceeded says the server counted more (or cut it).
 	Estimated int
 	Exceeded  bool
@@ -32,16 +33,14 @@ type ContextLengther interface {
 	ContextLength(ctx context.Context, model string) (int, error)
 }
 
-// inputTooLong is Ollama's answer to a prompt over num_ctx when truncation is off.
-const inputTooLong = "input length exceeds the context length"
-
 // complete sends one non-streaming chat request (format-constrained, or with tools in native mode)
-// whose prompt was estimated as est, and returns the answer. Each call is bounded by
+// whose prompt was estimated as est, and returns the answer; topLogprobs > 0 asks for the answer
+// tokens' log probabilities with that many alternatives each (0: none). Each call is bounded by
 // CallTimeout, and each answer by MaxResponseBytes: past it the call stops reading and fails
 // (provider.ErrResponseTooLarge), a model failure. Thinking is off unless configured, and the
-// server may neither truncate nor shift the prompt: an overflow is an explicit error, never a
-// silently cut prompt.
-func (r *Router) complete(ctx context.Context, msgs []api.Message, format []byte, tools api.Tools, est tokens.Estimate) (reply, error) {
+// server may neither truncate nor shift the prompt: an overflow is an explicit error
+// (*OverWindowError), never a silently cut prompt.
+func (r *Router) complete(ctx context.Context, msgs []api.Message, format []byte, tools api.Tools, est tokens.Estimate, topLogprobs int) (reply, error) {
 	if r.set.CallTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, r.set.CallTimeout)
@@ -59,47 +58,23 @@ func (r *Router) complete(ctx context.Context, msgs []api.Message, format []byte
 		Truncate: &off,
 		Shift:    &off,
 	}
+	if topLogprobs > 0 {
+		req.Logprobs, req.TopLogprobs = true, topLogprobs
+	}
 	if r.set.KeepAlive != 0 {
 		req.KeepAlive = &api.Duration{Duration: r.set.KeepAlive}
 	}
-	var (
-		out   = reply{Estimated: est.Tokens}
-		text  strings.Builder
-		done  bool
-		meter = provider.NewMeter(r.set.MaxResponseBytes)
-	)
-	start := time.Now()
-	err := r.chat.Chat(ctx, req, func(resp api.ChatResponse) error {
-		if err := meter.Add(resp.Message); err != nil {
-			return err
-		}
-		text.WriteString(resp.Message.Content)
-		out.ToolCalls = append(out.ToolCalls, resp.Message.ToolCalls...)
-		if resp.Done {
-			done = true
-			out.PromptTokens += resp.PromptEvalCount
-			out.CompletionTokens += resp.EvalCount
-		}
-		return nil
-	})
-	out.Duration = time.Since(start)
-	out.Text = text.String()
-	if done {
-		out.Exceeded = r.est.Observe(r.set.Model, est, out.PromptTokens, out.PromptTokens >= NumCtx(req.Options))
-	}
-	var se api.StatusError
+	a, err := provider.Call(ctx, r.chat, req, provider.CallOptions{MaxResponseBytes: r.set.MaxResponseBytes})
+	out := reply{Text: a.Text, ToolCalls: a.ToolCalls, Logprobs: a.Logprobs, Stats: a.Stats, Duration: a.Wall, Estimated: est.Tokens}
 	switch {
-	case err != nil && ctx.Err() != nil:
-		return out, fmt.Errorf("model %s: %w", r.set.Model, ctx.Err())
-	case errors.As(err, &se) && strings.Contains(se.ErrorMessage, inputTooLong):
+	case errors.Is(err, provider.ErrInputTooLong):
 		r.est.Observe(r.set.Model, est, est.Tokens+1, true)
 		w := r.window()
 		return out, &OverWindowError{What: "prompt", Estimated: est.Tokens, Limit: w.limit, NumCtx: w.numCtx}
 	case err != nil:
 		return out, fmt.Errorf("model %s: %w", r.set.Model, err)
-	case !done:
-		return out, fmt.Errorf("model %s: %w", r.set.Model, provider.ErrNoDone)
 	}
+	out.Exceeded = r.est.Observe(r.set.Model, est, a.Stats.PromptTokens, a.Stats.PromptTokens >= NumCtx(req.Options))
 	return out, nil
 }
 

@@ -25,8 +25,8 @@ func TestFormatsConvertToGrammar(t *testing.T) {
 		t.Fatal(err)
 	}
 	formats := map[string][]byte{
-		"selection":        selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 3, false),
-		"selection+search": selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 3, true),
+		"selection":        selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 3, false, ReasoningFull),
+		"selection+search": selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 3, true, ReasoningFull),
 		"relaxed":          relaxed,
 	}
 	for name, f := range formats {

@@ -89,9 +89,10 @@ func (j *journal) timed(p phaseTiming, rep *reply, d time.Duration) {
 // trace step (not yet appended: the caller adds what it decided).
 func (j *journal) modelCall(p phaseTiming, kind StepKind, round int, t0 time.Time, rep reply) Step {
 	j.timed(p, &rep, rep.Duration)
+	b := rep.Stats.Breakdown
 	s := Step{Kind: kind, Round: round, Model: j.model, StartMS: j.since(t0), DurationMS: ms(rep.Duration),
-		PromptTokens: rep.PromptTokens, CompletionTokens: rep.CompletionTokens, EstimatedTokens: rep.Estimated,
-		OverEstimate: rep.Exceeded}
+		PromptTokens: rep.Stats.PromptTokens, CompletionTokens: rep.Stats.DecodeTokens, EstimatedTokens: rep.Estimated,
+		OverEstimate: rep.Exceeded, Breakdown: &b}
 	return s
 }
 
@@ -138,7 +139,7 @@ func (j *journal) record(kind string, step Step, msgs []api.Message, format []by
 		Time: time.Now(), RequestID: j.id, Identity: j.identity, Step: int(j.recSeq.Add(1)), Kind: kind, Model: step.Model,
 		State: state, Format: format, Action: trajectory.Action{Raw: raw, Parsed: marshal(parsed)},
 		Observation: marshal(obs), Outcome: out, DurationMS: step.DurationMS,
-		PromptTokens: step.PromptTokens, CompletionTokens: step.CompletionTokens,
+		PromptTokens: step.PromptTokens, CompletionTokens: step.CompletionTokens, Breakdown: step.Breakdown,
 	})
 }
 

@@ -43,6 +43,11 @@ type plan struct {
 	unknown []string
 	// searched counts the searches made while planning; each took one unit of the call budget.
 	searched int
+	// confidence is the model's confidence in its selection (nil when unknown).
+	confidence *Confidence
+	// lowConfidence, when above 0, is the confidence below router.min_confidence for which the
+	// plan's calls were not made.
+	lowConfidence float64
 }
 
 // planned is one call a plan asks for.
@@ -104,6 +109,13 @@ func (x *run) loop(ctx context.Context) error {
 			o.Rounds = round
 			if round == 1 {
 				o.Reasoning = p.reasoning
+				o.Confidence = p.confidence
+			}
+			if p.lowConfidence > 0 && o.DegradedReason == "" {
+				o.Degraded = fmt.Sprintf("the model's confidence in its choice, %.2f, is below router.min_confidence", p.lowConfidence)
+				o.DegradedReason = DegradedLowConfidence
+			}
+			if round == 1 {
 				if len(p.calls) == 0 && len(p.unknown) > 0 {
 					o.Degraded = fmt.Sprintf("model selected %q, which is not an available tool", p.unknown[0])
 					o.DegradedReason = DegradedUnknownTool

@@ -47,7 +47,7 @@ func (n *native) plan(ctx context.Context, round, _ int) (plan, error) {
 		return plan{}, &stageError{stage: stage, err: err}
 	}
 	t0 := time.Now()
-	rep, err := n.r.complete(ctx, msgs, nil, n.defs, est)
+	rep, err := n.r.complete(ctx, msgs, nil, n.defs, est, 0)
 	step := n.j.modelCall(timingSelect, StepNative, round, t0, rep)
 	if err != nil {
 		step.Error = err.Error()

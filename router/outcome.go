@@ -1,5 +1,7 @@
 package router
 
+import "toolrouter/provider"
+
 // Outcome is the answer to one routing request, as POST /v1/route returns it. The top-level
 // server, tool, arguments, result and error describe the first call (the single-tool contract);
 // Calls lists every call in order.
@@ -7,13 +9,16 @@ type Outcome struct {
 	RequestID string `json:"request_id"`
 	// Identity is who the request acted for, "org", "org/team" or "org/team/agent" ("" when
 	// routed without one, as the command line does).
-	Identity  string         `json:"identity"`
-	UseTool   bool           `json:"use_tool"`
-	Server    string         `json:"server,omitempty"`
-	Tool      string         `json:"tool,omitempty"`
-	Reasoning string         `json:"reasoning"`
-	Arguments map[string]any `json:"arguments,omitempty"`
-	Result    *Result        `json:"result,omitempty"`
+	Identity  string `json:"identity"`
+	UseTool   bool   `json:"use_tool"`
+	Server    string `json:"server,omitempty"`
+	Tool      string `json:"tool,omitempty"`
+	Reasoning string `json:"reasoning"`
+	// Confidence is the model's own confidence in its first selection, from the server's
+	// logprobs (absent when the server sent none).
+	Confidence *Confidence    `json:"confidence,omitempty"`
+	Arguments  map[string]any `json:"arguments,omitempty"`
+	Result     *Result        `json:"result,omitempty"`
 	// Direct says the tools' output answers the query by itself.
 	Direct bool `json:"direct"`
 	// Degraded explains why the answer has fewer tool results than asked for because something
@@ -65,6 +70,7 @@ const (
 	DegradedUnknownTool    DegradedReason = "unknown_tool"       // the model chose only tools that do not exist
 	DegradedDeadline       DegradedReason = "deadline"           // the deadline fired before a tool was chosen
 	DegradedPromptOverSize DegradedReason = "prompt_over_window" // a prompt did not fit the window; nothing was sent
+	DegradedLowConfidence  DegradedReason = "low_confidence"     // the model's confidence was below router.min_confidence
 )
 
 // Call is one tool call: what was called with which arguments, and what came back.
@@ -145,15 +151,19 @@ type Timings struct {
 	Total     float64 `json:"total"`
 }
 
-// Usage counts model calls and tokens as Ollama reported them.
+// Usage counts model calls and tokens as the model server reported them, and sums the calls'
+// breakdowns: server time in load_ms, prefill_ms, decode_ms and rest_ms, and the prompt tokens not
+// served from the cache in uncached_prompt_tokens.
 type Usage struct {
 	LLMCalls         int `json:"llm_calls"`
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
+	provider.Breakdown
 }
 
 func (u *Usage) add(r reply) {
 	u.LLMCalls++
-	u.PromptTokens += r.PromptTokens
-	u.CompletionTokens += r.CompletionTokens
+	u.PromptTokens += r.Stats.PromptTokens
+	u.CompletionTokens += r.Stats.DecodeTokens
+	u.Breakdown.Add(r.Stats.Breakdown)
 }

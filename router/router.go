@@ -56,6 +56,16 @@ const (
 // Mode is how the model is asked for tool calls (router.mode).
 type Mode = config.Mode
 
+// Reasoning is what phase 1 writes besides its decision (router.reasoning).
+type Reasoning = config.Reasoning
+
+// Reasoning settings.
+const (
+	ReasoningNone  = config.ReasoningNone
+	ReasoningBrief = config.ReasoningBrief
+	ReasoningFull  = config.ReasoningFull
+)
+
 // Modes.
 const (
 	// TwoPhase selects under a format schema, then writes each call's arguments under the tool's.
@@ -77,6 +87,12 @@ type Settings struct {
 	Options map[string]any
 	// Mode is TwoPhase or Native.
 	Mode Mode
+	// Reasoning is what phase 1 writes besides its decision: ReasoningNone (the zero value is
+	// taken as it), ReasoningBrief or ReasoningFull.
+	Reasoning Reasoning
+	// MinConfidence, when above 0, is the lowest confidence in phase 1's choice of tools that is
+	// followed; below it the round makes no call and the outcome is degraded "low_confidence".
+	MinConfidence float64
 	// CallTimeout bounds each model call.
 	CallTimeout time.Duration
 	// MaxResponseBytes bounds each model answer (text, thinking and tool calls); past it the call
@@ -158,6 +174,7 @@ func New(chat Chatter, inv Inventory, tools ToolCaller, set Settings, log *slog.
 	d := config.Default().Router
 	orDefault(&set.OnModelFailure, d.OnModelFailure)
 	orDefault(&set.Mode, d.Mode)
+	orDefault(&set.Reasoning, d.Reasoning)
 	orDefault(&set.MaxToolCalls, d.MaxToolCalls)
 	orDefault(&set.ParallelCalls, d.ParallelCalls)
 	orDefault(&set.Deadline, d.Deadline.D())

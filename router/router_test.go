@@ -17,6 +17,7 @@ import (
 	"toolrouter/internal/fakeollama"
 	"toolrouter/internal/testmcp"
 	"toolrouter/inventory"
+	"toolrouter/provider"
 	"toolrouter/router"
 )
 
@@ -102,7 +103,8 @@ func TestRouteHappyPath(t *testing.T) {
 	if !out.Direct || out.Error != nil || out.Degraded != "" {
 		t.Errorf("got direct=%v error=%v degraded=%q, want direct and no error", out.Direct, out.Error, out.Degraded)
 	}
-	want := router.Usage{LLMCalls: 2, PromptTokens: 150, CompletionTokens: 15}
+	// The fake reports no cached count: every prompt token counts as uncached.
+	want := router.Usage{LLMCalls: 2, PromptTokens: 150, CompletionTokens: 15, Breakdown: provider.Breakdown{UncachedTokens: 150}}
 	if out.Usage != want {
 		t.Errorf("got usage %+v, want %+v", out.Usage, want)
 	}
@@ -155,12 +157,14 @@ func formatEnum(t *testing.T, format json.RawMessage) []string {
 	return enum
 }
 
-// selectionEnum is the tool enum of a phase-1 format schema.
+// selectionEnum is the tool enum of a phase-1 format schema: the calls' items are the tool names
+// (reasoning "none" and "brief") or objects naming them ("full").
 func selectionEnum(format json.RawMessage) ([]string, error) {
 	var f struct {
 		Properties struct {
 			Calls struct {
 				Items struct {
+					Enum       []string `json:"enum"`
 					Properties struct {
 						Tool struct {
 							Enum []string `json:"enum"`
@@ -171,6 +175,9 @@ func selectionEnum(format json.RawMessage) ([]string, error) {
 		} `json:"properties"`
 	}
 	err := json.Unmarshal(format, &f)
+	if it := f.Properties.Calls.Items; it.Enum != nil {
+		return it.Enum, err
+	}
 	return f.Properties.Calls.Items.Properties.Tool.Enum, err
 }
 

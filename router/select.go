@@ -29,11 +29,24 @@ type selection struct {
 	Search string `json:"search,omitempty"`
 	// Unknown lists tool names the model chose that are not available; those calls are dropped.
 	Unknown []string `json:"-"`
+	// Confidence is read from the answer's logprobs (nil without them).
+	Confidence *Confidence `json:"-"`
 }
 
 type selectCall struct {
 	Tool string `json:"tool"`
 	Task string `json:"task"`
+}
+
+// UnmarshalJSON takes a call as the tool's name ("none" and "brief" reasoning) or as an object
+// with tool and task ("full").
+func (c *selectCall) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		*c = selectCall{}
+		return json.Unmarshal(b, &c.Tool)
+	}
+	type plain selectCall
+	return json.Unmarshal(b, (*plain)(c))
 }
 
 // twoPhase plans a round with a phase-1 selection under a format schema listing the tools, and
@@ -90,10 +103,17 @@ func (tp *twoPhase) plan(ctx context.Context, round, remaining int) (plan, error
 			tp.show(v)
 			continue
 		}
-		p := plan{answer: text, reasoning: sel.Reasoning, needsMore: sel.NeedsMore, direct: sel.Direct, unknown: sel.Unknown, searched: searched}
+		p := plan{answer: text, reasoning: sel.Reasoning, needsMore: sel.NeedsMore, direct: sel.Direct, unknown: sel.Unknown,
+			searched: searched, confidence: sel.Confidence}
+		if low, ok := sel.Confidence.lowest(); ok && sel.UseTool && low < tp.r.set.MinConfidence {
+			p.lowConfidence = low
+			tp.j.note(StepLowConfidence, round, fmt.Sprintf("confidence %.2f is below router.min_confidence %.2f: no call made", low, tp.r.set.MinConfidence))
+			return p, nil
+		}
 		for _, c := range sel.Calls {
 			p.calls = append(p.calls, planned{tool: tp.ps.byName[c.Tool], name: c.Tool, task: c.Task})
 		}
+		tasks(p.calls)
 		return p, nil
 	}
 }
@@ -106,9 +126,9 @@ func (tp *twoPhase) selectOnce(ctx context.Context, round, remaining int, canSea
 	if err != nil {
 		return selection{}, "", &stageError{stage: stage, err: err}
 	}
-	format := selectionFormat(tp.view.enum, remaining, canSearch)
+	format := selectionFormat(tp.view.enum, remaining, canSearch, tp.r.set.Reasoning)
 	t0 := time.Now()
-	rep, err := tp.r.complete(ctx, msgs, format, nil, est)
+	rep, err := tp.r.complete(ctx, msgs, format, nil, est, topLogprobs)
 	step := tp.j.modelCall(timingSelect, StepSelect, round, t0, rep)
 	var sel selection
 	if err == nil {
@@ -123,11 +143,31 @@ func (tp *twoPhase) selectOnce(ctx context.Context, round, remaining int, canSea
 		return selection{}, "", &stageError{stage: stage, err: err}
 	}
 	sel.check(tp.ps.byName)
+	sel.Confidence = confidenceOf(rep.Text, rep.Logprobs, sel, tp.view.names)
+	step.Confidence = sel.Confidence
 	step.Detail = sel.summary()
 	step = tp.j.step(step)
 	tp.j.record("select", step, msgs, format, rep.Text, sel, nil, trajectory.Outcome{SchemaValid: boolPtr(true)})
 	tp.j.event(Event{Type: EventSelectComplete, Round: round, Step: &step, Selection: sel.public()})
 	return sel, rep.Text, nil
+}
+
+// tasks tells apart the calls of a round that name the same tool without a task (reasoning "none"
+// and "brief" write none): phase 2 sees the query either way, and a note of which call it writes
+// keeps two calls of one tool from getting the same arguments.
+func tasks(calls []planned) {
+	count := map[string]int{}
+	for _, c := range calls {
+		count[c.name]++
+	}
+	seen := map[string]int{}
+	for i := range calls {
+		c := &calls[i]
+		if n := count[c.name]; n > 1 && c.task == "" {
+			seen[c.name]++
+			c.task = fmt.Sprintf("call %d of %d to %s in this step; the other calls cover the other parts of the query", seen[c.name], n, c.name)
+		}
+	}
 }
 
 // check drops calls of unknown tools (recording them) and normalises "no tool" answers.
@@ -175,32 +215,60 @@ func (s selection) summary() string {
 }
 
 func (s selection) public() *Selection {
-	p := &Selection{Reasoning: s.Reasoning, UseTool: s.UseTool, NeedsMore: s.NeedsMore, Direct: s.Direct, Tools: []string{}}
+	p := &Selection{Reasoning: s.Reasoning, UseTool: s.UseTool, NeedsMore: s.NeedsMore, Direct: s.Direct, Tools: []string{},
+		Confidence: s.Confidence}
 	for _, c := range s.Calls {
 		p.Tools = append(p.Tools, c.Tool)
 	}
 	return p
 }
 
-// selectionFormat is the phase-1 `format` schema: at most `remaining` calls, each an enum of the
-// qualified tool names. Its keys are written in generation order (reasoning first, so the decision
-// follows it): Ollama's grammar keeps the order of the schema text, which encoding/json would sort.
-// With search, the answer may carry "search" words instead of calls (a shortlist's escape).
-func selectionFormat(enum []byte, remaining int, search bool) []byte {
+// Bounds of the strings phase 1 may write, in characters: every string of a format schema is
+// bounded, so no answer runs on to num_predict.
+const (
+	maxBriefReasoning = 160 // router.reasoning "brief": one short sentence
+	maxFullReasoning  = 600 // router.reasoning "full"
+	maxTask           = 200 // a call's task ("full" only)
+	maxSearch         = 100 // the words of a search beyond the shortlist
+)
+
+// selectionFormat is the phase-1 `format` schema: at most `remaining` calls, each naming a tool of
+// the enum of qualified names. Its keys are written in generation order: Ollama's grammar keeps
+// the order of the schema text, which encoding/json would sort. With reasoning "none" the decision
+// comes first and each call is just the tool's name, the fewest tokens that carry the decision;
+// "brief" adds one bounded sentence before it; "full" adds a longer reasoning and each call's task
+// (today's shape). With search, the answer may carry "search" words instead of calls (a
+// shortlist's escape).
+func selectionFormat(enum []byte, remaining int, search bool, reasoning Reasoning) []byte {
 	var b strings.Builder
 	b.WriteString(`{"type":"object","properties":{`)
-	b.WriteString(`"reasoning":{"type":"string"},`)
+	switch reasoning {
+	case ReasoningBrief:
+		fmt.Fprintf(&b, `"reasoning":{"type":"string","maxLength":%d},`, maxBriefReasoning)
+	case ReasoningFull:
+		fmt.Fprintf(&b, `"reasoning":{"type":"string","maxLength":%d},`, maxFullReasoning)
+	}
 	b.WriteString(`"use_tool":{"type":"boolean"},`)
 	b.WriteString(`"calls":{"type":"array","maxItems":`)
 	b.WriteString(strconv.Itoa(remaining))
-	b.WriteString(`,"items":{"type":"object","properties":{"tool":{"type":"string","enum":`)
-	b.Write(enum)
-	b.WriteString(`},"task":{"type":"string"}},"required":["tool","task"]}},`)
+	if reasoning == ReasoningFull {
+		b.WriteString(`,"items":{"type":"object","properties":{"tool":{"type":"string","enum":`)
+		b.Write(enum)
+		fmt.Fprintf(&b, `},"task":{"type":"string","maxLength":%d}},"required":["tool","task"]}},`, maxTask)
+	} else {
+		b.WriteString(`,"items":{"type":"string","enum":`)
+		b.Write(enum)
+		b.WriteString(`}},`)
+	}
 	if search {
-		b.WriteString(`"search":{"type":"string"},`)
+		fmt.Fprintf(&b, `"search":{"type":"string","maxLength":%d},`, maxSearch)
 	}
 	b.WriteString(`"needs_more":{"type":"boolean"},"direct":{"type":"boolean"}},`)
-	b.WriteString(`"required":["reasoning","use_tool","calls","needs_more","direct"]}`)
+	if reasoning == ReasoningNone {
+		b.WriteString(`"required":["use_tool","calls","needs_more","direct"]}`)
+	} else {
+		b.WriteString(`"required":["reasoning","use_tool","calls","needs_more","direct"]}`)
+	}
 	return []byte(b.String())
 }
 

@@ -76,7 +76,8 @@ type promptSet struct {
 // view is one phase-1 prompt: its system text, the selection enum and the tools it shows.
 type view struct {
 	text  string
-	enum  []byte // JSON array of the shown qualified names and "none"
+	enum  []byte   // JSON array of the shown qualified names and "none"
+	names []string // the same names
 	tools map[string]*inventory.Tool
 	// shortlist is nil when the whole inventory is shown.
 	shortlist *Shortlist
@@ -190,8 +191,9 @@ func (r *Router) render(ps *promptSet, tools []*inventory.Tool, sl *Shortlist) *
 	for _, t := range groupedOrder(tools, at, len(groups)) {
 		enum = append(enum, t.Qualified)
 	}
-	v.text = prompts.SelectFrom(sl != nil, groups)
-	v.enum, _ = json.Marshal(append(enum, noneTool))
+	v.text = prompts.SelectFrom(prompts.SelectStyle{Shortlist: sl != nil, Reasoning: string(r.set.Reasoning)}, groups)
+	v.names = append(enum, noneTool)
+	v.enum, _ = json.Marshal(v.names)
 	return v
 }
 

@@ -1,6 +1,9 @@
 package router
 
-import "toolrouter/trajectory"
+import (
+	"toolrouter/provider"
+	"toolrouter/trajectory"
+)
 
 // StepKind names a trace step.
 type StepKind string
@@ -17,6 +20,8 @@ const (
 	StepNative    StepKind = "native"    // a native-mode model call
 	StepShortlist StepKind = "shortlist" // the tools phase 1 shows, ranked for the query
 	StepSearch    StepKind = "search"    // the model asked for other tools than the shortlist
+	// StepLowConfidence: the model's confidence was below router.min_confidence; no call made.
+	StepLowConfidence StepKind = "low_confidence"
 )
 
 // Step is one entry of an outcome's trace.
@@ -35,10 +40,16 @@ type Step struct {
 	EstimatedTokens int `json:"estimated_tokens,omitempty"`
 	// OverEstimate says the server counted more prompt tokens than estimated (or cut the
 	// prompt); the estimate for the model was raised at once.
-	OverEstimate     bool   `json:"over_estimate,omitempty"`
-	CompletionTokens int    `json:"completion_tokens,omitempty"`
-	Detail           string `json:"detail,omitempty"`
-	Error            string `json:"error,omitempty"`
+	OverEstimate     bool `json:"over_estimate,omitempty"`
+	CompletionTokens int  `json:"completion_tokens,omitempty"`
+	// Breakdown is a model call's split of the server's time (load_ms, prefill_ms, decode_ms,
+	// rest_ms) and its prompt tokens not served from the cache (uncached_prompt_tokens); nil on
+	// steps that are not model calls.
+	*provider.Breakdown
+	// Confidence is a selection's confidence, from the server's logprobs.
+	Confidence *Confidence `json:"confidence,omitempty"`
+	Detail     string      `json:"detail,omitempty"`
+	Error      string      `json:"error,omitempty"`
 }
 
 // EventType names a streamed event.
@@ -74,6 +85,8 @@ type Selection struct {
 	Tools     []string `json:"tools"`
 	NeedsMore bool     `json:"needs_more"`
 	Direct    bool     `json:"direct"`
+	// Confidence is the model's confidence in this selection (absent without logprobs).
+	Confidence *Confidence `json:"confidence,omitempty"`
 }
 
 // Recorder takes trajectory records without blocking; *trajectory.Writer satisfies it.

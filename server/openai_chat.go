@@ -19,6 +19,7 @@ import (
 	"toolrouter/council"
 	"toolrouter/observe"
 	"toolrouter/prompts"
+	"toolrouter/provider"
 	"toolrouter/router"
 )
 
@@ -50,8 +51,9 @@ type Completion struct {
 	Text      string
 	ToolCalls []api.ToolCall
 	// FinishReason is OpenAI's: "stop", "length" or "tool_calls".
-	FinishReason                   string
-	PromptTokens, CompletionTokens int
+	FinishReason string
+	// Stats are the call's tokens and server-side times (provider.Call's).
+	Stats provider.Stats
 }
 
 // ModelInfo is one model GET /v1/models lists: its name as a chat completion takes it, and the
@@ -115,6 +117,12 @@ type chatUsage struct {
 	TotalTokens      int `json:"total_tokens"`
 }
 
+// completionUsage is the answering model's call: its tokens and the split of the server's time.
+type completionUsage struct {
+	chatUsage
+	provider.Breakdown
+}
+
 // chatTrace is a response's x_toolrouter field: how it was answered.
 type chatTrace struct {
 	// Mode is "routed" (tools routed, the named model answered), "council" or "passthrough"
@@ -124,7 +132,7 @@ type chatTrace struct {
 	Council *council.Result `json:"council,omitempty"`
 	// CompletionUsage is the answering model's call, apart from the routing's (in routing.usage)
 	// and the council's (in council.usage).
-	CompletionUsage *chatUsage `json:"completion_usage,omitempty"`
+	CompletionUsage *completionUsage `json:"completion_usage,omitempty"`
 }
 
 // chatResult is a chat completion's answer.
@@ -327,7 +335,7 @@ func (h *handlers) complete(ctx context.Context, rep *served, res *chatResult, r
 	start := time.Now()
 	comp, err := h.d.Completer.Complete(ctx, req, onText)
 	call := observe.ModelCall{Phase: "completion", Model: req.Model, Start: start, Duration: time.Since(start),
-		PromptTokens: comp.PromptTokens, CompletionTokens: comp.CompletionTokens}
+		PromptTokens: comp.Stats.PromptTokens, CompletionTokens: comp.Stats.DecodeTokens, Breakdown: comp.Stats.Breakdown}
 	if err != nil {
 		call.Err = err.Error()
 	}
@@ -338,8 +346,9 @@ func (h *handlers) complete(ctx context.Context, rep *served, res *chatResult, r
 		}
 		return fmt.Errorf("%w: %w", errCompletion, err)
 	}
-	cu := usage(comp.PromptTokens, comp.CompletionTokens)
-	res.text, res.calls, res.finish, res.usage, res.trace.CompletionUsage = comp.Text, comp.ToolCalls, comp.FinishReason, cu, &cu
+	cu := usage(comp.Stats.PromptTokens, comp.Stats.DecodeTokens)
+	res.text, res.calls, res.finish, res.usage = comp.Text, comp.ToolCalls, comp.FinishReason, cu
+	res.trace.CompletionUsage = &completionUsage{chatUsage: cu, Breakdown: comp.Stats.Breakdown}
 	switch {
 	case len(res.calls) > 0:
 		res.finish = "tool_calls"

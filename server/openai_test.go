@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"toolrouter/internal/fakeollama"
+	"toolrouter/provider"
 	"toolrouter/router"
 	"toolrouter/server"
 )
@@ -119,6 +121,8 @@ type chatBody struct {
 		Mode    string          `json:"mode"`
 		Routing *router.Outcome `json:"routing"`
 		Council json.RawMessage `json:"council"`
+		// CompletionUsage is the answering model's call.
+		CompletionUsage map[string]float64 `json:"completion_usage"`
 	} `json:"x_toolrouter"`
 }
 
@@ -198,7 +202,8 @@ func TestChatCompletionsRejectsBadRequests(t *testing.T) {
 // has the routing and the completion call.
 func TestChatCompletionsRouted(t *testing.T) {
 	model := fakeollama.New(t, selectAdd(true)...)
-	comp := &fakeCompleter{pieces: []string{"2 + 3 ", "is 5."}, reply: server.Completion{FinishReason: "stop", PromptTokens: 40, CompletionTokens: 6}}
+	comp := &fakeCompleter{pieces: []string{"2 + 3 ", "is 5."}, reply: server.Completion{FinishReason: "stop", Stats: provider.Stats{PromptTokens: 40, DecodeTokens: 6,
+		Breakdown: provider.Breakdown{LoadMS: 1, PrefillMS: 8, DecodeMS: 30, RestMS: 2, UncachedTokens: 12}}}}
 	e := newChatEnv(t, model, comp, nil, server.Options{})
 	body := `{"model":"qwen2.5:7b","temperature":0.2,"max_tokens":64,"stop":"END","seed":7,"user":"someone","logit_bias":{},
 		"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"hello"},{"role":"assistant","content":"hi"},
@@ -258,8 +263,15 @@ func TestChatCompletionsRouted(t *testing.T) {
 	if rep.Endpoint != "/v1/chat/completions" || rep.Status != http.StatusOK || rep.Outcome == nil || len(rep.ModelCalls) != 1 {
 		t.Fatalf("got report endpoint %q status %d outcome %v model calls %d, want the route, 200, the outcome and one call", rep.Endpoint, rep.Status, rep.Outcome != nil, len(rep.ModelCalls))
 	}
-	if c := rep.ModelCalls[0]; c.Phase != "completion" || c.Model != "qwen2.5:7b" || c.PromptTokens != 40 || c.CompletionTokens != 6 || c.Err != "" || c.Duration <= 0 {
+	wantBreakdown := provider.Breakdown{LoadMS: 1, PrefillMS: 8, DecodeMS: 30, RestMS: 2, UncachedTokens: 12}
+	if c := rep.ModelCalls[0]; c.Phase != "completion" || c.Model != "qwen2.5:7b" || c.PromptTokens != 40 || c.CompletionTokens != 6 || c.Err != "" || c.Duration <= 0 ||
+		c.Breakdown != wantBreakdown {
 		t.Errorf("got model call %+v, want the completion's", c)
+	}
+	wantUsage := map[string]float64{"prompt_tokens": 40, "completion_tokens": 6, "total_tokens": 46,
+		"load_ms": 1, "prefill_ms": 8, "decode_ms": 30, "rest_ms": 2, "uncached_prompt_tokens": 12}
+	if !maps.Equal(out.XToolrouter.CompletionUsage, wantUsage) {
+		t.Errorf("got x_toolrouter.completion_usage %v, want %v", out.XToolrouter.CompletionUsage, wantUsage)
 	}
 }
 
@@ -270,7 +282,7 @@ func TestChatCompletionsPassThrough(t *testing.T) {
 	args.Set("city", "Paris")
 	model := fakeollama.New(t)
 	comp := &fakeCompleter{reply: server.Completion{ToolCalls: []api.ToolCall{{ID: "call_1", Function: api.ToolCallFunction{Name: "get_weather", Arguments: args}}},
-		FinishReason: "stop", PromptTokens: 20, CompletionTokens: 9}}
+		FinishReason: "stop", Stats: provider.Stats{PromptTokens: 20, DecodeTokens: 9}}}
 	e := newChatEnv(t, model, comp, nil, server.Options{})
 	body := `{"model":"openai/gpt-4o-mini","tool_choice":"auto","tools":[{"type":"function","function":{"name":"get_weather","description":"weather",
 		"parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}],
@@ -401,7 +413,7 @@ func TestChatCompletionsStream(t *testing.T) {
 		wantText     string
 		wantError    string // the code of the stream's error event
 	}{
-		{"with usage", true, &fakeCompleter{pieces: []string{"It ", "is ", "5."}, reply: server.Completion{PromptTokens: 30, CompletionTokens: 3}}, "It is 5.", ""},
+		{"with usage", true, &fakeCompleter{pieces: []string{"It ", "is ", "5."}, reply: server.Completion{Stats: provider.Stats{PromptTokens: 30, DecodeTokens: 3}}}, "It is 5.", ""},
 		{"without usage", false, &fakeCompleter{pieces: []string{"5"}}, "5", ""},
 		{"model fails", false, &fakeCompleter{err: errors.New("connection refused")}, "", "model_unavailable"},
 	}

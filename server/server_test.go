@@ -357,7 +357,9 @@ func TestRouteHappyPath(t *testing.T) {
 		t.Errorf("got timings_ms.total %v, want > 0", timings["total"])
 	}
 	usage, _ := out["usage"].(map[string]any)
-	wantUsage := map[string]any{"llm_calls": 2.0, "prompt_tokens": 150.0, "completion_tokens": 15.0}
+	// The fake reports no durations and no cached count: every prompt token is uncached.
+	wantUsage := map[string]any{"llm_calls": 2.0, "prompt_tokens": 150.0, "completion_tokens": 15.0,
+		"load_ms": 0.0, "prefill_ms": 0.0, "decode_ms": 0.0, "rest_ms": 0.0, "uncached_prompt_tokens": 150.0}
 	if len(usage) != len(wantUsage) {
 		t.Errorf("got usage %v, want %v", usage, wantUsage)
 	}

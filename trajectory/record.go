@@ -11,6 +11,8 @@ package trajectory
 import (
 	"encoding/json"
 	"time"
+
+	"toolrouter/provider"
 )
 
 // Message is one chat message in the state sent to the model.
@@ -35,6 +37,10 @@ type Record struct {
 	DurationMS       float64         `json:"duration_ms"`
 	PromptTokens     int             `json:"prompt_tokens,omitempty"`
 	CompletionTokens int             `json:"completion_tokens,omitempty"`
+	// Breakdown is a model call's split of the server's time (load_ms, prefill_ms, decode_ms,
+	// rest_ms) and its prompt tokens not served from the cache (uncached_prompt_tokens); nil for
+	// tool calls.
+	*provider.Breakdown
 }
 
 // Action is the model's answer: the raw text and, when it parsed, the parsed JSON.

@@ -28,8 +28,18 @@ type Reply struct {
 	// Status, when not 0 or 200, answers with that status and {"error": Error}.
 	Status int
 	Error  string
-	// PromptTokens and CompletionTokens are reported in the final message's metrics.
+	// PromptTokens and CompletionTokens are reported in the final message's metrics
+	// (prompt_eval_count, eval_count).
 	PromptTokens, CompletionTokens int
+	// CachedTokens, when not nil, is reported as prompt_eval_cached_count: how many of
+	// PromptTokens (the whole prompt, as Ollama counts it since v0.34) the prompt cache served.
+	CachedTokens *int
+	// LoadDuration, PrefillDuration and DecodeDuration are reported as load_duration,
+	// prompt_eval_duration and eval_duration; TotalDuration as total_duration (0: their sum).
+	LoadDuration, PrefillDuration, DecodeDuration, TotalDuration time.Duration
+	// Logprobs are sent when the request asks for them (logprobs: true): with a stream, one with
+	// each piece of text and the rest with the final message; else all in the one message.
+	Logprobs []api.Logprob
 	// NoDone ends the stream without the final done message.
 	NoDone bool
 	// Hang blocks until the client gives up (or the server closes).
@@ -204,7 +214,11 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	final := api.ChatResponse{
 		Model: req.Model, CreatedAt: time.Now().UTC(), Done: true, DoneReason: "stop",
 		Message: api.Message{Role: "assistant"},
-		Metrics: api.Metrics{PromptEvalCount: reply.PromptTokens, EvalCount: reply.CompletionTokens},
+		Metrics: reply.metrics(),
+	}
+	var logprobs []api.Logprob
+	if req.Logprobs {
+		logprobs = reply.Logprobs
 	}
 	if !streaming {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -213,19 +227,37 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		}
 		final.Message.Content = reply.Content
 		final.Message.ToolCalls = reply.ToolCalls
+		final.Logprobs = logprobs
 		writeJSON(w, final)
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	for _, chunk := range chunks(reply.Content, 8) {
-		writeJSON(w, api.ChatResponse{Model: req.Model, CreatedAt: time.Now().UTC(), Message: api.Message{Role: "assistant", Content: chunk}})
+		piece := api.ChatResponse{Model: req.Model, CreatedAt: time.Now().UTC(), Message: api.Message{Role: "assistant", Content: chunk}}
+		if len(logprobs) > 0 {
+			piece.Logprobs, logprobs = logprobs[:1], logprobs[1:]
+		}
+		writeJSON(w, piece)
 		if f, ok := w.(http.Flusher); ok {
 			f.Flush()
 		}
 	}
 	if !reply.NoDone {
 		final.Message.ToolCalls = reply.ToolCalls
+		final.Logprobs = logprobs
 		writeJSON(w, final)
+	}
+}
+
+// metrics are the final message's metrics.
+func (r Reply) metrics() api.Metrics {
+	total := r.TotalDuration
+	if total == 0 {
+		total = r.LoadDuration + r.PrefillDuration + r.DecodeDuration
+	}
+	return api.Metrics{
+		PromptEvalCount: r.PromptTokens, PromptEvalCachedCount: r.CachedTokens, EvalCount: r.CompletionTokens,
+		LoadDuration: r.LoadDuration, PromptEvalDuration: r.PrefillDuration, EvalDuration: r.DecodeDuration, TotalDuration: total,
 	}
 }
 

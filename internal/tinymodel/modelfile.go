@@ -12,6 +12,12 @@ import (
 // parses native tool calls. The thinking one also renders .Thinking between <think> and </think>,
 // which makes Ollama report the thinking capability: with think:true the assistant turn opens with
 // <think>, with think:false it gets an empty thinking block, as Qwen3's own template does.
+//
+// Ollama renders them itself: a model with a TEMPLATE and no tokenizer.chat_template (ours have
+// none) is a Go-template model, so Ollama sends llama-server the rendered prompt and starts it
+// with --no-jinja (--chat-template chatml is only a placeholder there). A tool renders with
+// {{ json .Function }}: since Ollama 0.3x, .Function is a template-only type with no String
+// method, and {{ .Function }} would print a Go struct.
 var (
 	//go:embed chatml.gotmpl
 	chatTemplate string

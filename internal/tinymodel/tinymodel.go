@@ -9,19 +9,24 @@
 // </think> → {), so a request with thinking on ends its thinking and gets its structured answer.
 // Nothing else about it is trained: it routes every query to the favoured tool.
 //
+// The json variant carries its preferences inside the tensors llama.cpp's qwen3 loader creates,
+// because Ollama serves GGUF models with llama.cpp's llama-server, whose loader refuses a file
+// with any other tensor ("wrong number of tensors"), an output.bias among them. A bias is a
+// logit added whatever the context, so one hidden dimension B stands in for it: every token's
+// embedding holds the same large constant at B, no layer writes there, and output.weight's
+// column B holds each token's bias divided by the value B has after the final RMSNorm. The
+// thinking chain works the same way on dimensions of its own (see tensors).
+//
 // It owns the model file and its Modelfile; building and serving Ollama is scripts/real-ollama's.
+// The file is GGUF version 3, written by this package (gguf.go).
 package tinymodel
 
 import (
-	"encoding/binary"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"os"
 	"strings"
-
-	"github.com/ollama/ollama/fs/ggml"
 )
 
 // Options shape a model. The zero value of a field takes Default's.
@@ -61,12 +66,19 @@ const (
 	biasNameMax  = 16
 	biasDigit    = 6
 	biasTrue     = 4
-	// jsonOutputStd is the spread of the json variant's random output weights: its logits vary
-	// with the context by about 0.02, far less than the 2 between bias levels, so the order holds
-	// everywhere. (The plain variant's are 0.02, logits varying by about 0.2.)
-	jsonOutputStd = 0.002
+	// jsonOutputStd is the spread of the json variant's random output weights. B takes nearly all
+	// of the hidden state's RMS, so after the final norm the random dimensions hold a vector of
+	// length about 0.96 (see tensors): the random logits vary with the context by about 0.02, far
+	// less than the 1 to 2 between bias levels, so the order holds everywhere. (The plain
+	// variant's weights are 0.02 too, but its hidden state is all random, of length about 8: its
+	// logits vary by about 0.16.)
+	jsonOutputStd = 0.02
 	// chainLogit is what a thinking-chain token adds to its successor's logit: more than biasEnd.
 	chainLogit = 40
+	// biasScale sets the constant at B to biasScale·sqrt(Embedding), so that B holds about
+	// 98.6% of every hidden state's mean square: its value after the final norm is the same, to
+	// about 0.1%, whatever the context.
+	biasScale = 8
 )
 
 // thinkChain is the json variant's one learned sequence, each token followed by the next.
@@ -90,11 +102,12 @@ func Write(path string, v *Vocab, o Options) error {
 	if err != nil {
 		return fmt.Errorf("creating model file: %w", err)
 	}
-	if err := ggml.WriteGGUF(f, kv, ts); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
+	err = writeGGUF(f, kv, ts)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if err := f.Close(); err != nil {
+	if err != nil {
+		os.Remove(path)
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
@@ -135,7 +148,7 @@ func specials(v *Vocab) (specialIDs, error) {
 	return s, nil
 }
 
-func metadata(v *Vocab, o Options) (ggml.KV, error) {
+func metadata(v *Vocab, o Options) ([]keyValue, error) {
 	sp, err := specials(v)
 	if err != nil {
 		return nil, err
@@ -144,87 +157,104 @@ func metadata(v *Vocab, o Options) (ggml.KV, error) {
 	if len(o.Favour) > 0 {
 		name += "-json"
 	}
-	return ggml.KV{
-		"general.architecture": "qwen3",
-		"general.name":         name,
-		"general.description": "random weights, meaningless answers; output head favours: " +
-			strings.Join(o.Favour, ", "),
-		"general.file_type":                      uint32(0), // all F32
-		"qwen3.block_count":                      uint32(o.Layers),
-		"qwen3.context_length":                   uint32(o.ContextLength),
-		"qwen3.embedding_length":                 uint32(o.Embedding),
-		"qwen3.feed_forward_length":              uint32(o.FeedForward),
-		"qwen3.attention.head_count":             uint32(o.Heads),
-		"qwen3.attention.head_count_kv":          uint32(o.KVHeads),
-		"qwen3.attention.key_length":             uint32(o.HeadDim),
-		"qwen3.attention.value_length":           uint32(o.HeadDim),
-		"qwen3.attention.layer_norm_rms_epsilon": float32(1e-6),
-		"qwen3.rope.freq_base":                   float32(1e6),
-		"tokenizer.ggml.model":                   "gpt2",
-		"tokenizer.ggml.pre":                     "qwen2",
-		"tokenizer.ggml.tokens":                  v.Tokens,
-		"tokenizer.ggml.token_type":              v.Types,
-		"tokenizer.ggml.merges":                  v.Merges,
-		"tokenizer.ggml.eos_token_id":            uint32(sp.imEnd),
-		"tokenizer.ggml.eos_token_ids":           []int32{int32(sp.imEnd), int32(sp.endOfText)},
-		"tokenizer.ggml.bos_token_id":            uint32(sp.endOfText),
-		"tokenizer.ggml.padding_token_id":        uint32(sp.endOfText),
-		"tokenizer.ggml.add_bos_token":           false,
-		"tokenizer.ggml.add_eos_token":           false,
+	return []keyValue{
+		{"general.architecture", "qwen3"},
+		{"general.name", name},
+		{"general.description", "random weights, meaningless answers; output head favours: " +
+			strings.Join(o.Favour, ", ")},
+		{"general.file_type", uint32(0)}, // all F32
+		{"qwen3.block_count", uint32(o.Layers)},
+		{"qwen3.context_length", uint32(o.ContextLength)},
+		{"qwen3.embedding_length", uint32(o.Embedding)},
+		{"qwen3.feed_forward_length", uint32(o.FeedForward)},
+		{"qwen3.attention.head_count", uint32(o.Heads)},
+		{"qwen3.attention.head_count_kv", uint32(o.KVHeads)},
+		{"qwen3.attention.key_length", uint32(o.HeadDim)},
+		{"qwen3.attention.value_length", uint32(o.HeadDim)},
+		{"qwen3.attention.layer_norm_rms_epsilon", float32(1e-6)},
+		{"qwen3.rope.freq_base", float32(1e6)},
+		{"tokenizer.ggml.model", "gpt2"},
+		{"tokenizer.ggml.pre", "qwen2"},
+		{"tokenizer.ggml.tokens", v.Tokens},
+		{"tokenizer.ggml.token_type", v.Types},
+		{"tokenizer.ggml.merges", v.Merges},
+		{"tokenizer.ggml.eos_token_id", uint32(sp.imEnd)},
+		{"tokenizer.ggml.eos_token_ids", []int32{int32(sp.imEnd), int32(sp.endOfText)}},
+		{"tokenizer.ggml.bos_token_id", uint32(sp.endOfText)},
+		{"tokenizer.ggml.padding_token_id", uint32(sp.endOfText)},
+		{"tokenizer.ggml.add_bos_token", false},
+		{"tokenizer.ggml.add_eos_token", false},
 	}, nil
 }
 
-// f32 is an F32 tensor's data.
-type f32 []float32
+// layout is where the json variant keeps what it learned in the hidden state. Dimensions
+// [0, free) are random; with the thinking chain and the bias, the last ones are reserved: chain+k
+// for the k-th chain step, then bias, the dimension B. The plain variant reserves none.
+type layout struct {
+	d, free, chain, bias int
+}
 
-func (d f32) WriteTo(w io.Writer) (int64, error) {
-	if err := binary.Write(w, binary.LittleEndian, []float32(d)); err != nil {
-		return 0, err
+func layoutOf(o Options) layout {
+	d := o.Embedding
+	if len(o.Favour) == 0 {
+		return layout{d: d, free: d, chain: -1, bias: -1}
 	}
-	return int64(4 * len(d)), nil
+	free := d - (len(thinkChain) - 1) - 1
+	return layout{d: d, free: free, chain: free, bias: d - 1}
+}
+
+// postNorm is what the final RMSNorm (weight 1) makes of the json variant's embeddings: every
+// one has mean square (c² + free)/d, c = biasScale·sqrt(d) at B and a length of sqrt(free) in the
+// rest (a token's random part, or a chain token's one chain dimension), so B becomes
+// c/rms and a chain dimension sqrt(free)/rms in every context. The layers shift that only
+// through the random dimensions, where they add little next to c² (about 0.1% at most).
+func (l layout) postNorm() (b, chain float64) {
+	c, free := biasScale*sqrt(l.d), float64(l.free)
+	rms := math.Sqrt((c*c + free) / float64(l.d))
+	return c / rms, math.Sqrt(free) / rms
 }
 
 // tensors builds the weights. Matrices are stored as GGUF shapes them, [in, out], one row of
-// `in` values per output. With the thinking chain, the last len(thinkChain) hidden dimensions are
-// reserved for it: only a chain token's embedding is non-zero there (one dimension each), no layer
-// writes there, and only a chain successor's output row reads there, so the chain steers nothing
-// else and nothing else disturbs it.
-func tensors(v *Vocab, o Options) ([]*ggml.Tensor, error) {
+// `in` values per output. The json variant reserves the last hidden dimensions (see layout): no
+// layer writes there (the rows of attn_output and ffn_down that would are zero), so what the
+// embedding puts there reaches the final norm as it is. Every token's embedding has the constant
+// c at B, and output row v has bias_v/postNorm(B) at B: its logit gains bias_v in every context.
+// A chain token's embedding has sqrt(free) at its chain dimension and nothing in the random ones,
+// and its successor's output row has chainLogit/postNorm(chain) there: after that token, the
+// successor's logit is chainLogit plus its bias. Only chain tokens have anything at a chain
+// dimension and only their successors read one, so the chain steers nothing else.
+func tensors(v *Vocab, o Options) ([]tensor, error) {
 	d, nv := o.Embedding, len(v.Tokens)
 	json := len(o.Favour) > 0
-	reserved := 0
-	if json {
-		reserved = len(thinkChain) - 1
-	}
-	free := d - reserved
-	if free < d/2 {
+	l := layoutOf(o)
+	if l.free < d/2 {
 		return nil, fmt.Errorf("embedding %d is too small", d)
 	}
 	seq := uint64(0)
-	random := func(n int, std float64) f32 {
+	random := func(n int, std float64) []float32 {
 		seq++
 		r := rand.New(rand.NewPCG(o.Seed, seq))
-		out := make(f32, n)
+		out := make([]float32, n)
 		for i := range out {
 			out[i] = float32(r.NormFloat64() * std)
 		}
 		return out
 	}
-	ones := func(n int) f32 {
-		out := make(f32, n)
+	ones := func(n int) []float32 {
+		out := make([]float32, n)
 		for i := range out {
 			out[i] = 1
 		}
 		return out
 	}
-	clearRows := func(w f32, in int) { // no output to the reserved dimensions
-		for j := free; j < d; j++ {
+	clearRows := func(w []float32, in int) { // no output to the reserved dimensions
+		for j := l.free; j < d; j++ {
 			clear(w[j*in : (j+1)*in])
 		}
 	}
-	var ts []*ggml.Tensor
-	add := func(name string, data f32, shape ...uint64) {
-		ts = append(ts, &ggml.Tensor{Name: name, Kind: 0, Shape: shape, WriterTo: data})
+	var ts []tensor
+	add := func(name string, data []float32, shape ...uint64) {
+		ts = append(ts, tensor{name: name, shape: shape, data: data})
 	}
 	const std = 0.02
 	qd, kvd := o.Heads*o.HeadDim, o.KVHeads*o.HeadDim
@@ -235,9 +265,10 @@ func tensors(v *Vocab, o Options) ([]*ggml.Tensor, error) {
 		outStd = jsonOutputStd
 	}
 	out := random(nv*d, outStd)
-	for t := range nv {
-		clear(embd[t*d+free : (t+1)*d])
-		clear(out[t*d+free : (t+1)*d])
+	if json {
+		if err := learn(v, o, l, embd, out); err != nil {
+			return nil, err
+		}
 	}
 	add("token_embd.weight", embd, uint64(d), uint64(nv))
 	add("output_norm.weight", ones(d), uint64(d))
@@ -259,41 +290,62 @@ func tensors(v *Vocab, o Options) ([]*ggml.Tensor, error) {
 		clearRows(down, o.FeedForward)
 		add(p+"ffn_down.weight", down, uint64(o.FeedForward), uint64(d))
 	}
-	if json {
-		bias, err := favour(v, o.Favour)
-		if err != nil {
-			return nil, err
-		}
-		for k := range reserved {
-			from, _ := v.ID(thinkChain[k])
-			to, ok := v.ID(thinkChain[k+1])
-			if !ok {
-				return nil, fmt.Errorf("vocabulary has no token %q", thinkChain[k+1])
-			}
-			if _, ok := v.ID(thinkChain[k]); !ok {
-				return nil, fmt.Errorf("vocabulary has no token %q", thinkChain[k])
-			}
-			dim := free + k
-			// An embedding of one dimension with RMS 1: RMSNorm leaves it as it is.
-			clear(embd[from*d : (from+1)*d])
-			embd[from*d+dim] = float32(sqrt(d))
-			out[to*d+dim] = float32(chainLogit / sqrt(d))
-		}
-		add("output.bias", bias, uint64(nv))
-	}
 	add("output.weight", out, uint64(d), uint64(nv))
 	return ts, nil
+}
+
+// learn writes the json variant's bias and thinking chain into the random embedding and output
+// matrices (see tensors and layout).
+func learn(v *Vocab, o Options, l layout, embd, out []float32) error {
+	bias, err := favour(v, o.Favour)
+	if err != nil {
+		return err
+	}
+	chain := make([]int, len(thinkChain))
+	for k, s := range thinkChain {
+		id, ok := v.ID(s)
+		if !ok {
+			return fmt.Errorf("vocabulary has no token %q", s)
+		}
+		chain[k] = id
+	}
+	d, c := l.d, float32(biasScale*sqrt(l.d))
+	postB, postChain := l.postNorm()
+	for t := range len(v.Tokens) {
+		e, w := embd[t*d:(t+1)*d], out[t*d:(t+1)*d]
+		// The random part gets length sqrt(free), so every embedding has the same mean square.
+		var sum float64
+		for _, x := range e[:l.free] {
+			sum += float64(x) * float64(x)
+		}
+		scale := float32(sqrt(l.free) / math.Sqrt(sum))
+		for i := range e[:l.free] {
+			e[i] *= scale
+		}
+		clear(e[l.free:])
+		clear(w[l.free:])
+		e[l.bias] = c
+		w[l.bias] = float32(float64(bias[t]) / postB)
+	}
+	for k, from := range chain[:len(chain)-1] {
+		to, dim := chain[k+1], l.chain+k
+		e := embd[from*d : (from+1)*d]
+		clear(e[:l.free])
+		e[dim] = float32(sqrt(l.free))
+		out[to*d+dim] = float32(chainLogit / postChain)
+	}
+	return nil
 }
 
 func sqrt(n int) float64 { return math.Sqrt(float64(n)) }
 
 // favour is the json variant's output bias (see the bias constants).
-func favour(v *Vocab, names []string) (f32, error) {
+func favour(v *Vocab, names []string) ([]float32, error) {
 	sp, err := specials(v)
 	if err != nil {
 		return nil, err
 	}
-	bias := make(f32, len(v.Tokens))
+	bias := make([]float32, len(v.Tokens))
 	set := func(s string, b float32) {
 		if id, ok := v.ID(s); ok && bias[id] < b {
 			bias[id] = b

@@ -1,0 +1,154 @@
+//go:build realollama
+
+package realollama_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/ollama/ollama/api"
+
+	"toolrouter/config"
+	"toolrouter/internal/bfcltools"
+	"toolrouter/inventory"
+	"toolrouter/router"
+)
+
+// The figures docs/benchmarks.md quotes for a route's model calls on the real server, as Go
+// benchmarks reporting Ollama's own counters per call:
+//
+//	eval "$(scripts/real-ollama up)"
+//	go test -tags realollama -run '^$' -bench . -benchtime 3x ./internal/realollama/
+//
+// decode-tok is eval_count, rest-ms is total − load − prefill − decode, uncached-% is the share of
+// the prompt not served from the server's cache (prompt_eval_count − prompt_eval_cached_count).
+
+// callCost is one model call's counters as the server reported them.
+type callCost struct {
+	decode, prompt, uncached int
+	restMS, prefillMS        float64
+}
+
+func costOf(x *exchange) (callCost, bool) {
+	if x.final == nil {
+		return callCost{}, false
+	}
+	m := x.final.Metrics
+	c := callCost{decode: m.EvalCount, prompt: m.PromptEvalCount, uncached: m.PromptEvalCount,
+		prefillMS: msOf(m.PromptEvalDuration)}
+	if m.PromptEvalCachedCount != nil {
+		c.uncached = m.PromptEvalCount - *m.PromptEvalCachedCount
+	}
+	c.restMS = max(0, msOf(m.TotalDuration-m.LoadDuration-m.PromptEvalDuration-m.EvalDuration))
+	return c, true
+}
+
+func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// BenchmarkRouteRounds routes one query over the built-in calculator and clock with the default
+// budget of 4 calls, for each router.reasoning: the json variant always asks for more, so each
+// route runs 4 rounds of phase 1 and phase 2. It reports phase 1's decode tokens, rest and
+// uncached share per round, and the route's wall time.
+func BenchmarkRouteRounds(b *testing.B) {
+	o := realOllama(b)
+	inv := newInventory(b, nil)
+	for _, reasoning := range []router.Reasoning{router.ReasoningNone, router.ReasoningBrief, router.ReasoningFull} {
+		b.Run("reasoning="+string(reasoning), func(b *testing.B) {
+			rec := newRecorder(b, o)
+			rt := newRouter(b, o, rec, inv, router.Settings{Reasoning: reasoning})
+			const rounds = 4
+			var sum [rounds]callCost
+			var calls [rounds]int
+			var wall time.Duration
+			queries := []string{"what is 2 plus 40?", "what time is it in Tokyo?", "add 17 and 25"}
+			for i := 0; b.Loop(); i++ {
+				n := rec.mark()
+				start := time.Now()
+				if _, err := rt.Route(context.Background(), router.Request{Query: queries[i%len(queries)]}); err != nil {
+					b.Fatal(err)
+				}
+				wall += time.Since(start)
+				for r, x := range phase1(rec.since(n)) {
+					c, ok := costOf(x)
+					if !ok || r >= rounds {
+						continue
+					}
+					sum[r].decode += c.decode
+					sum[r].prompt += c.prompt
+					sum[r].uncached += c.uncached
+					sum[r].restMS += c.restMS
+					calls[r]++
+				}
+			}
+			for r := range rounds {
+				if calls[r] == 0 {
+					continue
+				}
+				n := float64(calls[r])
+				b.ReportMetric(float64(sum[r].decode)/n, fmt.Sprintf("r%d-decode-tok", r+1))
+				b.ReportMetric(sum[r].restMS/n, fmt.Sprintf("r%d-rest-ms", r+1))
+				b.ReportMetric(100*float64(sum[r].uncached)/float64(max(1, sum[r].prompt)), fmt.Sprintf("r%d-uncached-%%", r+1))
+			}
+			b.ReportMetric(msOf(wall)/float64(b.N), "route-ms")
+		})
+	}
+}
+
+// BenchmarkPhase1Rest makes one phase-1 call (the cache warm after the first) over 10, 30 and 200
+// BFCL tools, and the same prompt without a format, reporting the rest of each call: whether the
+// time outside prefill and decode grows with the enum and the format schema's size.
+func BenchmarkPhase1Rest(b *testing.B) {
+	o := realOllama(b)
+	for _, n := range []int{10, 30, 200} {
+		big, fns := bfcltools.Server(b, n)
+		inv := inventory.New(map[string]config.Server{"big": builtin("big")},
+			inventory.Options{Logger: quiet, InProcess: map[string]*server.MCPServer{"big": big}})
+		inv.Start(context.Background())
+		b.Cleanup(inv.Close)
+		for _, format := range []bool{true, false} {
+			b.Run(fmt.Sprintf("tools=%d/format=%v", n, format), func(b *testing.B) {
+				rec := newRecorder(b, o)
+				rt := newRouter(b, o, rec, inv, router.Settings{MaxToolCalls: 1,
+					Options: map[string]any{"temperature": 0, "seed": 42, "num_ctx": 32768}})
+				var p1 *exchange
+				if _, err := rt.Route(context.Background(), router.Request{Query: fns[0].Question}); err != nil {
+					b.Fatal(err)
+				}
+				if xs := phase1(rec.since(0)); len(xs) > 0 {
+					p1 = xs[0]
+				}
+				if p1 == nil {
+					b.Fatal("no phase-1 call recorded")
+				}
+				req := p1.req
+				if !format {
+					req.Format = nil
+				}
+				stream := false
+				req.Stream = &stream
+				var rest, decode float64
+				c := o.client()
+				for b.Loop() {
+					var final api.ChatResponse
+					if err := c.Chat(context.Background(), &req, func(r api.ChatResponse) error {
+						if r.Done {
+							final = r
+						}
+						return nil
+					}); err != nil {
+						b.Fatal(err)
+					}
+					cost, _ := costOf(&exchange{final: &final})
+					rest += cost.restMS
+					decode += float64(cost.decode)
+				}
+				b.ReportMetric(rest/float64(b.N), "rest-ms")
+				b.ReportMetric(decode/float64(b.N), "decode-tok")
+				b.ReportMetric(float64(len(req.Format)), "format-bytes")
+			})
+		}
+	}
+}

@@ -1,0 +1,173 @@
+package router
+
+import (
+	"math"
+	"strings"
+
+	"github.com/ollama/ollama/api"
+)
+
+// topLogprobs is how many alternatives phase 1 asks the server for at each generated token: the
+// confidence is computed from them.
+const topLogprobs = 10
+
+// Confidence is the model's own probability for phase 1's decision, from the server's
+// logprobs: UseTool for the use_tool value it wrote, Tool for its choice of tool (the lowest over
+// the calls of a selection). A field is absent when the answer did not carry it or the server sent
+// no logprobs.
+type Confidence struct {
+	UseTool *float64 `json:"use_tool,omitempty"`
+	Tool    *float64 `json:"tool,omitempty"`
+}
+
+// lowest is the smaller of the two figures present, and false when there is none.
+func (c *Confidence) lowest() (float64, bool) {
+	if c == nil || c.UseTool == nil && c.Tool == nil {
+		return 0, false
+	}
+	low := math.Inf(1)
+	for _, v := range []*float64{c.UseTool, c.Tool} {
+		if v != nil {
+			low = min(low, *v)
+		}
+	}
+	return low, true
+}
+
+// confidenceOf reads the model's confidence in a selection from the logprobs of the answer text
+// it generated. candidates are the enum's names. A value's confidence is the product, over the
+// tokens that spell it, of the probability the model gave to tokens leading to the chosen value,
+// divided by what it gave to tokens leading to any value the format allows there: the
+// probability of the choice under the format. The first token of a name that no other candidate
+// shares decides it; later tokens then add a factor of 1.
+func confidenceOf(text string, lps []api.Logprob, sel selection, candidates []string) *Confidence {
+	if len(lps) == 0 {
+		return nil
+	}
+	toks := spans(lps)
+	if toks == nil || toks[len(toks)-1].end != len(text) {
+		return nil // the logprobs do not spell the answer: nothing to read safely
+	}
+	var c Confidence
+	if at := valueAfterKey(text, "use_tool", 0); at >= 0 {
+		chosen := "false"
+		if strings.HasPrefix(text[at:], "true") {
+			chosen = "true"
+		}
+		if p, ok := choiceProbability(text, toks, at, chosen, []string{"true", "false"}); ok {
+			c.UseTool = &p
+		}
+	}
+	if sel.UseTool {
+		quoted := make([]string, len(candidates))
+		for i, n := range candidates {
+			quoted[i] = `"` + n + `"`
+		}
+		from := strings.Index(text, `"calls"`)
+		for _, call := range sel.Calls {
+			if from < 0 {
+				break
+			}
+			at := strings.Index(text[from:], `"`+call.Tool+`"`)
+			if at < 0 {
+				continue
+			}
+			at += from
+			if p, ok := choiceProbability(text, toks, at, `"`+call.Tool+`"`, quoted); ok && (c.Tool == nil || p < *c.Tool) {
+				c.Tool = &p
+			}
+			from = at + len(call.Tool) + 2
+		}
+	}
+	if c.UseTool == nil && c.Tool == nil {
+		return nil
+	}
+	return &c
+}
+
+// span is one generated token with its place in the answer text.
+type span struct {
+	start, end int
+	lp         api.Logprob
+}
+
+func spans(lps []api.Logprob) []span {
+	out := make([]span, len(lps))
+	at := 0
+	for i, lp := range lps {
+		out[i] = span{start: at, end: at + len(lp.Token), lp: lp}
+		at += len(lp.Token)
+	}
+	return out
+}
+
+// choiceProbability is the probability of the value chosen, written at text[at:], among
+// candidates (each a literal as it would be written), from the tokens that overlap it.
+func choiceProbability(text string, toks []span, at int, chosen string, candidates []string) (float64, bool) {
+	end := at + len(chosen)
+	p, seen := 1.0, false
+	for _, t := range toks {
+		if t.end <= at || t.start >= end {
+			continue
+		}
+		if len(t.lp.TopLogprobs) == 0 {
+			return 0, false
+		}
+		var mine, all float64
+		for _, alt := range t.lp.TopLogprobs {
+			pr := math.Exp(alt.Logprob)
+			leadsChosen, leadsAny := false, false
+			for _, cand := range candidates {
+				if leads(text, at, t.start, cand, alt.Token) {
+					leadsAny = true
+					leadsChosen = leadsChosen || cand == chosen
+				}
+			}
+			if leadsAny {
+				all += pr
+			}
+			if leadsChosen {
+				mine += pr
+			}
+		}
+		if all == 0 || mine == 0 {
+			// The alternatives the server listed do not include the token written (a top-k
+			// too small for the sampler's pick): no figure rather than a wrong one.
+			return 0, false
+		}
+		p *= mine / all
+		seen = true
+	}
+	return p, seen
+}
+
+// leads reports whether writing token at offset from (where the value starts at offset at) can
+// lead to the candidate value: the token spells a prefix of what would be written from there, or
+// the whole of it and more.
+func leads(text string, at, from int, cand, token string) bool {
+	var rest string
+	if from <= at {
+		rest = text[from:at] + cand
+	} else {
+		done := text[at:from]
+		if !strings.HasPrefix(cand, done) {
+			return false
+		}
+		rest = cand[len(done):]
+	}
+	return strings.HasPrefix(rest, token) || strings.HasPrefix(token, rest)
+}
+
+// valueAfterKey is the offset of the value written for key in a JSON object's text, searching
+// from offset from, or -1.
+func valueAfterKey(text, key string, from int) int {
+	i := strings.Index(text[from:], `"`+key+`"`)
+	if i < 0 {
+		return -1
+	}
+	i += from + len(key) + 2
+	for i < len(text) && (text[i] == ' ' || text[i] == ':' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r') {
+		i++
+	}
+	return i
+}

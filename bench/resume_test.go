@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,7 +28,9 @@ func routing(req api.ChatRequest) bool { return len(req.Format) > 0 || len(req.T
 // tokenModel is the plumbing model reporting 7 prompt tokens per answer, as a real server counts them.
 func tokenModel(req api.ChatRequest) fakeollama.Reply {
 	r := fakemodel.Reply(req)
-	r.PromptTokens = 7
+	cached := 4
+	r.PromptTokens, r.CachedTokens, r.CompletionTokens = 7, &cached, 2
+	r.LoadDuration, r.PrefillDuration, r.DecodeDuration = 10*time.Microsecond, 20*time.Microsecond, 30*time.Microsecond
 	return r
 }
 
@@ -153,7 +156,7 @@ func comparable(t *testing.T, res *report.Results) string {
 	c.Model.URL = ""
 	c.Rows = nil
 	for _, r := range res.Rows {
-		r.Latency, r.QPS = report.Latency{}, nil
+		r.Latency, r.QPS, r.Time = report.Latency{}, nil, nil // wall times differ between runs
 		c.Rows = append(c.Rows, r)
 	}
 	b, err := json.Marshal(c)
@@ -304,6 +307,15 @@ func TestRunRandomWeights(t *testing.T) {
 			for _, l := range lines {
 				if (l.Router == harness.TwoPhase || l.Router == harness.Hybrid) && l.RoutingRight != nil {
 					t.Errorf("a random-weight line says whether it routed right: %+v", l)
+				}
+				if l.Router != harness.TwoPhase && l.Router != harness.Hybrid || l.ModelCalls == 0 {
+					continue
+				}
+				// Each call: 7 prompt tokens, 4 of them cached, 2 decoded, and the server's times.
+				if l.DecodeTokens != 2*l.ModelCalls || l.UncachedPromptTokens != 3*l.ModelCalls || l.PrefillMS <= 0 || l.DecodeMS <= 0 ||
+					math.Abs(l.TimeSplit.TotalMS()-l.LatencyMS) > max(1, l.LatencyMS/100) {
+					t.Errorf("got a line with %d model calls, %d decode and %d uncached prompt tokens, time split %+v (latency %.3f ms); "+
+						"want 2 and 3 tokens a call, prefill and decode, adding up to the latency", l.ModelCalls, l.DecodeTokens, l.UncachedPromptTokens, l.TimeSplit, l.LatencyMS)
 				}
 			}
 		})

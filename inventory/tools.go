@@ -128,6 +128,9 @@ func (m *Manager) compile(ctx context.Context, e *entry, tools []Tool) {
 			if r.err == nil {
 				r.format, r.err = schema.OllamaFormat(j.raw)
 			}
+			if r.err == nil {
+				r.format, r.err = schema.BoundStrings(r.format)
+			}
 			results <- r
 		}
 	}()

@@ -106,12 +106,18 @@ func New(o Options) *Metrics {
 		"Model call wall time, by phase and model.", "phase", "model")
 	m.modelTokens = counter("toolrouter_model_tokens_total",
 		"Tokens the model servers reported, by phase, model and kind (prompt or completion).", "phase", "model", "kind")
-	m.modelParts = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "toolrouter_model_call_part_seconds",
+	m.modelParts = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "toolrouter_model_call_part_seconds",
 		Help: "Model server time per call, by phase, model and part (load, prefill, decode, rest), as the server reported it; " +
-			"calls whose server reports no durations are not observed.", Buckets: partBuckets}, []string{"phase", "model", "part"})
-	m.modelCallTokens = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "toolrouter_model_call_tokens",
-		Help: "Tokens per model call, by phase, model and kind (uncached_prompt: prompt tokens not served from the cache; decode: tokens generated).",
-		Buckets: tokenBuckets}, []string{"phase", "model", "kind"})
+			"calls whose server reports no durations are not observed.",
+		Buckets: partBuckets,
+	}, []string{"phase", "model", "part"})
+	m.modelCallTokens = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "toolrouter_model_call_tokens",
+		Help: "Tokens per model call, by phase, model and kind (uncached_prompt: prompt tokens not served from the cache; " +
+			"decode: tokens generated).",
+		Buckets: tokenBuckets,
+	}, []string{"phase", "model", "kind"})
 	m.toolCalls = counter("toolrouter_tool_calls_total",
 		"Tool calls, by server, tool and outcome (ok, tool_error, reused, or the call's error code).", "server", "tool", "outcome")
 	m.toolDuration = histogram("toolrouter_tool_call_duration_seconds",

@@ -13,8 +13,9 @@ import (
 
 // TestFormatsConvertToGrammar checks the router's own format schemas (the selection schema and a
 // reference-relaxed arguments schema): they compile, and, when JSON_SCHEMA_TO_GRAMMAR names a build of
-// llama.cpp's json-schema-to-grammar (the converter behind Ollama's format field) reading a schema
-// on stdin, llama.cpp converts them, keeping "reasoning" as the first key generated.
+// llama.cpp's json-schema-to-grammar (the converter llama-server applies to Ollama's format field)
+// reading a schema on stdin, llama.cpp converts them, keeping the first key of each: the decision
+// with reasoning "none", the reasoning otherwise.
 func TestFormatsConvertToGrammar(t *testing.T) {
 	args, err := schema.OllamaFormat(json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"o":{"type":"object","properties":{"x":{"type":"integer"}}}},"required":["a"]}`))
 	if err != nil {
@@ -25,8 +26,10 @@ func TestFormatsConvertToGrammar(t *testing.T) {
 		t.Fatal(err)
 	}
 	formats := map[string][]byte{
-		"selection":        selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 3, false, ReasoningFull),
-		"selection+search": selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 3, true, ReasoningFull),
+		"selection":        selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 3, false, ReasoningNone),
+		"selection+search": selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 3, true, ReasoningNone),
+		"selection brief":  selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 3, true, ReasoningBrief),
+		"selection full":   selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 3, true, ReasoningFull),
 		"relaxed":          relaxed,
 	}
 	for name, f := range formats {
@@ -44,8 +47,9 @@ func TestFormatsConvertToGrammar(t *testing.T) {
 			if err != nil {
 				t.Fatalf("llama.cpp rejected %s: %v", f, err)
 			}
-			if name == "selection" && !strings.Contains(string(grammar), `root ::= "{" space reasoning-kv`) {
-				t.Errorf("grammar does not generate reasoning first:\n%s", grammar)
+			first := map[string]string{"selection": "use-tool-kv", "selection brief": "reasoning-kv", "selection full": "reasoning-kv"}[name]
+			if first != "" && !strings.Contains(string(grammar), `root ::= "{" space `+first) {
+				t.Errorf("grammar does not generate %s first:\n%s", first, grammar)
 			}
 		})
 	}

@@ -828,10 +828,46 @@ func AllowReferences(format json.RawMessage) (json.RawMessage, error) {
 	}
 	props, _ := m["properties"].(map[string]any)
 	for name, p := range props {
-		if pm, ok := p.(map[string]any); ok && pm["type"] == "string" && len(pm) <= 2 {
+		if pm, ok := p.(map[string]any); ok && pm["type"] == "string" && onlyKeys(pm, "type", "description", "maxLength") {
 			continue
 		}
-		props[name] = map[string]any{"anyOf": []any{p, map[string]any{"type": "string", "pattern": ReferencePattern}}}
+		props[name] = map[string]any{"anyOf": []any{p, map[string]any{"type": "string", "pattern": ReferencePattern, "maxLength": maxReferenceLength}}}
 	}
 	return marshalCompact(m)
+}
+
+// maxReferenceLength bounds a reference string ("$result_of_step_N#/pointer").
+const maxReferenceLength = 256
+
+// MaxStringLength bounds, in characters, a string of a derived format that its schema leaves
+// unbounded (BoundStrings).
+const MaxStringLength = 2048
+
+// BoundStrings returns a copy of a format schema in which every string the model may write without
+// an enum, a const or a maxLength gets maxLength MaxStringLength, so no answer runs on to
+// num_predict. It bounds generation only: arguments are still validated against the tool's own
+// schema.
+func BoundStrings(format json.RawMessage) (json.RawMessage, error) {
+	var doc any
+	if err := json.Unmarshal(format, &doc); err != nil {
+		return nil, fmt.Errorf("bounding strings: %w", err)
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			if slices.Contains(typeList(t["type"]), "string") && !has(t, "enum") && !has(t, "const") && !has(t, "maxLength") {
+				t["maxLength"] = MaxStringLength
+			}
+			for _, k := range sortedKeys(t) {
+				walk(t[k])
+			}
+		case []any:
+			for _, e := range t {
+				walk(e)
+			}
+		}
+	}
+	walk(doc)
+	return marshalCompact(doc)
 }

@@ -341,3 +341,32 @@ func BenchmarkOllamaFormat(b *testing.B) {
 		}
 	}
 }
+
+func TestBoundStrings(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"plain string bounded", `{"type":"object","properties":{"s":{"type":"string"}}}`,
+			`{"properties":{"s":{"maxLength":2048,"type":"string"}},"type":"object"}`},
+		{"own bound kept", `{"type":"object","properties":{"s":{"type":"string","maxLength":10}}}`,
+			`{"properties":{"s":{"maxLength":10,"type":"string"}},"type":"object"}`},
+		{"enum and const left alone", `{"type":"object","properties":{"e":{"type":"string","enum":["a"]},"c":{"type":"string","const":"x"}}}`,
+			`{"properties":{"c":{"const":"x","type":"string"},"e":{"enum":["a"],"type":"string"}},"type":"object"}`},
+		{"nested, in arrays and unions", `{"type":"object","properties":{"a":{"type":"array","items":{"type":["string","null"]}},"u":{"anyOf":[{"type":"number"},{"type":"string"}]}}}`,
+			`{"properties":{"a":{"items":{"maxLength":2048,"type":["string","null"]},"type":"array"},"u":{"anyOf":[{"type":"number"},{"maxLength":2048,"type":"string"}]}},"type":"object"}`},
+		{"a property named type is not a type", `{"type":"object","properties":{"type":{"type":"integer"}}}`,
+			`{"properties":{"type":{"type":"integer"}},"type":"object"}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := BoundStrings(json.RawMessage(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+	if _, err := BoundStrings(json.RawMessage(`{`)); err == nil {
+		t.Error("got no error for invalid JSON")
+	}
+}

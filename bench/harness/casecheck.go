@@ -1,8 +1,12 @@
 package harness
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"fmt"
+	"math"
+	"os"
 	"slices"
 	"strings"
 
@@ -20,9 +24,16 @@ import (
 //     without a tool name;
 //   - a model router's line that timed out, or that made no model call or counted no prompt token
 //     (except hybrid's keyword gate answering "no tool" before any model call);
+//   - a model router's line without the decode and uncached prompt tokens and the time split
+//     (modelFields), with a negative one, more uncached prompt tokens than prompt tokens, no model
+//     time despite model calls, or a split that does not add up to its latency;
 //   - a model router's line that says whether it routed right while the model rows measure no model.
 func CheckCases(path string, datasets []*dataset.Dataset, res *report.Results) ([]string, error) {
 	h, recs, err := ReadCases(path)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := lineKeys(path)
 	if err != nil {
 		return nil, err
 	}
@@ -83,6 +94,9 @@ func CheckCases(path string, datasets []*dataset.Dataset, res *report.Results) (
 		case r.ModelCalls < 1 || r.PromptTokens <= 0:
 			bad("%s: %d model calls, %d prompt tokens; want at least 1 call and 1 token", at, r.ModelCalls, r.PromptTokens)
 		}
+		for _, p := range checkModelFields(keys[i], r) {
+			bad("%s: %s", at, p)
+		}
 		if unmeasured && r.RoutingRight != nil {
 			bad("%s: says whether it routed right, but the model rows measure no model", at)
 		}
@@ -100,4 +114,64 @@ func CheckCases(path string, datasets []*dataset.Dataset, res *report.Results) (
 		bad("no line for %s on %s/%s", k.router, k.dataset, k.id)
 	}
 	return problems, nil
+}
+
+// modelFields are the fields a model router's line must have.
+var modelFields = []string{"decode_tokens", "uncached_prompt_tokens", "load_ms", "prefill_ms", "decode_ms", "rest_ms", "tools_ms", "sidecar_ms"}
+
+// checkModelFields checks a model router's line for its tokens and time split: present (keys are
+// the line's fields), none negative, no more uncached prompt tokens than prompt tokens, model time
+// when the model was called, and parts adding up to the latency (within 1 ms or 1%).
+func checkModelFields(keys map[string]bool, r CaseRecord) []string {
+	var problems []string
+	var missing []string
+	for _, k := range modelFields {
+		if !keys[k] {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return []string{"no " + strings.Join(missing, ", ")}
+	}
+	t := r.TimeSplit
+	for _, v := range []float64{float64(r.DecodeTokens), float64(r.UncachedPromptTokens), t.LoadMS, t.PrefillMS, t.DecodeMS, t.RestMS, t.ToolsMS, t.SidecarMS} {
+		if v < 0 {
+			problems = append(problems, fmt.Sprintf("a negative token count or time: %+v", t))
+			break
+		}
+	}
+	if r.UncachedPromptTokens > r.PromptTokens {
+		problems = append(problems, fmt.Sprintf("%d uncached prompt tokens of %d", r.UncachedPromptTokens, r.PromptTokens))
+	}
+	if r.ModelCalls > 0 && t.ModelMS() <= 0 {
+		problems = append(problems, fmt.Sprintf("%d model calls in no model time", r.ModelCalls))
+	}
+	if d := math.Abs(t.TotalMS() - r.LatencyMS); d > max(1, r.LatencyMS/100) {
+		problems = append(problems, fmt.Sprintf("the time split adds up to %.3f ms, the latency is %.3f ms", t.TotalMS(), r.LatencyMS))
+	}
+	return problems
+}
+
+// lineKeys returns the fields of each case line of a per-case file, in order (the header apart).
+func lineKeys(path string) ([]map[string]bool, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	var out []map[string]bool
+	for i, line := range bytes.Split(bytes.TrimSpace(raw), []byte("\n")) {
+		if i == 0 {
+			continue
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(line, &m); err != nil {
+			return nil, fmt.Errorf("%s: line %d: %w", path, i+1, err)
+		}
+		keys := make(map[string]bool, len(m))
+		for k := range m {
+			keys[k] = true
+		}
+		out = append(out, keys)
+	}
+	return out, nil
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"toolrouter/bench/metrics"
+	"toolrouter/bench/report"
 )
 
 // The per-case file (cases.jsonl in the output folder) keeps every router's answer to every case
@@ -26,8 +27,9 @@ import (
 // Every prediction the scorer sees goes through its line, so a resumed run and a clean one score
 // the same answers the same way.
 
-// CaseFormat names the per-case file's format in its header; a file of another format is never resumed.
-const CaseFormat = "toolrouter-bench-cases/1"
+// CaseFormat names the per-case file's format in its header; a file of another format is never
+// resumed. Version 2 added the decode and uncached prompt tokens and the time split.
+const CaseFormat = "toolrouter-bench-cases/2"
 
 // Outcome is what one router did with one case.
 type Outcome string
@@ -91,7 +93,14 @@ type CaseRecord struct {
 	LatencyMS    float64 `json:"latency_ms"`
 	ModelCalls   int     `json:"model_calls"`
 	PromptTokens int     `json:"prompt_tokens"`
-	DegradedBy   string  `json:"degraded_by,omitempty"`
+	// DecodeTokens are the tokens the model generated, UncachedPromptTokens the prompt tokens it
+	// evaluated (not served from its prompt cache).
+	DecodeTokens         int `json:"decode_tokens"`
+	UncachedPromptTokens int `json:"uncached_prompt_tokens"`
+	// TimeSplit is where LatencyMS went (model routers; zero for the others): load_ms,
+	// prefill_ms, decode_ms, rest_ms, tools_ms, sidecar_ms.
+	report.TimeSplit
+	DegradedBy string `json:"degraded_by,omitempty"`
 	// Degraded is the router's explanation of a degraded answer.
 	Degraded   string `json:"degraded,omitempty"`
 	Failed     int    `json:"failed"`
@@ -106,6 +115,7 @@ func (p prediction) record(router, ds, id string) CaseRecord {
 		Router: router, Dataset: ds, Case: id, Calls: p.calls, Best: p.best, Score: p.score,
 		LatencyMS:  float64(p.latency.Nanoseconds()) / 1e6,
 		ModelCalls: p.modelCalls, PromptTokens: p.promptTokens, DegradedBy: p.degradedBy, Degraded: p.degradedWhy,
+		DecodeTokens: p.decodeTokens, UncachedPromptTokens: p.uncachedTokens, TimeSplit: p.time,
 		Failed: p.failed, Executed: p.executed, Recorded: p.recorded, Mismatches: p.mismatches,
 	}
 	switch {
@@ -128,7 +138,7 @@ func (r CaseRecord) prediction() prediction {
 	return prediction{
 		used: !thresholded(r.Router) && len(r.Calls) > 0, calls: r.Calls, best: r.Best, score: r.Score,
 		latency:    time.Duration(math.Round(r.LatencyMS * 1e6)),
-		modelCalls: r.ModelCalls, promptTokens: r.PromptTokens,
+		modelCalls: r.ModelCalls, promptTokens: r.PromptTokens, decodeTokens: r.DecodeTokens, uncachedTokens: r.UncachedPromptTokens, time: r.TimeSplit,
 		degraded: r.Outcome == OutcomeDegraded, degradedBy: r.DegradedBy, degradedWhy: r.Degraded, timedOut: r.Outcome == OutcomeTimedOut,
 		failed: r.Failed, executed: r.Executed, recorded: r.Recorded, mismatches: r.Mismatches,
 	}

@@ -9,6 +9,7 @@ import (
 	"toolrouter/bench/baseline"
 	"toolrouter/bench/dataset"
 	"toolrouter/bench/metrics"
+	"toolrouter/bench/report"
 	"toolrouter/router"
 )
 
@@ -42,8 +43,10 @@ type prediction struct {
 	best    string
 	score   float64
 	latency time.Duration
-	// Model routers only.
-	modelCalls, promptTokens int
+	// Model routers only: the outcome's usage, and where the wall time went.
+	modelCalls, promptTokens     int
+	decodeTokens, uncachedTokens int
+	time                         report.TimeSplit
 	// degraded says the model failed and the router fell back (Outcome.Degraded, or the loop
 	// stopped on a model failure): an outcome of its own, never a right answer.
 	degraded bool
@@ -80,7 +83,8 @@ func predictCase(ctx context.Context, timeout time.Duration, name string, e *env
 	case ctx.Err() != nil:
 		return prediction{}, ctx.Err()
 	case cctx.Err() != nil:
-		return prediction{used: p.used, calls: p.calls, latency: p.latency, modelCalls: p.modelCalls, promptTokens: p.promptTokens, timedOut: true}, nil
+		return prediction{used: p.used, calls: p.calls, latency: p.latency, modelCalls: p.modelCalls, promptTokens: p.promptTokens,
+			decodeTokens: p.decodeTokens, uncachedTokens: p.uncachedTokens, time: p.time, timedOut: true}, nil
 	}
 	return p, err
 }
@@ -112,7 +116,8 @@ func predict(ctx context.Context, name string, e *env, c dataset.Case) (predicti
 	case Hybrid:
 		t0 := time.Now()
 		if !baseline.Gate(c.Query) {
-			return prediction{latency: time.Since(t0)}, nil
+			d := time.Since(t0)
+			return prediction{latency: d, time: report.TimeSplit{SidecarMS: float64(d.Nanoseconds()) / 1e6}}, nil
 		}
 		return route(ctx, e.twoPh, c, e.inProcess, t0)
 	}
@@ -132,6 +137,8 @@ func route(ctx context.Context, rt *router.Router, c dataset.Case, inProcess boo
 	p := prediction{latency: time.Since(t0)}
 	if out != nil {
 		p.modelCalls, p.promptTokens = out.Usage.LLMCalls, out.Usage.PromptTokens
+		p.decodeTokens, p.uncachedTokens = out.Usage.CompletionTokens, out.Usage.UncachedTokens
+		p.time = splitTime(out, p.latency)
 	}
 	if err != nil {
 		return p, fmt.Errorf("routing %s: %w", c.ID, err)

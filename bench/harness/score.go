@@ -43,7 +43,10 @@ func score(ds *dataset.Dataset, name string, preds []prediction, specs *specBook
 	}
 	checker := metrics.Checker{Strings: ds.Strings}
 	lat := make([]time.Duration, 0, len(preds))
-	var sum time.Duration
+	var (
+		sum   time.Duration
+		split report.TimeSplit
+	)
 	for i, c := range ds.Cases {
 		p := preds[i]
 		lat = append(lat, p.latency)
@@ -87,6 +90,9 @@ func score(ds *dataset.Dataset, name string, preds []prediction, specs *specBook
 		}
 		row.ModelCalls += p.modelCalls
 		row.PromptTokens += p.promptTokens
+		row.DecodeTokens += p.decodeTokens
+		row.UncachedPromptTokens += p.uncachedTokens
+		split.Add(p.time)
 		row.Calls += len(p.calls)
 		row.Failed += p.failed
 		row.Executed += p.executed
@@ -108,6 +114,10 @@ func score(ds *dataset.Dataset, name string, preds []prediction, specs *specBook
 		if needsModel(name) {
 			row.ModelCallsPerQuery = report.Float(float64(row.ModelCalls) / n)
 			row.PromptTokensPerQuery = report.Float(float64(row.PromptTokens) / n)
+			row.DecodeTokensPerQuery = report.Float(float64(row.DecodeTokens) / n)
+			row.UncachedPromptTokensPerQuery = report.Float(float64(row.UncachedPromptTokens) / n)
+			mean := split.Scaled(1 / n)
+			row.Time = &mean
 		} else if sum > 0 {
 			row.QPS = report.Float(n / sum.Seconds())
 		}
@@ -170,6 +180,8 @@ func unmeasuredRow(r report.Row, status report.Status, reason string) report.Row
 		Dataset: r.Dataset, Router: r.Router, Status: status, Reason: reason, Cases: r.Cases,
 		Latency: r.Latency, ModelCalls: r.ModelCalls, PromptTokens: r.PromptTokens,
 		ModelCallsPerQuery: r.ModelCallsPerQuery, PromptTokensPerQuery: r.PromptTokensPerQuery,
+		DecodeTokens: r.DecodeTokens, UncachedPromptTokens: r.UncachedPromptTokens,
+		DecodeTokensPerQuery: r.DecodeTokensPerQuery, UncachedPromptTokensPerQuery: r.UncachedPromptTokensPerQuery, Time: r.Time,
 		Degraded: r.Degraded, DegradedBy: r.DegradedBy, TimedOut: r.TimedOut,
 		Calls: r.Calls, Failed: r.Failed, Executed: r.Executed, Recorded: r.Recorded, Mismatches: r.Mismatches,
 	}

@@ -67,6 +67,13 @@ func Markdown(res *Results) string {
 		if len(ranking) > 0 {
 			fmt.Fprintf(&b, "\nTop-ranked tool right, threshold ignored (tool queries): %s.\n", strings.Join(ranking, ", "))
 		}
+		var timed []Row
+		for _, r := range res.Rows {
+			if r.Dataset == ds.Name && r.Status == Measured {
+				timed = append(timed, r)
+			}
+		}
+		b.WriteString(timeTable(timed, false))
 	}
 
 	unmeasured(&b, rowsWith(res, Plumbing), "Plumbing runs (fake model: not a measurement of any model)")
@@ -98,6 +105,39 @@ func unmeasured(b *strings.Builder, rows []Row, title string) {
 		fmt.Fprintf(b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %s | %s | %s |\n", r.Dataset, r.Router, r.Cases, r.Calls, r.Failed,
 			r.Executed, r.Recorded, r.Mismatches, r.Degraded, r.TimedOut, num(r.ModelCallsPerQuery), tokens(r.PromptTokensPerQuery), ms(r.Latency.P50))
 	}
+	b.WriteString(timeTable(rows, true))
+}
+
+// timeTable renders where the rows' queries spent their time, for the rows that have a time split
+// (the model routers), or "" when none has: the model's calls and tokens per query, then the mean
+// milliseconds per query of each part of the wall time (report.TimeSplit), which add up to the
+// mean latency.
+func timeTable(rows []Row, withDataset bool) string {
+	var b strings.Builder
+	for _, r := range rows {
+		if r.Time == nil {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("\nWhere a query's time went, mean ms per query: the model server's load, prefill and decode, the rest of " +
+				"the model calls (the server's other work, waiting, the transport), tool calls outside model calls, and the sidecar's own time.\n\n")
+			head, rule := "| router |", "|---|"
+			if withDataset {
+				head, rule = "| dataset | router |", "|---|---|"
+			}
+			b.WriteString(head + " model calls/q | decode tokens/q | uncached prompt tokens/q | load | prefill | decode | rest | tools | sidecar | mean ms |\n")
+			b.WriteString(rule + strings.Repeat("---:|", 10) + "\n")
+		}
+		b.WriteString("|")
+		if withDataset {
+			fmt.Fprintf(&b, " %s |", r.Dataset)
+		}
+		t := r.Time
+		fmt.Fprintf(&b, " %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Router, num(r.ModelCallsPerQuery),
+			tokens(r.DecodeTokensPerQuery), tokens(r.UncachedPromptTokensPerQuery),
+			ms(t.LoadMS), ms(t.PrefillMS), ms(t.DecodeMS), ms(t.RestMS), ms(t.ToolsMS), ms(t.SidecarMS), ms(t.TotalMS()))
+	}
+	return b.String()
 }
 
 // ran reports whether a row's router ran its cases (measured, plumbing and random-weight rows).

@@ -142,6 +142,15 @@ type Row struct {
 	PromptTokensPerQuery *float64 `json:"prompt_tokens_per_query"`
 	// QPS is queries per second of one goroutine (model-free routers): cases / summed latency.
 	QPS *float64 `json:"queries_per_second"`
+	// DecodeTokens and UncachedPromptTokens are totals: the tokens the model generated, and the
+	// prompt tokens it evaluated (not served from its prompt cache; all of them where the server
+	// does not say). Their per-query figures, like Time, are nil for model-free routers.
+	DecodeTokens                 int      `json:"decode_tokens"`
+	UncachedPromptTokens         int      `json:"uncached_prompt_tokens"`
+	DecodeTokensPerQuery         *float64 `json:"decode_tokens_per_query"`
+	UncachedPromptTokensPerQuery *float64 `json:"uncached_prompt_tokens_per_query"`
+	// Time is where a query's wall time went, the mean over the cases (model routers).
+	Time *TimeSplit `json:"time_per_query_ms,omitempty"`
 
 	// Degraded counts answers where the model failed and the router fell back (fewer tool results
 	// than asked for, usually none). They are right by no measure.
@@ -161,6 +170,43 @@ type Row struct {
 	Recorded   int `json:"recorded"`
 	Mismatches int `json:"mismatches"`
 }
+
+// TimeSplit is where wall time went, in milliseconds: the model calls' load, prefill and decode
+// (as the model server reported them), the rest of the model calls' wall time (the server's other
+// work, waiting for a slot, the transport), the tool calls' outside any model call, and the
+// sidecar's own time, when neither a model call nor a tool call ran. The six add up to the wall
+// time. Model calls that overlap count once: their server figures are scaled down to the wall time
+// the calls cover.
+type TimeSplit struct {
+	LoadMS    float64 `json:"load_ms"`
+	PrefillMS float64 `json:"prefill_ms"`
+	DecodeMS  float64 `json:"decode_ms"`
+	RestMS    float64 `json:"rest_ms"`
+	ToolsMS   float64 `json:"tools_ms"`
+	SidecarMS float64 `json:"sidecar_ms"`
+}
+
+// Add adds o to t.
+func (t *TimeSplit) Add(o TimeSplit) {
+	t.LoadMS += o.LoadMS
+	t.PrefillMS += o.PrefillMS
+	t.DecodeMS += o.DecodeMS
+	t.RestMS += o.RestMS
+	t.ToolsMS += o.ToolsMS
+	t.SidecarMS += o.SidecarMS
+}
+
+// Scaled returns t with every part multiplied by f.
+func (t TimeSplit) Scaled(f float64) TimeSplit {
+	return TimeSplit{LoadMS: t.LoadMS * f, PrefillMS: t.PrefillMS * f, DecodeMS: t.DecodeMS * f, RestMS: t.RestMS * f,
+		ToolsMS: t.ToolsMS * f, SidecarMS: t.SidecarMS * f}
+}
+
+// ModelMS is the model calls' part: load, prefill, decode and rest.
+func (t TimeSplit) ModelMS() float64 { return t.LoadMS + t.PrefillMS + t.DecodeMS + t.RestMS }
+
+// TotalMS is the wall time the parts add up to.
+func (t TimeSplit) TotalMS() float64 { return t.ModelMS() + t.ToolsMS + t.SidecarMS }
 
 // Latency holds per-query latency in milliseconds.
 type Latency struct {

@@ -25,7 +25,8 @@ func sample() *Results {
 		Decision: metrics.Confusion{TP: 3, TN: 1}, Selection: metrics.Ratio{Correct: 3, Total: 3},
 		Arguments: &metrics.Ratio{Correct: 2, Total: 3}, Routing: metrics.Ratio{Correct: 4, Total: 4},
 		EndToEnd: &metrics.Ratio{Correct: 3, Total: 4}, Latency: Latency{P50: 800, P95: 1500, P99: 1600, Max: 1600},
-		ModelCallsPerQuery: Float(1.75), PromptTokensPerQuery: Float(900)}
+		ModelCallsPerQuery: Float(1.75), PromptTokensPerQuery: Float(900), DecodeTokensPerQuery: Float(40), UncachedPromptTokensPerQuery: Float(300),
+		Time: &TimeSplit{LoadMS: 0.5, PrefillMS: 120, DecodeMS: 500, RestMS: 60, ToolsMS: 100, SidecarMS: 19.5}}
 	model.Fill()
 	return &Results{
 		Command: "go run ./bench", Seed: 1, Machine: Machine{GoVersion: "go1.26", OS: "linux", Arch: "amd64", CPUs: 2},
@@ -63,6 +64,8 @@ func TestMarkdown(t *testing.T) {
 		"| native | n/a | — |",
 		"| bm25 | 0.667 | 0.667 | 0.667 | 0.333 | n/a | n/a | 0.250 | 0 | 0 | 0.050 | 0.100 | 0.100 | — | — | 20000 |",
 		"| two-phase | 1.000 | 1.000 | 1.000 | 1.000 | 0.667 | 0.750 | 1.000 | 0 | 0 | 800 | 1500 | 1600 | 1.750 | 900 | — |",
+		"| router | model calls/q | decode tokens/q | uncached prompt tokens/q | load | prefill | decode | rest | tools | sidecar | mean ms |",
+		"| two-phase | 1.750 | 40 | 300 | 0.500 | 120 | 500 | 60 | 100 | 20 | 800 |",
 		"| native | not yet available: not landed |",
 		"| hybrid | skipped: no model server at http://127.0.0.1:11434 |",
 		"Note: a note.",
@@ -77,6 +80,9 @@ func TestMarkdown(t *testing.T) {
 	}
 	if strings.Contains(md, "Warning") {
 		t.Errorf("a run without degraded answers warns:\n%s", md)
+	}
+	if strings.Contains(md, "| bm25 | — |") {
+		t.Errorf("a model-free router has a row in the time table:\n%s", md)
 	}
 }
 

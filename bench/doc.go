@@ -159,4 +159,15 @@ note saying so.
   arguments right where they are labeled.
 - **Latency** p50/p95/p99 per query (nearest rank); model calls and prompt tokens per query;
   queries per second of one goroutine for the keyword routers.
+- **Where the time went** (model routers, a table under each dataset's): model calls, decode
+  tokens and uncached prompt tokens (not served from the server's prompt cache) per query, and the
+  mean milliseconds per query of each part of the wall time: the model server's **load**,
+  **prefill** and **decode** (as it reports them), the **rest** of the model calls' wall time (the
+  server's other work, waiting for a slot, the transport), **tools** (tool calls outside model
+  calls) and the **sidecar** (neither running: prompts, validation, the loop). The parts add up to
+  the mean latency; calls that overlap count once, the server's figures scaled to the wall time
+  they cover. Each line of ` + "`cases.jsonl`" + ` carries the same for its case: ` + "`decode_tokens`" + `,
+  ` + "`uncached_prompt_tokens`" + `, ` + "`load_ms`" + `, ` + "`prefill_ms`" + `, ` + "`decode_ms`" + `, ` + "`rest_ms`" + `, ` + "`tools_ms`" + `,
+  ` + "`sidecar_ms`" + ` (adding up to ` + "`latency_ms`" + `); ` + "`-check`" + ` fails a model router's line without them
+  or whose parts do not add up.
 `

@@ -62,6 +62,7 @@ type Metrics struct {
 	modelTokens     *prometheus.CounterVec
 	modelParts      *prometheus.HistogramVec
 	modelCallTokens *prometheus.HistogramVec
+	confidence      *prometheus.HistogramVec
 	toolCalls       *prometheus.CounterVec
 	toolDuration    *prometheus.HistogramVec
 	rateLimited     *prometheus.CounterVec
@@ -78,6 +79,10 @@ var partBuckets = append([]float64{0.0005, 0.001, 0.0025}, durationBuckets...)
 
 // tokenBuckets span one token to a long prompt: 1, 4, 16, … 65536.
 var tokenBuckets = prometheus.ExponentialBuckets(1, 4, 9)
+
+// confidenceBuckets span a probability in steps of 0.1, finer above 0.9 where a confident small
+// model's choices gather.
+var confidenceBuckets = []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.999}
 
 // New returns the metrics, registered with the Go runtime and process collectors.
 func New(o Options) *Metrics {
@@ -118,6 +123,12 @@ func New(o Options) *Metrics {
 			"decode: tokens generated).",
 		Buckets: tokenBuckets,
 	}, []string{"phase", "model", "kind"})
+	m.confidence = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "toolrouter_selection_confidence",
+		Help: "Phase 1's confidence in each selection, from the model server's logprobs, by kind (tool: its choice of tools, " +
+			"the lowest over the calls; use_tool: its decision to use a tool); selections without logprobs are not observed.",
+		Buckets: confidenceBuckets,
+	}, []string{"kind"})
 	m.toolCalls = counter("toolrouter_tool_calls_total",
 		"Tool calls, by server, tool and outcome (ok, tool_error, reused, or the call's error code).", "server", "tool", "outcome")
 	m.toolDuration = histogram("toolrouter_tool_call_duration_seconds",
@@ -129,7 +140,7 @@ func New(o Options) *Metrics {
 	m.usageDropped = prometheus.NewCounter(prometheus.CounterOpts{Name: "toolrouter_usage_dropped_total",
 		Help: "Usage records dropped because the recorder's queue was full."})
 	m.reg.MustRegister(m.requests, m.requestDuration, m.decisions, m.modelCalls, m.modelDuration, m.modelTokens, m.modelParts, m.modelCallTokens,
-		m.toolCalls, m.toolDuration, m.rateLimited, m.redisUp, m.usageDropped,
+		m.confidence, m.toolCalls, m.toolDuration, m.rateLimited, m.redisUp, m.usageDropped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if o.Inventory != nil {
 		m.reg.MustRegister(inventoryCollector{o.Inventory})
@@ -201,7 +212,7 @@ func (m *Metrics) Observe(_ context.Context, r *observe.Report) {
 	}
 }
 
-// routing counts a routing's decision, model calls and tool calls.
+// routing counts a routing's decision, model calls, selections' confidence and tool calls.
 func (m *Metrics) routing(out *router.Outcome) {
 	decision := "no_tool"
 	if out.UseTool {
@@ -213,6 +224,14 @@ func (m *Metrics) routing(out *router.Outcome) {
 		case router.StepSelect, router.StepArguments, router.StepNative:
 			m.modelCall(modelCall{phase: string(s.Kind), model: s.Model, failed: s.Error != "", durationMS: s.DurationMS,
 				prompt: s.PromptTokens, completion: s.CompletionTokens, breakdown: s.Breakdown})
+		}
+		if c := s.Confidence; s.Kind == router.StepSelect && c != nil {
+			if c.Tool != nil {
+				m.confidence.WithLabelValues("tool").Observe(*c.Tool)
+			}
+			if c.UseTool != nil {
+				m.confidence.WithLabelValues("use_tool").Observe(*c.UseTool)
+			}
 		}
 	}
 	if len(out.Calls) == 0 {
@@ -297,7 +316,8 @@ func degraded(r router.DegradedReason) string {
 	switch r {
 	case "":
 		return "none"
-	case router.DegradedModelFailure, router.DegradedUnknownTool, router.DegradedDeadline, router.DegradedPromptOverSize:
+	case router.DegradedModelFailure, router.DegradedUnknownTool, router.DegradedDeadline, router.DegradedPromptOverSize,
+		router.DegradedLowConfidence:
 		return string(r)
 	}
 	return Other

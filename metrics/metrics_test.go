@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"strings"
@@ -92,9 +93,17 @@ func newEnv(t *testing.T, models []string, authn server.Authenticator) *env {
 // newEnvWith is newEnv over the fake model fake.
 func newEnvWith(t *testing.T, fake *fakeollama.Server, models []string, authn server.Authenticator) *env {
 	t.Helper()
+	return newEnvSettings(t, fake, models, authn, router.Settings{})
+}
+
+// newEnvSettings is newEnvWith with the router's settings set (its model and call timeout are
+// the fake's).
+func newEnvSettings(t *testing.T, fake *fakeollama.Server, models []string, authn server.Authenticator, set router.Settings) *env {
+	t.Helper()
 	inv := newInventory(t)
 	m := metrics.New(metrics.Options{Inventory: inv, Models: models})
-	rt := router.New(fake.Client(), inv, inv, router.Settings{Model: "fake", CallTimeout: 10 * time.Second}, quiet)
+	set.Model, set.CallTimeout = "fake", 10*time.Second
+	rt := router.New(fake.Client(), inv, inv, set, quiet)
 	deps := server.Deps{Router: rt, Inventory: inv, Model: fake.Client(), Observer: m, Metrics: m.Handler()}
 	o := server.Options{Model: "fake", ModelHost: fake.URL, Logger: quiet}
 	if authn != nil {
@@ -594,4 +603,74 @@ func TestModelCallParts(t *testing.T) {
 			t.Errorf("toolrouter_model_call_tokens%v: got sum %v, want %v", labels, got, k.sum)
 		}
 	}
+}
+
+// TestSelectionConfidence: each selection's confidence, as the fake model's logprobs give it, is
+// observed by kind, and a routing degraded for a confidence below router.min_confidence is
+// counted with its reason.
+func TestSelectionConfidence(t *testing.T) {
+	toolP := map[string]float64{"sure: add two and three": 0.8, "unsure: add two and three": 0.3}
+	const useToolP = 0.9
+	fake := fakeollama.NewFunc(t, func(req api.ChatRequest) fakeollama.Reply {
+		if !strings.Contains(string(req.Format), "needs_more") {
+			return fakeollama.Reply{Content: `{"a":2,"b":3}`}
+		}
+		return scored(toolP[req.Messages[len(req.Messages)-1].Content], useToolP)
+	})
+	e := newEnvSettings(t, fake, []string{"fake"}, nil, router.Settings{MinConfidence: 0.5})
+	degraded := map[router.DegradedReason]int{}
+	for q := range toolP {
+		body, _ := json.Marshal(map[string]string{"query": q})
+		status, raw, _ := send(t, http.MethodPost, e.base+"/v1/route", string(body), nil)
+		if status != http.StatusOK {
+			t.Fatalf("POST /v1/route %q: got %d, want 200 (%s)", q, status, raw)
+		}
+		var out router.Outcome
+		if err := json.Unmarshal([]byte(raw), &out); err != nil {
+			t.Fatal(err)
+		}
+		degraded[out.DegradedReason]++
+	}
+	if degraded[router.DegradedLowConfidence] != 1 {
+		t.Fatalf("got degraded reasons %v, want the unsure query's low_confidence", degraded)
+	}
+	s := get(t, e.base+"/metrics", nil)
+	for _, k := range []struct {
+		kind string
+		sum  float64
+	}{{"tool", 0.8 + 0.3}, {"use_tool", 2 * useToolP}} {
+		labels := map[string]string{"kind": k.kind}
+		s.want(t, "toolrouter_selection_confidence", labels, 2)
+		if got, _ := s.sum("toolrouter_selection_confidence", labels); got < k.sum-1e-9 || got > k.sum+1e-9 {
+			t.Errorf("toolrouter_selection_confidence%v: got sum %v, want %v", labels, got, k.sum)
+		}
+	}
+	s.want(t, "toolrouter_route_decisions_total", map[string]string{"decision": "tool", "degraded": "none"}, 1)
+	if got := s.labelValues("toolrouter_route_decisions_total", "degraded"); !got["low_confidence"] || got[metrics.Other] {
+		t.Errorf("got degraded labels %v, want low_confidence and no other", got)
+	}
+}
+
+// scored is a phase-1 answer choosing calculator.add with logprobs that give the choice of tool
+// probability toolP (against the faults server's tools) and use_tool probability useToolP.
+func scored(toolP, useToolP float64) fakeollama.Reply {
+	tok := func(s string, alts ...api.TokenLogprob) api.Logprob {
+		if len(alts) == 0 {
+			alts = []api.TokenLogprob{{Token: s, Logprob: 0}}
+		}
+		return api.Logprob{TokenLogprob: api.TokenLogprob{Token: s, Logprob: alts[0].Logprob}, TopLogprobs: alts}
+	}
+	lps := []api.Logprob{
+		tok(`{"use_tool":`),
+		tok("true", api.TokenLogprob{Token: "true", Logprob: math.Log(useToolP)}, api.TokenLogprob{Token: "false", Logprob: math.Log(1 - useToolP)}),
+		tok(`,"calls":["`),
+		tok("calculator", api.TokenLogprob{Token: "calculator", Logprob: math.Log(toolP)}, api.TokenLogprob{Token: "faults", Logprob: math.Log(1 - toolP)}),
+		tok(".add"),
+		tok(`"],"needs_more":false,"direct":true}`),
+	}
+	var text strings.Builder
+	for _, lp := range lps {
+		text.WriteString(lp.Token)
+	}
+	return fakeollama.Reply{Content: text.String(), Logprobs: lps, PromptTokens: selectPrompt, CompletionTokens: len(lps)}
 }

@@ -15,8 +15,8 @@ import (
 var ErrNoDone = errors.New("model response ended before it was done")
 
 // ErrInputTooLong means the model server refused the prompt as longer than the model's context
-// window, its answer when truncation is off (see inputTooLong). The server's error is wrapped
-// beside it.
+// window: Ollama's 400 when truncation is off (see inputTooLong), or an OpenAI-compatible 400 with
+// code context_length_exceeded. The server's error is wrapped beside it.
 var ErrInputTooLong = errors.New("prompt longer than the model's context window")
 
 // inputTooLong are the messages of Ollama's 400 for a prompt over num_ctx when truncation is off:
@@ -32,6 +32,10 @@ var inputTooLong = []string{
 
 // tooLong reports whether err is the server's refusal of a prompt over the window.
 func tooLong(err error) bool {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae.StatusCode == http.StatusBadRequest && ae.Code == "context_length_exceeded"
+	}
 	var se api.StatusError
 	if !errors.As(err, &se) || se.StatusCode != http.StatusBadRequest {
 		return false

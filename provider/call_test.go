@@ -13,6 +13,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"toolrouter/internal/fakeollama"
+	"toolrouter/internal/fakeopenai"
 	"toolrouter/provider"
 )
 
@@ -164,5 +165,28 @@ func TestCallContext(t *testing.T) {
 	_, err := provider.Call(ctx, provider.NewOllama(u, nil), &api.ChatRequest{Model: "m"}, provider.CallOptions{})
 	if !errors.Is(err, errGone) {
 		t.Errorf("got %v, want the context's cause %v", err, errGone)
+	}
+}
+
+// TestCallInputTooLongOpenAI: an OpenAI-compatible server's context_length_exceeded is the same
+// sentinel; another 400 is not.
+func TestCallInputTooLongOpenAI(t *testing.T) {
+	tests := []struct {
+		name string
+		code string
+		want bool
+	}{
+		{"context_length_exceeded", "context_length_exceeded", true},
+		{"another 400", "invalid_value", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := fakeopenai.New(t, fakeopenai.Reply{Status: http.StatusBadRequest, Error: "too long", ErrorType: "invalid_request_error", ErrorCode: tc.code})
+			_, err := provider.Call(context.Background(), provider.NewOpenAI(fake.BaseURL(), "", nil), &api.ChatRequest{Model: "m"}, provider.CallOptions{})
+			var ae *provider.APIError
+			if got := errors.Is(err, provider.ErrInputTooLong); got != tc.want || !errors.As(err, &ae) {
+				t.Errorf("got %v, want ErrInputTooLong %v beside the server's *APIError", err, tc.want)
+			}
+		})
 	}
 }

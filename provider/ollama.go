@@ -1,6 +1,8 @@
 // Package provider holds the model clients toolrouter talks to. Ollama is a lean client for
 // Ollama's /api/chat and /api/tags that uses the ollama/api request and response types and
 // reproduces api.Client's wire behaviour, without its 8 MiB line buffer allocated per call.
+// Call is the one path every model call of toolrouter takes over any Chatter: the answer bounded
+// and gathered, the server's final message required, its costs read (Stats).
 package provider
 
 import (

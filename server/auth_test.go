@@ -301,10 +301,13 @@ func TestAgentSeesOnlyItsTools(t *testing.T) {
 	if p := first.Messages[0].Content; !strings.Contains(p, "calculator.add") || strings.Contains(p, "calculator.divide") || strings.Contains(p, "faults.") {
 		t.Errorf("the agent's phase-1 prompt shows other tools than its own:\n%s", p)
 	}
+	// The calls' items are the tool names (reasoning "none" and "brief") or objects naming them
+	// ("full").
 	var format struct {
 		Properties struct {
 			Calls struct {
 				Items struct {
+					Enum       []string `json:"enum"`
 					Properties struct {
 						Tool struct{ Enum []string } `json:"tool"`
 					} `json:"properties"`
@@ -315,7 +318,11 @@ func TestAgentSeesOnlyItsTools(t *testing.T) {
 	if err := json.Unmarshal(first.Format, &format); err != nil {
 		t.Fatal(err)
 	}
-	if enum := format.Properties.Calls.Items.Properties.Tool.Enum; !slices.Equal(enum, append(agent, "none")) {
+	enum := format.Properties.Calls.Items.Enum
+	if enum == nil {
+		enum = format.Properties.Calls.Items.Properties.Tool.Enum
+	}
+	if !slices.Equal(enum, append(agent, "none")) {
 		t.Errorf("the agent's phase-1 enum: got %v, want %v and none", enum, agent)
 	}
 	if calls := e.faults.Calls(); len(calls) != 0 {

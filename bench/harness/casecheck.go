@@ -27,7 +27,9 @@ import (
 //   - a model router's line without the decode and uncached prompt tokens and the time split
 //     (modelFields), with a negative one, more uncached prompt tokens than prompt tokens, no model
 //     time despite model calls, or a split that does not add up to its latency;
-//   - a model router's line that says whether it routed right while the model rows measure no model.
+//   - a model router's line that says whether it routed right while the model rows measure no model;
+//   - a line of a router that selects with phase 1 without its run's reasoning setting, or with a
+//     confidence figure outside [0, 1].
 func CheckCases(path string, datasets []*dataset.Dataset, res *report.Results) ([]string, error) {
 	h, recs, err := ReadCases(path)
 	if err != nil {
@@ -40,12 +42,16 @@ func CheckCases(path string, datasets []*dataset.Dataset, res *report.Results) (
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	unmeasured := h.Params.FakeModel || h.Params.RandomWeights
+	runs := map[string]routerRun{} // by name, as the header's parameters expand
+	for _, rn := range expand(h.Params.Routers, h.Params.Reasoning) {
+		runs[rn.name] = rn
+	}
 	want := map[caseKey]bool{} // expected lines, true once seen
 	for _, row := range res.Rows {
 		switch row.Status {
 		case report.Measured, report.Plumbing, report.RandomWeights:
 		default:
-			if needsModel(row.Router) {
+			if needsModel(runs[row.Router].router) {
 				bad("%s on %s did not run: %s: %s", row.Router, row.Dataset, row.Status, row.Reason)
 			}
 			continue
@@ -83,10 +89,21 @@ func CheckCases(path string, datasets []*dataset.Dataset, res *report.Results) (
 				bad("%s: a call without a tool name", at)
 			}
 		}
-		if !needsModel(r.Router) {
+		rn := runs[r.Router]
+		if !needsModel(rn.router) {
 			continue
 		}
-		gate := r.Router == Hybrid && r.Outcome == OutcomeNoTool && r.ModelCalls == 0
+		if usesPhase1(rn.router) && r.Reasoning != rn.reasoning {
+			bad("%s: reasoning %q, want %q", at, r.Reasoning, rn.reasoning)
+		}
+		if c := r.Confidence; c != nil {
+			for _, v := range []*float64{c.UseTool, c.Tool} {
+				if v != nil && !(*v >= 0 && *v <= 1) {
+					bad("%s: confidence %v outside [0, 1]", at, *v)
+				}
+			}
+		}
+		gate := rn.router == Hybrid && r.Outcome == OutcomeNoTool && r.ModelCalls == 0
 		switch {
 		case r.Outcome == OutcomeTimedOut:
 			bad("%s: timed out (case timeout %s)", at, h.Params.CaseTimeout)

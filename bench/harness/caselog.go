@@ -18,6 +18,7 @@ import (
 
 	"toolrouter/bench/metrics"
 	"toolrouter/bench/report"
+	"toolrouter/router"
 )
 
 // The per-case file (cases.jsonl in the output folder) keeps every router's answer to every case
@@ -53,11 +54,14 @@ const (
 type CaseParams struct {
 	Datasets []string `json:"datasets"`
 	// Sources are the datasets' files, in the order of Datasets.
-	Sources        []string `json:"sources"`
-	Routers        []string `json:"routers"`
-	Limit          int      `json:"limit"`
-	Seed           uint64   `json:"seed"`
-	MetaToolSample int      `json:"metatool_sample"`
+	Sources []string `json:"sources"`
+	Routers []string `json:"routers"`
+	// Reasoning lists the router.reasoning settings the routers that select with phase 1 run
+	// with (Options.Reasoning; absent when no model router is requested).
+	Reasoning      []router.Reasoning `json:"reasoning,omitempty"`
+	Limit          int                `json:"limit"`
+	Seed           uint64             `json:"seed"`
+	MetaToolSample int                `json:"metatool_sample"`
 	// Model is the model the model routers use ("" when none is requested).
 	Model         string `json:"model"`
 	FakeModel     bool   `json:"fake_model"`
@@ -78,10 +82,14 @@ type CaseHeader struct {
 
 // CaseRecord is one router's answer to one case.
 type CaseRecord struct {
-	Router  string  `json:"router"`
-	Dataset string  `json:"dataset"`
-	Case    string  `json:"case"`
-	Outcome Outcome `json:"outcome"`
+	// Router is the name of the run (Variant): the router, with its reasoning setting when that
+	// is not the shipped one.
+	Router string `json:"router"`
+	// Reasoning is the run's router.reasoning (routers that select with phase 1 only).
+	Reasoning router.Reasoning `json:"reasoning,omitempty"`
+	Dataset   string           `json:"dataset"`
+	Case      string           `json:"case"`
+	Outcome   Outcome          `json:"outcome"`
 	// Calls are the tool calls of the answer (a model-free router's: the chosen tool, no arguments).
 	Calls []metrics.Call `json:"calls,omitempty"`
 	// Best and Score are a ranking router's top tool and its score.
@@ -100,7 +108,11 @@ type CaseRecord struct {
 	// TimeSplit is where LatencyMS went (model routers; zero for the others): load_ms,
 	// prefill_ms, decode_ms, rest_ms, tools_ms, sidecar_ms.
 	report.TimeSplit
-	DegradedBy string `json:"degraded_by,omitempty"`
+	// Confidence is phase 1's confidence in its first selection, {"use_tool", "tool"}, from the
+	// model server's logprobs (Outcome.Confidence): absent without them and for the routers
+	// without phase 1, a figure absent when the answer did not carry it.
+	Confidence *router.Confidence `json:"confidence,omitempty"`
+	DegradedBy string             `json:"degraded_by,omitempty"`
 	// Degraded is the router's explanation of a degraded answer.
 	Degraded   string `json:"degraded,omitempty"`
 	Failed     int    `json:"failed"`
@@ -109,13 +121,13 @@ type CaseRecord struct {
 	Mismatches int    `json:"mismatches"`
 }
 
-// record turns a prediction into its line.
-func (p prediction) record(router, ds, id string) CaseRecord {
+// record turns a prediction of a run into its line.
+func (p prediction) record(rn routerRun, ds, id string) CaseRecord {
 	r := CaseRecord{
-		Router: router, Dataset: ds, Case: id, Calls: p.calls, Best: p.best, Score: p.score,
+		Router: rn.name, Reasoning: rn.reasoning, Dataset: ds, Case: id, Calls: p.calls, Best: p.best, Score: p.score,
 		LatencyMS:  float64(p.latency.Nanoseconds()) / 1e6,
 		ModelCalls: p.modelCalls, PromptTokens: p.promptTokens, DegradedBy: p.degradedBy, Degraded: p.degradedWhy,
-		DecodeTokens: p.decodeTokens, UncachedPromptTokens: p.uncachedTokens, TimeSplit: p.time,
+		DecodeTokens: p.decodeTokens, UncachedPromptTokens: p.uncachedTokens, TimeSplit: p.time, Confidence: p.confidence,
 		Failed: p.failed, Executed: p.executed, Recorded: p.recorded, Mismatches: p.mismatches,
 	}
 	switch {
@@ -123,7 +135,7 @@ func (p prediction) record(router, ds, id string) CaseRecord {
 		r.Outcome = OutcomeTimedOut
 	case p.degraded:
 		r.Outcome = OutcomeDegraded
-	case thresholded(router):
+	case thresholded(rn.router):
 		r.Outcome = OutcomeRanked
 	case p.used:
 		r.Outcome = OutcomeTool
@@ -139,7 +151,8 @@ func (r CaseRecord) prediction() prediction {
 		used: !thresholded(r.Router) && len(r.Calls) > 0, calls: r.Calls, best: r.Best, score: r.Score,
 		latency:    time.Duration(math.Round(r.LatencyMS * 1e6)),
 		modelCalls: r.ModelCalls, promptTokens: r.PromptTokens, decodeTokens: r.DecodeTokens, uncachedTokens: r.UncachedPromptTokens, time: r.TimeSplit,
-		degraded: r.Outcome == OutcomeDegraded, degradedBy: r.DegradedBy, degradedWhy: r.Degraded, timedOut: r.Outcome == OutcomeTimedOut,
+		confidence: r.Confidence,
+		degraded:   r.Outcome == OutcomeDegraded, degradedBy: r.DegradedBy, degradedWhy: r.Degraded, timedOut: r.Outcome == OutcomeTimedOut,
 		failed: r.Failed, executed: r.Executed, recorded: r.Recorded, mismatches: r.Mismatches,
 	}
 }

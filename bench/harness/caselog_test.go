@@ -6,19 +6,22 @@ import (
 	"time"
 
 	"toolrouter/bench/metrics"
+	"toolrouter/router"
 )
 
 // TestCaseRecordRoundTrip checks that every kind of answer comes back from its line as it was
 // made, so a resumed run scores what the interrupted one answered, and that each gets its outcome.
 func TestCaseRecordRoundTrip(t *testing.T) {
 	calls := []metrics.Call{{Name: "s.add", Args: map[string]any{"a": 1.5}}}
+	sure, unsure := 0.99, 0.5
 	tests := []struct {
 		name   string
 		router string
 		p      prediction
 		want   Outcome
 	}{
-		{"tool", TwoPhase, prediction{used: true, calls: calls, latency: 1234567 * time.Nanosecond, modelCalls: 2, promptTokens: 900, executed: 1, recorded: 1}, OutcomeTool},
+		{"tool", TwoPhase, prediction{used: true, calls: calls, latency: 1234567 * time.Nanosecond, modelCalls: 2, promptTokens: 900, executed: 1, recorded: 1,
+			confidence: &router.Confidence{UseTool: &sure, Tool: &unsure}}, OutcomeTool},
 		{"no tool", Hybrid, prediction{latency: 42 * time.Microsecond}, OutcomeNoTool},
 		{"ranked", BM25, prediction{best: "s.add", score: 3.25, latency: time.Millisecond}, OutcomeRanked},
 		{"council", CouncilKeywords, prediction{used: true, calls: []metrics.Call{{Name: "s.add"}}, score: 2}, OutcomeTool},
@@ -27,7 +30,7 @@ func TestCaseRecordRoundTrip(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := tc.p.record(tc.router, "d", "1")
+			r := tc.p.record(runOf(tc.router), "d", "1")
 			if r.Outcome != tc.want {
 				t.Errorf("got outcome %q, want %q", r.Outcome, tc.want)
 			}

@@ -22,13 +22,14 @@ import (
 // env is one toolset brought up the production way: MCP servers in an inventory.Manager, the
 // model-free routers' indexes built from its snapshot, and the model routers on top of it.
 type env struct {
-	inv    *inventory.Manager
-	tools  []baseline.Tool
-	specs  map[string]metrics.FunctionSpec
-	cncl   *baseline.Council
-	ovl    *baseline.Overlap
-	bm25   *baseline.BM25
-	twoPh  *router.Router // nil without a model
+	inv   *inventory.Manager
+	tools []baseline.Tool
+	specs map[string]metrics.FunctionSpec
+	cncl  *baseline.Council
+	ovl   *baseline.Overlap
+	bm25  *baseline.BM25
+	// twoPh is the two-phase router by reasoning setting (empty without a model).
+	twoPh  map[router.Reasoning]*router.Router
 	native *router.Router // nil until the router has a native mode
 	// inProcess says the toolset is served by the benchmark's recording handlers.
 	inProcess bool
@@ -41,7 +42,9 @@ type envDeps struct {
 	servers map[string]config.Server // the project's servers, by name (scenario toolsets)
 	chat    router.Chatter           // nil without a model
 	set     router.Settings
-	log     *slog.Logger
+	// reasonings are the settings of router.reasoning the two-phase router runs with, one router each.
+	reasonings []router.Reasoning
+	log        *slog.Logger
 }
 
 // startEnv starts the toolset's servers and waits for their first connection. A toolset of
@@ -98,7 +101,12 @@ func startEnv(ctx context.Context, ts *dataset.Toolset, d envDeps) (*env, error)
 	e.ovl = baseline.NewOverlap(e.tools)
 	e.bm25 = baseline.NewBM25(e.tools)
 	if d.chat != nil {
-		e.twoPh = router.New(d.chat, e.inv, e.inv, d.set, d.log)
+		e.twoPh = map[router.Reasoning]*router.Router{}
+		for _, r := range d.reasonings {
+			set := d.set
+			set.Reasoning = r
+			e.twoPh[r] = router.New(d.chat, e.inv, e.inv, set, d.log)
+		}
 		if set, ok := nativeSettings(d.set); ok {
 			e.native = router.New(d.chat, e.inv, e.inv, set, d.log)
 		}

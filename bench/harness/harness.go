@@ -28,6 +28,10 @@ type Options struct {
 	Datasets []*dataset.Dataset
 	// Routers to run, by name (see Routers); empty means all.
 	Routers []string
+	// Reasoning lists the router.reasoning settings the routers that select with phase 1
+	// (two-phase, hybrid) run with, each setting its own rows and lines (see Variant); empty:
+	// DefaultReasoning alone. It overrides Settings.Reasoning.
+	Reasoning []router.Reasoning
 	// Servers are the project's servers by name, for toolsets that use them (the scenario set).
 	Servers map[string]config.Server
 	// Chat is the model server; nil skips the model routers with SkipReason.
@@ -74,6 +78,9 @@ func Run(ctx context.Context, o Options) (*report.Results, error) {
 			return nil, fmt.Errorf("unknown router %q (known: %v)", r, Routers)
 		}
 	}
+	if err := checkReasonings(o.Reasoning); err != nil {
+		return nil, err
+	}
 	res := &report.Results{
 		Command: o.Command, Started: start.UTC(), Seed: o.Seed, Limit: o.Limit, Model: o.Model,
 		Resumed: o.Cases.Resumed(),
@@ -85,9 +92,14 @@ func Run(ctx context.Context, o Options) (*report.Results, error) {
 	}
 	prog := newProgress(o.Progress, total)
 	defer prog.finish()
-	active := activeRouters(o)
+	runs := expand(o.Routers, o.Reasoning)
+	active := activeRuns(o, runs)
+	var activeNames []string // the keyword routers' names are their runs' names
+	for _, rn := range active {
+		activeNames = append(activeNames, rn.name)
+	}
 	specs := &specBook{}
-	all := make([][][]prediction, len(o.Datasets)) // dataset → active router → case
+	all := make([][][]prediction, len(o.Datasets)) // dataset → active run → case
 	for i, ds := range o.Datasets {
 		preds, notes, err := runDataset(ctx, o, ds, active, prog, specs)
 		if err != nil {
@@ -105,26 +117,26 @@ func Run(ctx context.Context, o Options) (*report.Results, error) {
 		res.Datasets = append(res.Datasets, info)
 	}
 	var notes map[string]string
-	res.Thresholds, notes = tune(o.Seed, o.Datasets, active, all)
+	res.Thresholds, notes = tune(o.Seed, o.Datasets, activeNames, all)
 	for i := range res.Datasets {
 		if n, ok := notes[res.Datasets[i].Family]; ok {
 			res.Datasets[i].Notes = append(res.Datasets[i].Notes, n)
 		}
 	}
-	if slices.ContainsFunc(active, thresholded) {
-		res.Tuning = tuningLine(o.Datasets, active)
+	if slices.ContainsFunc(activeNames, thresholded) {
+		res.Tuning = tuningLine(o.Datasets, activeNames)
 	}
 	for i, ds := range o.Datasets {
-		for _, name := range o.Routers {
-			j := slices.Index(active, name)
+		for _, rn := range runs {
+			j := slices.Index(active, rn)
 			if j < 0 {
-				res.Rows = append(res.Rows, inactiveRow(o, ds.Name, name))
+				res.Rows = append(res.Rows, inactiveRow(o, ds.Name, rn))
 				continue
 			}
-			row := score(ds, name, all[i][j], specs)
-			if needsModel(name) && o.Plumbing {
+			row := score(ds, rn, all[i][j], specs)
+			if needsModel(rn.router) && o.Plumbing {
 				row = unmeasuredRow(row, report.Plumbing, PlumbingNote)
-			} else if needsModel(name) && o.RandomWeights {
+			} else if needsModel(rn.router) && o.RandomWeights {
 				row = unmeasuredRow(row, report.RandomWeights, RandomWeightsNote)
 			}
 			res.Rows = append(res.Rows, row)
@@ -134,39 +146,40 @@ func Run(ctx context.Context, o Options) (*report.Results, error) {
 	return res, nil
 }
 
-// activeRouters are the requested routers that can run: model routers need a model, and native
-// needs the router's native mode.
-func activeRouters(o Options) []string {
-	var out []string
-	for _, r := range o.Routers {
+// activeRuns are the runs that can run: model routers need a model, and native needs the
+// router's native mode.
+func activeRuns(o Options, runs []routerRun) []routerRun {
+	var out []routerRun
+	for _, rn := range runs {
 		switch {
-		case r == Native && !NativeReady:
-		case needsModel(r) && o.Chat == nil:
+		case rn.router == Native && !NativeReady:
+		case needsModel(rn.router) && o.Chat == nil:
 		default:
-			out = append(out, r)
+			out = append(out, rn)
 		}
 	}
 	return out
 }
 
-func inactiveRow(o Options, ds, name string) report.Row {
-	if name == Native && !NativeReady {
-		return report.Row{Dataset: ds, Router: name, Status: report.Unavailable, Reason: "the router's native mode (Ollama tool calling) has not landed"}
+func inactiveRow(o Options, ds string, rn routerRun) report.Row {
+	row := report.Row{Dataset: ds, Router: rn.name, Reasoning: string(rn.reasoning), Status: report.Skipped, Reason: o.SkipReason}
+	if rn.router == Native && !NativeReady {
+		row.Status, row.Reason = report.Unavailable, "the router's native mode (Ollama tool calling) has not landed"
 	}
-	return report.Row{Dataset: ds, Router: name, Status: report.Skipped, Reason: o.SkipReason}
+	return row
 }
 
-// runDataset routes every case of a dataset with every active router, taking the answers the
+// runDataset routes every case of a dataset with every active run, taking the answers the
 // per-case file already holds from it and writing each new one to it. Cases run Concurrency at a
 // time; a toolset is started when its first case needs it and closed after its last (also when
 // every answer comes from the file: its tools' declarations score the arguments). One failing case
 // (an error that is not a timeout) stops the run: its figures would be wrong.
-func runDataset(ctx context.Context, o Options, ds *dataset.Dataset, active []string, prog *progress, specs *specBook) ([][]prediction, []string, error) {
+func runDataset(ctx context.Context, o Options, ds *dataset.Dataset, active []routerRun, prog *progress, specs *specBook) ([][]prediction, []string, error) {
 	preds := make([][]prediction, len(active))
 	for j := range preds {
 		preds[j] = make([]prediction, len(ds.Cases))
 	}
-	p := newPool(envDeps{servers: o.Servers, chat: o.Chat, set: o.Settings, log: o.Logger}, ds.Cases, specs)
+	p := newPool(envDeps{servers: o.Servers, chat: o.Chat, set: o.Settings, reasonings: reasoningsOf(active), log: o.Logger}, ds.Cases, specs)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.Concurrency)
 	for i, c := range ds.Cases {
@@ -176,15 +189,15 @@ func runDataset(ctx context.Context, o Options, ds *dataset.Dataset, active []st
 				return err
 			}
 			defer p.release(c.Toolset)
-			for j, name := range active {
-				rec, ok := o.Cases.lookup(name, ds.Name, c.ID)
+			for j, rn := range active {
+				rec, ok := o.Cases.lookup(rn.name, ds.Name, c.ID)
 				if !ok {
-					pr, err := predictCase(gctx, o.CaseTimeout, name, e, c)
+					pr, err := predictCase(gctx, o.CaseTimeout, rn, e, c)
 					if err != nil {
-						return fmt.Errorf("%s on %s: %w", name, c.ID, err)
+						return fmt.Errorf("%s on %s: %w", rn.name, c.ID, err)
 					}
-					rec = pr.record(name, ds.Name, c.ID)
-					if judged(o, name) {
+					rec = pr.record(rn, ds.Name, c.ID)
+					if judged(o, rn.router) {
 						_, right := judge(c, pr)
 						rec.RoutingRight = &right
 					}

@@ -99,7 +99,7 @@ func TestScore(t *testing.T) {
 		{used: true, calls: []metrics.Call{{Name: "s.other"}}, latency: 30 * time.Millisecond, modelCalls: 2, promptTokens: 100},                             // wrong tool
 		{used: true, calls: []metrics.Call{{Name: "s.add", Args: map[string]any{"a": 1}}}, latency: 40 * time.Millisecond, modelCalls: 2, promptTokens: 100}, // tool where none is needed
 	}
-	row := score(ds, TwoPhase, preds, specs)
+	row := score(ds, runOf(TwoPhase), preds, specs)
 	// Decision: TP 3, FP 1, FN 0, TN 0 → P 0.75, R 1, F1 6/7.
 	if row.Decision != (metrics.Confusion{TP: 3, FP: 1}) || *row.Precision != 0.75 || *row.Recall != 1 {
 		t.Errorf("decision: got %+v P %v R %v, want TP 3 FP 1, P 0.75, R 1", row.Decision, *row.Precision, *row.Recall)
@@ -123,7 +123,7 @@ func TestScore(t *testing.T) {
 
 	// A model-free router on the same predictions: no argument or end-to-end figures (it executes
 	// nothing), and queries per second = 4 / 0.1 s.
-	kw := score(ds, CouncilKeywords, preds, specs)
+	kw := score(ds, runOf(CouncilKeywords), preds, specs)
 	if kw.Arguments != nil || kw.EndToEnd != nil || kw.QPS == nil || *kw.QPS != 40 || kw.ModelCallsPerQuery != nil {
 		t.Errorf("model-free row: got arguments %v, end-to-end %v, qps %v, calls/q %v", kw.Arguments, kw.EndToEnd, kw.QPS, kw.ModelCallsPerQuery)
 	}
@@ -144,7 +144,7 @@ func TestScoreDegraded(t *testing.T) {
 	for i := range dead {
 		dead[i] = prediction{degraded: true, modelCalls: 1}
 	}
-	row := score(ds, TwoPhase, dead, specs)
+	row := score(ds, runOf(TwoPhase), dead, specs)
 	if row.Degraded != 3 || row.Routing != (metrics.Ratio{Total: 3}) || *row.EndToEnd != (metrics.Ratio{Total: 3}) {
 		t.Errorf("got %d degraded, routing %+v, end-to-end %+v; want 3 degraded, 0 of 3 right in both", row.Degraded, row.Routing, *row.EndToEnd)
 	}
@@ -153,7 +153,7 @@ func TestScoreDegraded(t *testing.T) {
 	}
 	// A degraded answer that still holds the right call is not right either.
 	partial := []prediction{{degraded: true, used: true, calls: []metrics.Call{{Name: "s.f", Args: map[string]any{}}}}, {}, {}}
-	row = score(ds, TwoPhase, partial, specs)
+	row = score(ds, runOf(TwoPhase), partial, specs)
 	if row.Selection.Correct != 0 || row.Routing.Correct != 2 {
 		t.Errorf("got selection %+v, routing %+v; want the degraded case wrong, the two no-tool cases right", row.Selection, row.Routing)
 	}
@@ -179,7 +179,7 @@ func TestScoreEndToEnd(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			row := score(ds, TwoPhase, []prediction{tc.p}, specs)
+			row := score(ds, runOf(TwoPhase), []prediction{tc.p}, specs)
 			if got := row.EndToEnd.Correct == 1; got != tc.want || row.Routing.Correct != 1 || row.Arguments.Correct != 1 {
 				t.Errorf("got end-to-end %v (routing %+v, arguments %+v), want %v with routing and arguments right", got, row.Routing, *row.Arguments, tc.want)
 			}

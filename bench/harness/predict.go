@@ -47,6 +47,9 @@ type prediction struct {
 	modelCalls, promptTokens     int
 	decodeTokens, uncachedTokens int
 	time                         report.TimeSplit
+	// confidence is phase 1's confidence in its first selection (Outcome.Confidence; nil
+	// without the server's logprobs and for routers without phase 1).
+	confidence *router.Confidence
 	// degraded says the model failed and the router fell back (Outcome.Degraded, or the loop
 	// stopped on a model failure): an outcome of its own, never a right answer.
 	degraded bool
@@ -72,26 +75,26 @@ func (p prediction) noAnswer() bool { return p.degraded || p.timedOut }
 // predictCase runs one router on one case within timeout (0: none). A case over it is a timed-out
 // prediction, with the calls and usage the router reported; when ctx itself ends (the run is
 // stopped) it returns ctx's error, and the case is not an answer of any kind.
-func predictCase(ctx context.Context, timeout time.Duration, name string, e *env, c dataset.Case) (prediction, error) {
+func predictCase(ctx context.Context, timeout time.Duration, rn routerRun, e *env, c dataset.Case) (prediction, error) {
 	cctx, cancel := ctx, context.CancelFunc(func() {})
 	if timeout > 0 {
 		cctx, cancel = context.WithTimeout(ctx, timeout)
 	}
 	defer cancel()
-	p, err := predict(cctx, name, e, c)
+	p, err := predict(cctx, rn, e, c)
 	switch {
 	case ctx.Err() != nil:
 		return prediction{}, ctx.Err()
 	case cctx.Err() != nil:
 		return prediction{used: p.used, calls: p.calls, latency: p.latency, modelCalls: p.modelCalls, promptTokens: p.promptTokens,
-			decodeTokens: p.decodeTokens, uncachedTokens: p.uncachedTokens, time: p.time, timedOut: true}, nil
+			decodeTokens: p.decodeTokens, uncachedTokens: p.uncachedTokens, time: p.time, confidence: p.confidence, timedOut: true}, nil
 	}
 	return p, err
 }
 
 // predict runs one router on one case.
-func predict(ctx context.Context, name string, e *env, c dataset.Case) (prediction, error) {
-	switch name {
+func predict(ctx context.Context, rn routerRun, e *env, c dataset.Case) (prediction, error) {
+	switch rn.router {
 	case CouncilKeywords:
 		t0 := time.Now()
 		m, ok := e.cncl.Route(c.Query)
@@ -103,14 +106,14 @@ func predict(ctx context.Context, name string, e *env, c dataset.Case) (predicti
 	case KeywordOverlap, BM25:
 		t0 := time.Now()
 		var m baseline.Match
-		if name == BM25 {
+		if rn.router == BM25 {
 			m = e.bm25.Best(c.Query)
 		} else {
 			m = e.ovl.Best(c.Query)
 		}
 		return prediction{latency: time.Since(t0), best: m.Tool, score: m.Score}, nil
 	case TwoPhase:
-		return route(ctx, e.twoPh, c, e.inProcess, time.Now())
+		return route(ctx, e.twoPh[rn.reasoning], c, e.inProcess, time.Now())
 	case Native:
 		return route(ctx, e.native, c, e.inProcess, time.Now())
 	case Hybrid:
@@ -119,9 +122,9 @@ func predict(ctx context.Context, name string, e *env, c dataset.Case) (predicti
 			d := time.Since(t0)
 			return prediction{latency: d, time: report.TimeSplit{SidecarMS: float64(d.Nanoseconds()) / 1e6}}, nil
 		}
-		return route(ctx, e.twoPh, c, e.inProcess, t0)
+		return route(ctx, e.twoPh[rn.reasoning], c, e.inProcess, t0)
 	}
-	return prediction{}, fmt.Errorf("unknown router %q", name)
+	return prediction{}, fmt.Errorf("unknown router %q", rn.router)
 }
 
 // route runs the real router and reads its outcome: the calls it made (every round), whether each
@@ -139,6 +142,7 @@ func route(ctx context.Context, rt *router.Router, c dataset.Case, inProcess boo
 		p.modelCalls, p.promptTokens = out.Usage.LLMCalls, out.Usage.PromptTokens
 		p.decodeTokens, p.uncachedTokens = out.Usage.CompletionTokens, out.Usage.UncachedTokens
 		p.time = splitTime(out, p.latency)
+		p.confidence = out.Confidence
 	}
 	if err != nil {
 		return p, fmt.Errorf("routing %s: %w", c.ID, err)

@@ -8,13 +8,14 @@ import (
 	"toolrouter/bench/dataset"
 	"toolrouter/bench/metrics"
 	"toolrouter/bench/report"
+	"toolrouter/router"
 )
 
 // producesArguments reports whether a router writes arguments and executes calls (the model
 // routers).
 func producesArguments(name string) bool { return needsModel(name) }
 
-// score turns one router's predictions on a dataset into a row. Definitions (also in
+// score turns one run's predictions on a dataset into a row. Definitions (also in
 // docs/benchmarks.md):
 //   - degraded: the model failed and the router fell back; such an answer is its own outcome and
 //     is right by no measure (not a right "no tool", not a right selection);
@@ -31,8 +32,11 @@ func producesArguments(name string) bool { return needsModel(name) }
 //   - end-to-end (routers that execute calls): routing, and every call executed and returned
 //     without error (no call error, a result not marked isError), and the arguments right where
 //     they are labeled. Undefined for the model-free routers: they execute nothing.
-func score(ds *dataset.Dataset, name string, preds []prediction, specs *specBook) report.Row {
-	row := report.Row{Dataset: ds.Name, Router: name, Status: report.Measured, Cases: len(ds.Cases)}
+//   - confidence (routers that select with phase 1): the mean of each figure of phase 1's
+//     confidence over the answers that carry it.
+func score(ds *dataset.Dataset, rn routerRun, preds []prediction, specs *specBook) report.Row {
+	name := rn.router
+	row := report.Row{Dataset: ds.Name, Router: rn.name, Reasoning: string(rn.reasoning), Status: report.Measured, Cases: len(ds.Cases)}
 	writesArgs := producesArguments(name)
 	if writesArgs {
 		row.Arguments = &metrics.Ratio{}
@@ -46,6 +50,7 @@ func score(ds *dataset.Dataset, name string, preds []prediction, specs *specBook
 	var (
 		sum   time.Duration
 		split report.TimeSplit
+		conf  confidenceSum
 	)
 	for i, c := range ds.Cases {
 		p := preds[i]
@@ -93,6 +98,7 @@ func score(ds *dataset.Dataset, name string, preds []prediction, specs *specBook
 		row.DecodeTokens += p.decodeTokens
 		row.UncachedPromptTokens += p.uncachedTokens
 		split.Add(p.time)
+		conf.add(p.confidence)
 		row.Calls += len(p.calls)
 		row.Failed += p.failed
 		row.Executed += p.executed
@@ -110,6 +116,7 @@ func score(ds *dataset.Dataset, name string, preds []prediction, specs *specBook
 		}
 	}
 	row.Latency = report.LatencyOf(metrics.Latencies(lat))
+	row.Confidence = conf.mean()
 	if n := float64(len(ds.Cases)); n > 0 {
 		if needsModel(name) {
 			row.ModelCallsPerQuery = report.Float(float64(row.ModelCalls) / n)
@@ -124,6 +131,41 @@ func score(ds *dataset.Dataset, name string, preds []prediction, specs *specBook
 	}
 	row.Fill()
 	return row
+}
+
+// confidenceSum adds up phase 1's confidence figures over a row's answers.
+type confidenceSum struct {
+	useTool, tool   float64
+	useToolN, toolN int
+}
+
+func (s *confidenceSum) add(c *router.Confidence) {
+	if c == nil {
+		return
+	}
+	if c.UseTool != nil {
+		s.useTool += *c.UseTool
+		s.useToolN++
+	}
+	if c.Tool != nil {
+		s.tool += *c.Tool
+		s.toolN++
+	}
+}
+
+// mean is each figure's mean over the answers that carry it; nil when none carries either.
+func (s *confidenceSum) mean() *report.Confidence {
+	if s.useToolN == 0 && s.toolN == 0 {
+		return nil
+	}
+	c := &report.Confidence{UseToolAnswers: s.useToolN, ToolAnswers: s.toolN}
+	if s.useToolN > 0 {
+		c.UseTool = report.Float(s.useTool / float64(s.useToolN))
+	}
+	if s.toolN > 0 {
+		c.Tool = report.Float(s.tool / float64(s.toolN))
+	}
+	return c
 }
 
 // judge returns the case's answers whose tools the prediction called exactly, and whether the case
@@ -182,6 +224,7 @@ func unmeasuredRow(r report.Row, status report.Status, reason string) report.Row
 		ModelCallsPerQuery: r.ModelCallsPerQuery, PromptTokensPerQuery: r.PromptTokensPerQuery,
 		DecodeTokens: r.DecodeTokens, UncachedPromptTokens: r.UncachedPromptTokens,
 		DecodeTokensPerQuery: r.DecodeTokensPerQuery, UncachedPromptTokensPerQuery: r.UncachedPromptTokensPerQuery, Time: r.Time,
+		Reasoning: r.Reasoning, Confidence: r.Confidence,
 		Degraded: r.Degraded, DegradedBy: r.DegradedBy, TimedOut: r.TimedOut,
 		Calls: r.Calls, Failed: r.Failed, Executed: r.Executed, Recorded: r.Recorded, Mismatches: r.Mismatches,
 	}

@@ -102,8 +102,12 @@ type Threshold struct {
 // ratios are nil where undefined (no case to divide by, or a router that writes no arguments).
 type Row struct {
 	Dataset string `json:"dataset"`
-	Router  string `json:"router"`
-	Status  Status `json:"status"`
+	// Router names the run: the router, with its router.reasoning setting when that is not the
+	// shipped one ("two-phase (reasoning brief)").
+	Router string `json:"router"`
+	// Reasoning is the run's router.reasoning, for the routers that select with phase 1.
+	Reasoning string `json:"reasoning,omitempty"`
+	Status    Status `json:"status"`
 	// Reason explains a skipped, unavailable or plumbing row.
 	Reason string `json:"reason,omitempty"`
 	Cases  int    `json:"cases"`
@@ -151,6 +155,9 @@ type Row struct {
 	UncachedPromptTokensPerQuery *float64 `json:"uncached_prompt_tokens_per_query"`
 	// Time is where a query's wall time went, the mean over the cases (model routers).
 	Time *TimeSplit `json:"time_per_query_ms,omitempty"`
+	// Confidence is phase 1's mean confidence (routers that select with phase 1, against a model
+	// server that sends logprobs); nil when no answer carries it.
+	Confidence *Confidence `json:"confidence,omitempty"`
 
 	// Degraded counts answers where the model failed and the router fell back (fewer tool results
 	// than asked for, usually none). They are right by no measure.
@@ -169,6 +176,16 @@ type Row struct {
 	Executed   int `json:"executed"`
 	Recorded   int `json:"recorded"`
 	Mismatches int `json:"mismatches"`
+}
+
+// Confidence is phase 1's mean confidence in its first selection over a row's answers, each
+// figure over the answers that carry it: UseTool for the decision to use a tool, Tool for the
+// choice of tools (an answer without a tool has none).
+type Confidence struct {
+	UseTool        *float64 `json:"use_tool"`
+	UseToolAnswers int      `json:"use_tool_answers"`
+	Tool           *float64 `json:"tool"`
+	ToolAnswers    int      `json:"tool_answers"`
 }
 
 // TimeSplit is where wall time went, in milliseconds: the model calls' load, prefill and decode

@@ -16,11 +16,13 @@ import (
 
 	"toolrouter/config"
 	"toolrouter/inventory"
+	"toolrouter/provider"
 	"toolrouter/router"
 )
 
-// TestInputTooLong: a prompt over num_ctx with truncate:false is refused with a 400 whose message
-// the router recognises (router.inputTooLong), never silently cut.
+// TestInputTooLong: a prompt over num_ctx with truncate:false is refused with a 400 that the one
+// model-call path recognises (provider.ErrInputTooLong), never silently cut. Since v0.30 the
+// message is llama-server's own ("request (N tokens) exceeds the available context size").
 func TestInputTooLong(t *testing.T) {
 	o := realOllama(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -29,14 +31,14 @@ func TestInputTooLong(t *testing.T) {
 	req := &api.ChatRequest{Model: o.tiny, Stream: &stream, Truncate: &off, Shift: &off,
 		Messages: []api.Message{{Role: "user", Content: strings.Repeat("hello world ", 6000)}},
 		Options:  map[string]any{"num_ctx": 8192, "num_predict": 1}}
-	err := o.client().Chat(ctx, req, func(api.ChatResponse) error { return nil })
+	_, err := provider.Call(ctx, o.client(), req, provider.CallOptions{})
 	var se api.StatusError
 	if !errors.As(err, &se) {
 		t.Fatalf("got error %v, want an api.StatusError", err)
 	}
 	t.Logf("status %d: %s", se.StatusCode, se.ErrorMessage)
-	if se.StatusCode != 400 || !strings.Contains(se.ErrorMessage, "the input length exceeds the context length") {
-		t.Errorf("got %d %q, want 400 \"the input length exceeds the context length\"", se.StatusCode, se.ErrorMessage)
+	if se.StatusCode != 400 || !errors.Is(err, provider.ErrInputTooLong) {
+		t.Errorf("got %d %q (%v), want a 400 recognised as provider.ErrInputTooLong", se.StatusCode, se.ErrorMessage, err)
 	}
 }
 

@@ -34,6 +34,13 @@ func tokenModel(req api.ChatRequest) fakeollama.Reply {
 	return r
 }
 
+// noTokens is the plumbing model reporting no tokens, as a server that counts none would.
+func noTokens(req api.ChatRequest) fakeollama.Reply {
+	r := fakemodel.Reply(req)
+	r.PromptTokens, r.CompletionTokens = 0, 0
+	return r
+}
+
 // resumeArgs are the flags of the interrupted and resumed runs: two BFCL splits (both labels, so
 // thresholds are learned), every router, one case at a time so the order is fixed.
 func resumeArgs(url, out string) []string {
@@ -259,7 +266,7 @@ func TestRunRandomWeights(t *testing.T) {
 		checkOK bool
 	}{
 		{"tokens counted", tokenModel, true},
-		{"no tokens", fakemodel.Reply, false},
+		{"no tokens", noTokens, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"toolrouter/bench/report"
 	"toolrouter/config"
 	"toolrouter/internal/fakeollama"
+	"toolrouter/router"
 )
 
 // Dataset names, in report order.
@@ -40,6 +41,7 @@ var bfclFiles = map[string]string{
 type runFlags struct {
 	data, bfcl, metatool, metatoolCSV, scenarios, npm string
 	datasets, routers                                 string
+	reasoning                                         string
 	ollama, model                                     string
 	fake                                              bool
 	randomWeights                                     bool
@@ -67,6 +69,9 @@ func parseRun(args []string, stderr io.Writer) (*runFlags, error) {
 	fs.StringVar(&f.npm, "npm", filepath.Join(moduleDir(), "examples", "npm"), "folder with node_modules of the npm reference servers")
 	fs.StringVar(&f.datasets, "datasets", strings.Join(datasetNames, ","), "datasets to run, comma-separated")
 	fs.StringVar(&f.routers, "routers", strings.Join(harness.Routers, ","), "routers to run, comma-separated")
+	fs.StringVar(&f.reasoning, "reasoning", string(harness.DefaultReasoning),
+		"router.reasoning settings to run the routers that select with phase 1 (two-phase, hybrid) with, comma-separated: "+
+			"none, brief, full; each setting has its own rows")
 	fs.StringVar(&f.ollama, "ollama", "http://127.0.0.1:11434", "Ollama URL for the model routers")
 	fs.StringVar(&f.model, "model", "qwen2.5:7b", "model for the model routers")
 	fs.DurationVar(&f.probeTimeout, "probe-timeout", 2*time.Minute, "how long the test chat that must succeed before the model rows run may take (it loads the model)")
@@ -113,6 +118,18 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	var known []string
+	for _, r := range harness.Reasonings {
+		known = append(known, string(r))
+	}
+	settings, err := list(f.reasoning, known, "reasoning")
+	if err != nil {
+		return err
+	}
+	var reasonings []router.Reasoning
+	for _, r := range settings {
+		reasonings = append(reasonings, router.Reasoning(r))
+	}
 	work, err := os.MkdirTemp("", "toolrouter-bench-")
 	if err != nil {
 		return err
@@ -120,7 +137,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer os.RemoveAll(work)
 
 	o := harness.Options{
-		Routers: routers, Concurrency: f.concurrency, Seed: f.seed, Limit: f.limit,
+		Routers: routers, Reasoning: reasonings, Concurrency: f.concurrency, Seed: f.seed, Limit: f.limit,
 		Command: strings.Join(append([]string{"go run ./bench"}, args...), " "),
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
@@ -252,6 +269,9 @@ func openCases(f *runFlags, o harness.Options, routers, names []string, needMode
 		p.Model, h.Label = fakeModel, "fake model: plumbing only, not a measurement"
 	case needModel:
 		p.Model, h.ModelURL = f.model, f.ollama
+	}
+	if needModel {
+		p.Reasoning = o.Reasoning
 	}
 	if random {
 		h.Label = report.RandomWeightsLabel

@@ -16,10 +16,33 @@ import (
 
 // Reply is the plumbing model. A selection request (its format has "use_tool") is answered
 // with the first tool of the format's enum when the conversation has no assistant turn yet, and
-// with no tool after that; a native request (tools offered) likewise with a tool call or none;
-// any other request gets the smallest instance of its format schema. It never reads a label and
-// reports no tokens.
+// with no tool after that, in the shape of the format (every router.reasoning: calls as tool
+// names, or as objects naming the tool); a native request (tools offered) likewise with a tool
+// call or none; any other request gets the smallest instance of its format schema. It never
+// reads a label. It reports a token per 4 bytes (at least 1) of the messages and format sent and
+// of its answer, no prompt cache and no durations, so usage is counted as a real server's would
+// be. Asked for logprobs, it sends its answer as one token it is certain of (probability 1, the
+// only alternative).
 func Reply(req api.ChatRequest) fakeollama.Reply {
+	r := reply(req)
+	prompt := len(req.Format)
+	for _, m := range req.Messages {
+		prompt += len(m.Content)
+	}
+	answer := len(r.Content)
+	if len(r.ToolCalls) > 0 {
+		b, _ := json.Marshal(r.ToolCalls)
+		answer += len(b)
+	}
+	r.PromptTokens, r.CompletionTokens = max(1, prompt/4), max(1, answer/4)
+	if req.Logprobs && r.Content != "" {
+		tok := api.TokenLogprob{Token: r.Content, Logprob: 0}
+		r.Logprobs = []api.Logprob{{TokenLogprob: tok, TopLogprobs: []api.TokenLogprob{tok}}}
+	}
+	return r
+}
+
+func reply(req api.ChatRequest) fakeollama.Reply {
 	if len(req.Tools) > 0 {
 		return native(req)
 	}
@@ -51,8 +74,11 @@ func Reply(req api.ChatRequest) fakeollama.Reply {
 			out[name] = []any{}
 			if first {
 				item := minimal(p.(map[string]any)["items"])
-				if obj, ok := item.(map[string]any); ok {
+				switch obj := item.(type) {
+				case map[string]any: // reasoning "full": {"tool", "task"}
 					obj["tool"] = firstTool(p)
+				default: // reasoning "none" and "brief": the tool's name
+					item = firstTool(p)
 				}
 				out[name] = []any{item}
 			}

@@ -73,6 +73,7 @@ func Markdown(res *Results) string {
 				timed = append(timed, r)
 			}
 		}
+		b.WriteString(confidenceLine(timed, false))
 		b.WriteString(timeTable(timed, false))
 	}
 
@@ -105,6 +106,7 @@ func unmeasured(b *strings.Builder, rows []Row, title string) {
 		fmt.Fprintf(b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %s | %s | %s |\n", r.Dataset, r.Router, r.Cases, r.Calls, r.Failed,
 			r.Executed, r.Recorded, r.Mismatches, r.Degraded, r.TimedOut, num(r.ModelCallsPerQuery), tokens(r.PromptTokensPerQuery), ms(r.Latency.P50))
 	}
+	b.WriteString(confidenceLine(rows, true))
 	b.WriteString(timeTable(rows, true))
 }
 
@@ -138,6 +140,27 @@ func timeTable(rows []Row, withDataset bool) string {
 			ms(t.LoadMS), ms(t.PrefillMS), ms(t.DecodeMS), ms(t.RestMS), ms(t.ToolsMS), ms(t.SidecarMS), ms(t.TotalMS()))
 	}
 	return b.String()
+}
+
+// confidenceLine is one line with phase 1's mean confidence of the rows that have one, each figure
+// with the number of answers it is the mean of, or "" when none has.
+func confidenceLine(rows []Row, withDataset bool) string {
+	var parts []string
+	for _, r := range rows {
+		c := r.Confidence
+		if c == nil {
+			continue
+		}
+		name := r.Router
+		if withDataset {
+			name = r.Dataset + " " + name
+		}
+		parts = append(parts, fmt.Sprintf("%s: use_tool %s (%d), tool %s (%d)", name, num(c.UseTool), c.UseToolAnswers, num(c.Tool), c.ToolAnswers))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "\nPhase-1 confidence, mean over the answers that carry it (answers): " + strings.Join(parts, "; ") + ".\n"
 }
 
 // ran reports whether a row's router ran its cases (measured, plumbing and random-weight rows).

@@ -26,7 +26,8 @@ func sample() *Results {
 		Arguments: &metrics.Ratio{Correct: 2, Total: 3}, Routing: metrics.Ratio{Correct: 4, Total: 4},
 		EndToEnd: &metrics.Ratio{Correct: 3, Total: 4}, Latency: Latency{P50: 800, P95: 1500, P99: 1600, Max: 1600},
 		ModelCallsPerQuery: Float(1.75), PromptTokensPerQuery: Float(900), DecodeTokensPerQuery: Float(40), UncachedPromptTokensPerQuery: Float(300),
-		Time: &TimeSplit{LoadMS: 0.5, PrefillMS: 120, DecodeMS: 500, RestMS: 60, ToolsMS: 100, SidecarMS: 19.5}}
+		Time:       &TimeSplit{LoadMS: 0.5, PrefillMS: 120, DecodeMS: 500, RestMS: 60, ToolsMS: 100, SidecarMS: 19.5},
+		Confidence: &Confidence{UseTool: Float(0.95), UseToolAnswers: 4, Tool: Float(0.9), ToolAnswers: 3}}
 	model.Fill()
 	return &Results{
 		Command: "go run ./bench", Seed: 1, Machine: Machine{GoVersion: "go1.26", OS: "linux", Arch: "amd64", CPUs: 2},
@@ -70,6 +71,7 @@ func TestMarkdown(t *testing.T) {
 		"| hybrid | skipped: no model server at http://127.0.0.1:11434 |",
 		"Note: a note.",
 		"Top-ranked tool right, threshold ignored (tool queries): bm25 0.667.",
+		"Phase-1 confidence, mean over the answers that carry it (answers): two-phase: use_tool 0.950 (4), tool 0.900 (3).",
 		"Thresholds: tuned per source.",
 		"| bfcl | bm25 | 0 | 1.500 | 2 | 2 |",
 		"| bfcl | bm25 | 1 | none (one label) | 2 | 2 |",

@@ -110,7 +110,11 @@ The harness first lists the server's models (3 s), then makes one short chat wit
 rows run. Every answer is written to ` + "`cases.jsonl`" + ` in ` + "`-out`" + ` as soon as it is made, so an
 interrupted run keeps what it did, and ` + "`-resume`" + ` with the same flags runs only the rest.
 ` + "`-doc ''`" + ` keeps a scratch run out of this file; ` + "`-fake-model`" + ` runs the model routers against a
-fake model as a plumbing check (listed apart, no accuracy).
+fake model as a plumbing check (listed apart, no accuracy). ` + "`-reasoning none,brief,full`" + ` runs the
+routers that select with phase 1 (` + "`two-phase`" + `, ` + "`hybrid`" + `) once per ` + "`router.reasoning`" + ` setting, each
+setting its own rows: the shipped setting (` + "`none`" + `) keeps the router's name, the others are named
+` + "`two-phase (reasoning brief)`" + ` and so on; ` + "`native`" + ` has no phase 1 and runs once. Without the flag
+only the shipped setting runs.
 
 ## What is compared
 
@@ -170,4 +174,10 @@ note saying so.
   ` + "`uncached_prompt_tokens`" + `, ` + "`load_ms`" + `, ` + "`prefill_ms`" + `, ` + "`decode_ms`" + `, ` + "`rest_ms`" + `, ` + "`tools_ms`" + `,
   ` + "`sidecar_ms`" + ` (adding up to ` + "`latency_ms`" + `); ` + "`-check`" + ` fails a model router's line without them
   or whose parts do not add up.
+- **Phase-1 confidence** (routers that select with phase 1, against a server that sends
+  logprobs): the mean of the model's own probability for its first selection's ` + "`use_tool`" + ` and for
+  its choice of tools, each over the answers that carry it, in a line under each dataset's table.
+  Each line of ` + "`cases.jsonl`" + ` carries its run's ` + "`reasoning`" + ` and that selection's ` + "`confidence`" + `
+  (` + "`use_tool`" + `, ` + "`tool`" + `, as ` + "`/v1/route`" + ` returns it; absent without logprobs); ` + "`-check`" + ` fails a line
+  whose ` + "`reasoning`" + ` is not its run's or whose confidence lies outside [0, 1].
 `

@@ -80,7 +80,7 @@ func parseRun(args []string, stderr io.Writer) (*runFlags, error) {
 	fs.DurationVar(&f.caseTimeout, "case-timeout", 2*time.Minute, "cancel one router's work on one case after this long and count it as timed out (0: no limit)")
 	fs.BoolVar(&f.resume, "resume", false, "take the answers OUT/"+casesFile+" already holds (same flags required) and run only the rest")
 	fs.BoolVar(&f.check, "check", false, "after the run, check OUT/"+casesFile+" for shape: every case answered, model routers with model calls and prompt tokens "+
-		"and a time split that adds up, none timed out")
+		"and a time split that adds up, none timed out, phase-1 routers' lines with their run's reasoning")
 	fs.IntVar(&f.limit, "limit", 0, "run only the first N queries of each dataset (0: all)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the threshold folds and of -metatool-sample")
 	fs.StringVar(&f.out, "out", filepath.Join(benchDir(), "out"), "output folder for "+casesFile+" (written case by case), results.json, results.md and chart.svg")

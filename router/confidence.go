@@ -38,8 +38,10 @@ func (c *Confidence) lowest() (float64, bool) {
 // it generated. candidates are the enum's names. A value's confidence is the product, over the
 // tokens that spell it, of the probability the model gave to tokens leading to the chosen value,
 // divided by what it gave to tokens leading to any value the format allows there: the
-// probability of the choice under the format. The first token of a name that no other candidate
-// shares decides it; later tokens then add a factor of 1.
+// probability of the choice under the format, estimated from the top alternatives the server
+// lists at each token (tokens leading to no candidate, such as the end of turn, are left out).
+// The first token of a name that no other candidate shares decides it; later tokens then add a
+// factor of 1.
 func confidenceOf(text string, lps []api.Logprob, sel selection, candidates []string) *Confidence {
 	if len(lps) == 0 {
 		return nil
@@ -114,7 +116,7 @@ func choiceProbability(text string, toks []span, at int, chosen string, candidat
 			return 0, false
 		}
 		var mine, all float64
-		for _, alt := range t.lp.TopLogprobs {
+		for _, alt := range withWritten(t.lp) {
 			pr := math.Exp(alt.Logprob)
 			leadsChosen, leadsAny := false, false
 			for _, cand := range candidates {
@@ -131,9 +133,7 @@ func choiceProbability(text string, toks []span, at int, chosen string, candidat
 			}
 		}
 		if all == 0 || mine == 0 {
-			// The alternatives the server listed do not include the token written (a top-k
-			// too small for the sampler's pick): no figure rather than a wrong one.
-			return 0, false
+			return 0, false // the token written leads to no candidate: not this value's token
 		}
 		p *= mine / all
 		seen = true
@@ -141,10 +141,25 @@ func choiceProbability(text string, toks []span, at int, chosen string, candidat
 	return p, seen
 }
 
+// withWritten is a position's alternatives with the token written among them: the server lists
+// the most likely tokens before the format's grammar is applied (end of turn often leads them), so
+// the token the grammar let through may be missing from the list, and its own logprob is known.
+func withWritten(lp api.Logprob) []api.TokenLogprob {
+	for _, alt := range lp.TopLogprobs {
+		if alt.Token == lp.Token {
+			return lp.TopLogprobs
+		}
+	}
+	return append(lp.TopLogprobs[:len(lp.TopLogprobs):len(lp.TopLogprobs)], lp.TokenLogprob)
+}
+
 // leads reports whether writing token at offset from (where the value starts at offset at) can
 // lead to the candidate value: the token spells a prefix of what would be written from there, or
 // the whole of it and more.
 func leads(text string, at, from int, cand, token string) bool {
+	if token == "" {
+		return false // a special token (end of turn) the server writes as no text
+	}
 	var rest string
 	if from <= at {
 		rest = text[from:at] + cand

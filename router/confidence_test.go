@@ -21,6 +21,12 @@ func lp(token string, alts ...any) api.Logprob {
 	return l
 }
 
+// withOwn sets the written token's own probability, for a token missing from its alternatives.
+func withOwn(l api.Logprob, p float64) api.Logprob {
+	l.Logprob = math.Log(p)
+	return l
+}
+
 func TestConfidenceOf(t *testing.T) {
 	names := []string{"calculator.add", "calculator.multiply", "clock.now", "none"}
 	// {"use_tool":true,"calls":["calculator.add"],"needs_more":false,"direct":true}
@@ -68,11 +74,13 @@ func TestConfidenceOf(t *testing.T) {
 			wantNoFigure: true,
 		},
 		{
-			name:     "written token missing from the alternatives: no figure for it",
-			lps:      answer(sure, []api.Logprob{lp("clock", "calcul", 0.9), lp(".now", ".now", 1.0)}),
+			// The server lists alternatives before the grammar: the end of turn ("") leads
+			// them, and the token written is missing from the list, its own logprob known.
+			name:     "written token missing from the alternatives: its own probability counts",
+			lps:      answer(sure, []api.Logprob{withOwn(lp("clock", "", 0.5, "calcul", 0.1), 0.3), lp(".now", ".now", 1.0)}),
 			sel:      selection{UseTool: true, Calls: []selectCall{{Tool: "clock.now"}}},
 			wantUse:  1,
-			wantTool: -1,
+			wantTool: 0.3 / 0.4,
 		},
 	}
 	for _, tc := range tests {

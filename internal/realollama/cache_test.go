@@ -113,3 +113,42 @@ func TestPrefixCache(t *testing.T) {
 		})
 	}
 }
+
+// TestRoundsExtendThePrefix: a route of four rounds (the json variant always asks for more) sends
+// each round's phase 1 the earlier answers byte for byte as generated, so from round 2 on the
+// server serves most of the prompt from its cache: the prompt tokens it did not serve
+// (prompt_eval_count − prompt_eval_cached_count) stay at or under a quarter of each phase-1 prompt.
+// The router reports the same count in each select step (uncached_prompt_tokens).
+func TestRoundsExtendThePrefix(t *testing.T) {
+	o := realOllama(t)
+	rec := newRecorder(t, o)
+	rt := newRouter(t, o, rec, newInventory(t, nil), router.Settings{})
+	out, err := rt.Route(context.Background(), router.Request{Query: "what is 2 plus 40?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1 := phase1(rec.since(0))
+	if len(p1) < 2 || out.Rounds < 2 {
+		t.Fatalf("got %d phase-1 calls over %d rounds, want several rounds", len(p1), out.Rounds)
+	}
+	var steps []router.Step
+	for _, s := range out.Trace {
+		if s.Kind == router.StepSelect {
+			steps = append(steps, s)
+		}
+	}
+	for i, x := range p1 {
+		if x.final == nil || x.final.PromptEvalCachedCount == nil {
+			t.Fatalf("round %d: no prompt_eval_cached_count in the answer", i+1)
+		}
+		m := x.final.Metrics
+		uncached := m.PromptEvalCount - *m.PromptEvalCachedCount
+		t.Logf("round %d: prompt %d tokens, %d not from the cache (%.1f%%)", i+1, m.PromptEvalCount, uncached, 100*float64(uncached)/float64(m.PromptEvalCount))
+		if i < len(steps) && (steps[i].Breakdown == nil || steps[i].UncachedTokens != uncached) {
+			t.Errorf("round %d: select step %+v, want uncached_prompt_tokens %d", i+1, steps[i].Breakdown, uncached)
+		}
+		if i > 0 && uncached*4 > m.PromptEvalCount {
+			t.Errorf("round %d: %d of %d prompt tokens not from the cache, want at most a quarter", i+1, uncached, m.PromptEvalCount)
+		}
+	}
+}

@@ -23,8 +23,9 @@ import (
 //	eval "$(scripts/real-ollama up)"
 //	go test -tags realollama -run '^$' -bench . -benchtime 3x ./internal/realollama/
 //
-// decode-tok is eval_count, rest-ms is total − load − prefill − decode, uncached-% is the share of
-// the prompt not served from the server's cache (prompt_eval_count − prompt_eval_cached_count).
+// decode-tok is eval_count, text-tok the same answer's tokens by Qwen3's tokenizer (textTokens),
+// rest-ms is total − load − prefill − decode, uncached-% is the share of the prompt not served from
+// the server's cache (prompt_eval_count − prompt_eval_cached_count).
 
 // callCost is one model call's counters as the server reported them.
 type callCost struct {
@@ -48,6 +49,28 @@ func costOf(x *exchange) (callCost, bool) {
 
 func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
+// textTokens is how many tokens Qwen3's tokenizer makes of text, counted by the real server (a raw
+// prompt of the text alone, on the plain tiny model): what a trained model, which writes the
+// vocabulary's merged tokens, decodes for the same answer. The random-weight json variant picks
+// whichever token the format allows with the highest random logit, often a piece of one to three
+// characters, so its own decode count runs higher.
+func textTokens(b testing.TB, o ollama, text string) int {
+	b.Helper()
+	stream, raw := false, true
+	var n int
+	err := o.client().Generate(context.Background(), &api.GenerateRequest{Model: o.tiny, Prompt: text, Raw: raw, Stream: &stream,
+		Options: map[string]any{"num_predict": 1, "num_ctx": 4096}}, func(r api.GenerateResponse) error {
+		if r.Done {
+			n = r.PromptEvalCount
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatalf("counting the tokens of %q: %v", text, err)
+	}
+	return n
+}
+
 // BenchmarkRouteRounds routes one query over the built-in calculator and clock with the default
 // budget of 4 calls, for each router.reasoning: the json variant always asks for more, so each
 // route runs 4 rounds of phase 1 and phase 2. It reports phase 1's decode tokens, rest and
@@ -61,7 +84,7 @@ func BenchmarkRouteRounds(b *testing.B) {
 			rt := newRouter(b, o, rec, inv, router.Settings{Reasoning: reasoning})
 			const rounds = 4
 			var sum [rounds]callCost
-			var calls [rounds]int
+			var calls, text [rounds]int
 			var wall time.Duration
 			queries := []string{"what is 2 plus 40?", "what time is it in Tokyo?", "add 17 and 25"}
 			for i := 0; b.Loop(); i++ {
@@ -76,6 +99,7 @@ func BenchmarkRouteRounds(b *testing.B) {
 					if !ok || r >= rounds {
 						continue
 					}
+					text[r] += textTokens(b, o, x.content())
 					sum[r].decode += c.decode
 					sum[r].prompt += c.prompt
 					sum[r].uncached += c.uncached
@@ -89,6 +113,7 @@ func BenchmarkRouteRounds(b *testing.B) {
 				}
 				n := float64(calls[r])
 				b.ReportMetric(float64(sum[r].decode)/n, fmt.Sprintf("r%d-decode-tok", r+1))
+				b.ReportMetric(float64(text[r])/n, fmt.Sprintf("r%d-text-tok", r+1))
 				b.ReportMetric(sum[r].restMS/n, fmt.Sprintf("r%d-rest-ms", r+1))
 				b.ReportMetric(100*float64(sum[r].uncached)/float64(max(1, sum[r].prompt)), fmt.Sprintf("r%d-uncached-%%", r+1))
 			}

@@ -42,12 +42,12 @@ func TestInputTooLong(t *testing.T) {
 	}
 }
 
-// notesServer has one tool whose text must be 64 characters or more. Under that format the json
+// notesServer has one tool whose text must be 128 characters or more. Under that format the json
 // variant, which closes strings at once when it may, can only repeat its best string token; Ollama
-// cuts an answer that repeats one token more than 30 times and ends it without done:true.
+// aborts a completion that repeats one token more than 100 times.
 func notesServer() *server.MCPServer {
 	s := server.NewMCPServer("notes", "1.0.0", server.WithToolCapabilities(false))
-	schema := json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","minLength":64}},"required":["text"]}`)
+	schema := json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","minLength":128}},"required":["text"]}`)
 	s.AddTool(mcp.NewToolWithRawSchema("write", "Write a note.", schema),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText("written"), nil
@@ -55,9 +55,10 @@ func notesServer() *server.MCPServer {
 	return s
 }
 
-// TestRepeatGuard: Ollama's repeat guard (llm/server.go: more than 30 repeats of one token ends the
-// completion with no error and no done) reaches the router as an answer with done:false; the
-// router reports a model failure in phase 2, never arguments made of a cut answer.
+// TestRepeatGuard: Ollama's repeat guard (llm/llama_server.go: more than 100 repeats of one token
+// abort the completion; before v0.30 it was 30 repeats, ended silently without done:true) reaches
+// the router as a failed call; the router reports a model failure in phase 2, never arguments
+// made of a cut answer.
 func TestRepeatGuard(t *testing.T) {
 	o := realOllama(t)
 	rec := newRecorder(t, o)
@@ -79,15 +80,11 @@ func TestRepeatGuard(t *testing.T) {
 		t.Fatalf("got %d calls, tool %q (degraded %q), want phase 1 to choose notes.write and phase 2 to run", len(xs), out.Tool, out.Degraded)
 	}
 	p2 := xs[1]
-	var last api.ChatResponse
-	if err := json.Unmarshal(p2.body, &last); err != nil {
-		t.Fatalf("phase 2 body %s: %v", p2.body, err)
+	if p2.status != 500 || p2.final != nil || !strings.Contains(string(p2.body), "repeat limit") {
+		t.Fatalf("got phase 2 status %d done=%v body %s, want a 500 naming the repeat limit", p2.status, p2.final != nil, p2.body)
 	}
-	if p2.status != 200 || last.Done || p2.final != nil {
-		t.Fatalf("got phase 2 status %d done=%v, want a 200 answer without done (the repeat guard)", p2.status, last.Done)
-	}
-	if out.DegradedReason != router.DegradedModelFailure || !strings.Contains(out.Degraded, "ended before it was done") {
-		t.Errorf("got degraded %q (%s), want a model failure: ended before it was done", out.Degraded, out.DegradedReason)
+	if out.DegradedReason != router.DegradedModelFailure || !strings.Contains(out.Degraded, "repeat limit") {
+		t.Errorf("got degraded %q (%s), want a model failure naming the repeat limit", out.Degraded, out.DegradedReason)
 	}
 	if out.Arguments != nil || out.Result != nil {
 		t.Errorf("got arguments %v result %+v, want none from a cut answer", out.Arguments, out.Result)

@@ -114,3 +114,40 @@ func TestNative(t *testing.T) {
 		t.Errorf("got stopped %s, want no_tool or done", out.Stopped)
 	}
 }
+
+// TestConfidence: phase 1 asks for logprobs, the real server sends them with the answer, and the
+// router reads a confidence for use_tool and the chosen tool from them (values in (0, 1]; what they
+// are says nothing here, the weights being random).
+func TestConfidence(t *testing.T) {
+	o := realOllama(t)
+	rec := newRecorder(t, o)
+	rt := newRouter(t, o, rec, newInventory(t, nil), router.Settings{MaxToolCalls: 1})
+	out, err := rt.Route(context.Background(), router.Request{Query: "what is 2 plus 40?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1 := phase1(rec.since(0))
+	if len(p1) == 0 || p1[0].final == nil {
+		t.Fatal("no phase-1 answer recorded")
+	}
+	if !p1[0].req.Logprobs || p1[0].req.TopLogprobs < 1 {
+		t.Errorf("phase 1 sent logprobs=%v top_logprobs=%d, want both", p1[0].req.Logprobs, p1[0].req.TopLogprobs)
+	}
+	n := 0
+	for _, l := range p1[0].lines {
+		n += len(l.Logprobs)
+	}
+	if n == 0 {
+		t.Fatal("the server sent no logprobs")
+	}
+	c := out.Confidence
+	if c == nil || c.UseTool == nil || c.Tool == nil {
+		t.Fatalf("got confidence %+v from %d logprobs, want use_tool and tool", c, n)
+	}
+	for what, v := range map[string]float64{"use_tool": *c.UseTool, "tool": *c.Tool} {
+		if !(v > 0 && v <= 1) {
+			t.Errorf("%s confidence %v, want in (0, 1]", what, v)
+		}
+	}
+	t.Logf("%d logprobs; confidence use_tool %.3f, tool %.3f (%s)", n, *c.UseTool, *c.Tool, out.Tool)
+}

@@ -4,6 +4,7 @@ package realollama_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -123,8 +124,10 @@ func BenchmarkRouteRounds(b *testing.B) {
 }
 
 // BenchmarkPhase1Rest makes one phase-1 call (the cache warm after the first) over 10, 30 and 200
-// BFCL tools, and the same prompt without a format, reporting the rest of each call: whether the
-// time outside prefill and decode grows with the enum and the format schema's size.
+// BFCL tools as the router sends it (format and logprobs), without logprobs, and without a format,
+// reporting the rest of each call and the decode time per token: whether the time outside prefill
+// and decode grows with the enum and the format schema's size, and what the grammar and the
+// logprobs add per generated token.
 func BenchmarkPhase1Rest(b *testing.B) {
 	o := realOllama(b)
 	for _, n := range []int{10, 30, 200} {
@@ -133,8 +136,13 @@ func BenchmarkPhase1Rest(b *testing.B) {
 			inventory.Options{Logger: quiet, InProcess: map[string]*server.MCPServer{"big": big}})
 		inv.Start(context.Background())
 		b.Cleanup(inv.Close)
-		for _, format := range []bool{true, false} {
-			b.Run(fmt.Sprintf("tools=%d/format=%v", n, format), func(b *testing.B) {
+		variants := []string{"format+logprobs", "format", "none"}
+		if n > 10 {
+			variants = append(variants, "format-enum10")
+		}
+		for _, variant := range variants {
+			format, logprobs := variant != "none", variant == "format+logprobs"
+			b.Run(fmt.Sprintf("tools=%d/%s", n, variant), func(b *testing.B) {
 				rec := newRecorder(b, o)
 				rt := newRouter(b, o, rec, inv, router.Settings{MaxToolCalls: 1,
 					Options: map[string]any{"temperature": 0, "seed": 42, "num_ctx": 32768}})
@@ -152,9 +160,15 @@ func BenchmarkPhase1Rest(b *testing.B) {
 				if !format {
 					req.Format = nil
 				}
+				if !logprobs {
+					req.Logprobs, req.TopLogprobs = false, 0
+				}
+				if variant == "format-enum10" {
+					req.Format = enumCut(b, req.Format, 10) // the same prompt, a format of 10 names
+				}
 				stream := false
 				req.Stream = &stream
-				var rest, decode float64
+				var rest, decode, decodeMS float64
 				c := o.client()
 				for b.Loop() {
 					var final api.ChatResponse
@@ -169,11 +183,30 @@ func BenchmarkPhase1Rest(b *testing.B) {
 					cost, _ := costOf(&exchange{final: &final})
 					rest += cost.restMS
 					decode += float64(cost.decode)
+					decodeMS += msOf(final.EvalDuration)
 				}
 				b.ReportMetric(rest/float64(b.N), "rest-ms")
 				b.ReportMetric(decode/float64(b.N), "decode-tok")
+				b.ReportMetric(decodeMS/max(decode, 1), "ms/decode-tok")
 				b.ReportMetric(float64(len(req.Format)), "format-bytes")
 			})
 		}
 	}
+}
+
+// enumCut is a phase-1 format with its tool enum cut to the first n names.
+func enumCut(b testing.TB, format json.RawMessage, n int) json.RawMessage {
+	b.Helper()
+	var f map[string]any
+	if err := json.Unmarshal(format, &f); err != nil {
+		b.Fatal(err)
+	}
+	items := f["properties"].(map[string]any)["calls"].(map[string]any)["items"].(map[string]any)
+	enum := items["enum"].([]any)
+	items["enum"] = enum[:min(n, len(enum))]
+	out, err := json.Marshal(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return out
 }

@@ -134,8 +134,10 @@ func OllamaFormat(raw json.RawMessage) (json.RawMessage, error) {
 	}
 }
 
-// ollamaGrammarBuffer mirrors llama.SchemaToGrammar in Ollama (llama/llama.go): the grammar is
-// written into a buffer of this size and silently truncated beyond it, which breaks the request.
+// ollamaGrammarBuffer bounds the grammar a derived format may expand to. Ollama before v0.30
+// wrote the grammar into a buffer of this size (llama.SchemaToGrammar) and broke the request
+// beyond it; since v0.30 llama-server converts the schema itself with no such buffer, but a larger
+// grammar still costs time on every generated token, so the bound stays.
 func ollamaGrammarBuffer(schemaLen int) int { return max(32768, min(1<<20, 4*schemaLen)) }
 
 func decodeSchemaDoc(raw json.RawMessage) (any, error) {

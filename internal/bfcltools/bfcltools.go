@@ -1,6 +1,7 @@
-// Package bfcltools serves real tools to tests: the distinct functions of BFCL's simple-python set
-// (bench/data/bfcl), with their schemas converted to JSON Schema, as one in-process mcp-go server
-// of any size.
+// Package bfcltools serves real tools to tests and to the benchmark (go run ./bench cost): the
+// distinct functions of BFCL's simple-python set (bench/data/bfcl), with their schemas converted to
+// JSON Schema, as one in-process mcp-go server of any size. Functions and Server fail the test
+// they are given; Load and NewServer return the error.
 package bfcltools
 
 import (
@@ -28,13 +29,23 @@ type Function struct {
 }
 
 // Functions reads the distinct functions of BFCL's simple-python set, in file order; dots in names
-// become underscores.
+// become underscores. A file that cannot be read fails the test.
 func Functions(tb testing.TB) []Function {
 	tb.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	f, err := os.Open(filepath.Join(filepath.Dir(file), "..", "..", "bench", "data", "bfcl", "BFCL_v4_simple_python.json"))
+	fns, err := Load()
 	if err != nil {
 		tb.Fatal(err)
+	}
+	return fns
+}
+
+// Load is Functions outside a test: it returns the error instead of failing a test.
+func Load() ([]Function, error) {
+	_, file, _, _ := runtime.Caller(0)
+	path := filepath.Join(filepath.Dir(file), "..", "..", "bench", "data", "bfcl", "BFCL_v4_simple_python.json")
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	var out []Function
@@ -50,7 +61,7 @@ func Functions(tb testing.TB) []Function {
 			} `json:"function"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			tb.Fatal(err)
+			return nil, fmt.Errorf("reading %s: %w", path, err)
 		}
 		fn := rec.Function[0]
 		name := strings.ReplaceAll(fn.Name, ".", "_")
@@ -60,21 +71,34 @@ func Functions(tb testing.TB) []Function {
 		seen[name] = true
 		schema, err := dataset.ConvertSchema(fn.Parameters)
 		if err != nil {
-			tb.Fatal(err)
+			return nil, fmt.Errorf("converting the schema of %s: %w", fn.Name, err)
 		}
 		out = append(out, Function{Name: name, Description: fn.Description, Schema: schema, Question: rec.Question[0][0].Content})
 	}
 	if err := sc.Err(); err != nil {
-		tb.Fatal(err)
+		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
-	return out
+	return out, nil
 }
 
 // Server is an mcp-go server named "big" with n real tools: the functions, repeated under varied
-// names (name, name_v2, name_v3, …) until there are n. Each tool answers "ran NAME".
+// names (name, name_v2, name_v3, …) until there are n. Each tool answers "ran NAME". A file that
+// cannot be read fails the test.
 func Server(tb testing.TB, n int) (*server.MCPServer, []Function) {
 	tb.Helper()
-	fns := Functions(tb)
+	s, fns, err := NewServer(n)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s, fns
+}
+
+// NewServer is Server outside a test: it returns the error instead of failing a test.
+func NewServer(n int) (*server.MCPServer, []Function, error) {
+	fns, err := Load()
+	if err != nil {
+		return nil, nil, err
+	}
 	s := server.NewMCPServer("big", "1.0.0", server.WithToolCapabilities(false))
 	all := make([]server.ServerTool, 0, n)
 	for i := range n {
@@ -91,5 +115,5 @@ func Server(tb testing.TB, n int) (*server.MCPServer, []Function) {
 		})
 	}
 	s.AddTools(all...)
-	return s, fns
+	return s, fns, nil
 }

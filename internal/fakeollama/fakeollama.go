@@ -1,6 +1,7 @@
 // Package fakeollama is a test double for an Ollama server: an httptest server that speaks Ollama's
-// wire protocol (JSON or NDJSON on /api/chat, /api/version, /api/tags, /), answers from a
-// per-test script and records every chat request so tests can assert what the model was sent.
+// wire protocol (JSON or NDJSON on /api/chat, /api/generate, /api/version, /api/tags, /), answers
+// chats from a per-test script and records every chat request so tests can assert what the model
+// was sent.
 package fakeollama
 
 import (
@@ -107,6 +108,7 @@ func start(t testing.TB, replies []Reply, fn func(api.ChatRequest) Reply) *Serve
 	s := &Server{script: replies, fn: fn, quit: make(chan struct{}), aborted: make(chan struct{}, 16), flooded: make(chan int64, 16), Models: []string{"fake:latest"}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/chat", s.chat)
+	mux.HandleFunc("POST /api/generate", generate)
 	mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, map[string]string{"version": "0.0.0-fake"})
 	})
@@ -247,6 +249,24 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		final.Logprobs = logprobs
 		writeJSON(w, final)
 	}
+}
+
+// generate answers /api/generate as a tokenizer would be asked: no text, done, and the prompt's
+// tokens in prompt_eval_count, one per whitespace-separated word (strings.Fields), so a test
+// knows the count of any text it scripts. It is not a model: it writes nothing, whatever the
+// request asks.
+func generate(w http.ResponseWriter, r *http.Request) {
+	var req api.GenerateRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		writeJSON(w, map[string]string{"error": err.Error()})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	writeJSON(w, api.GenerateResponse{
+		Model: req.Model, CreatedAt: time.Now().UTC(), Done: true, DoneReason: "length",
+		Metrics: api.Metrics{PromptEvalCount: len(strings.Fields(req.Prompt))},
+	})
 }
 
 // metrics are the final message's metrics.

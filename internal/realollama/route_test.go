@@ -151,3 +151,45 @@ func TestConfidence(t *testing.T) {
 	}
 	t.Logf("%d logprobs; confidence use_tool %.3f, tool %.3f (%s)", n, *c.UseTool, *c.Tool, out.Tool)
 }
+
+// TestReasoning: each router.reasoning setting's phase-1 format is accepted by the real server and
+// its answer validates under it; with "none" the answer carries no reasoning and opens with the
+// decision, and each setting writes no more tokens than the next (none ≤ brief ≤ full).
+func TestReasoning(t *testing.T) {
+	o := realOllama(t)
+	inv := newInventory(t, nil)
+	decode := map[router.Reasoning]int{}
+	for _, r := range []router.Reasoning{router.ReasoningNone, router.ReasoningBrief, router.ReasoningFull} {
+		rec := newRecorder(t, o)
+		rt := newRouter(t, o, rec, inv, router.Settings{MaxToolCalls: 1, Reasoning: r})
+		out, err := rt.Route(context.Background(), router.Request{Query: "what is 2 plus 40?"})
+		if err != nil {
+			t.Fatalf("%s: %v", r, err)
+		}
+		xs := rec.since(0)
+		checkWire(t, xs, false)
+		if cut := checkFormatted(t, xs); cut > 0 {
+			t.Errorf("%s: %d answers cut at num_predict", r, cut)
+		}
+		p1 := phase1(xs)
+		if len(p1) == 0 || p1[0].final == nil {
+			t.Fatalf("%s: no phase-1 answer", r)
+		}
+		answer := p1[0].content()
+		hasReasoning := strings.Contains(answer, `"reasoning"`)
+		if hasReasoning != (r != router.ReasoningNone) {
+			t.Errorf("%s: answer %s has reasoning: %v", r, answer, hasReasoning)
+		}
+		if r == router.ReasoningNone && !strings.HasPrefix(answer, `{"use_tool"`) {
+			t.Errorf("none: answer %s does not open with the decision", answer)
+		}
+		if out.Tool == "" {
+			t.Errorf("%s: no tool chosen (degraded %q)", r, out.Degraded)
+		}
+		decode[r] = p1[0].final.EvalCount
+		t.Logf("%s: %d decode tokens: %s", r, decode[r], answer)
+	}
+	if !(decode[router.ReasoningNone] <= decode[router.ReasoningBrief] && decode[router.ReasoningBrief] <= decode[router.ReasoningFull]) {
+		t.Errorf("got decode tokens %v, want none ≤ brief ≤ full", decode)
+	}
+}

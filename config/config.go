@@ -209,8 +209,8 @@ type Ollama struct {
 	KeepAlive Duration `koanf:"keep_alive" json:"keep_alive"`
 	// Timeout bounds a single model call.
 	Timeout Duration `koanf:"timeout" json:"timeout"`
-	// MaxResponseBytes bounds one model answer (its text, thinking and tool calls, summed over a
-	// stream) from any provider, the council's members included: reading stops past it and the
+	// MaxResponseBytes bounds one model answer (its text, thinking, tool calls and logprobs,
+	// summed over a stream) from any provider, the council's members included: reading stops past it and the
 	// call fails as a model failure. One line of a response may be twice as long plus 64 KiB.
 	MaxResponseBytes int `koanf:"max_response_bytes" json:"max_response_bytes"`
 	// Options are passed to Ollama as model options. Whole numbers are
@@ -247,14 +247,15 @@ type Router struct {
 	// Mode is "two_phase" (selection then arguments, constrained JSON) or
 	// "native" (Ollama's tools field and tool_calls loop).
 	Mode Mode `koanf:"mode" json:"mode"`
-	// Reasoning is what phase 1 writes before its decision: "none" (no reasoning field; the
-	// decision fields come first), "brief" (one bounded sentence after the decision) or "full"
-	// (a longer reasoning first, as before). See docs/configuration.md for the cost of each.
+	// Reasoning is what phase 1 writes besides its decision: "none" (no reasoning field; the
+	// decision fields come first), "brief" (one sentence of at most 160 characters before the
+	// decision) or "full" (up to 600 characters of reasoning first, and a task per call). See
+	// docs/configuration.md for the cost of each.
 	Reasoning Reasoning `koanf:"reasoning" json:"reasoning"`
 	// MinConfidence, when above 0, is the lowest confidence (0..1, from the model's own token
-	// probabilities) at which phase 1's choice of tool is followed; below it the router searches
-	// the inventory (when a shortlist was shown) or answers with no tool, degraded as
-	// "low_confidence". 0 (the default) turns the check off.
+	// probabilities, which Ollama sends) at which phase 1's choice of tools is followed; below it
+	// the round makes no call and the outcome is degraded "low_confidence". 0 (the default) turns
+	// the check off. It needs two-phase mode and an Ollama provider.
 	MinConfidence float64 `koanf:"min_confidence" json:"min_confidence"`
 	// MaxToolCalls is the ceiling on tool calls per request (1..32); a
 	// request may lower it, never raise it.
@@ -284,6 +285,9 @@ const (
 	ReasoningBrief Reasoning = "brief"
 	ReasoningFull  Reasoning = "full"
 )
+
+// Reasonings are the values of Reasoning, the fewest tokens first.
+var Reasonings = []Reasoning{ReasoningNone, ReasoningBrief, ReasoningFull}
 
 // Values of Mode.
 const (

@@ -476,6 +476,13 @@ func TestValidate(t *testing.T) {
 		{"on model failure", func(c *Config) { c.Router.OnModelFailure = "x" }, "router.on_model_failure", `router.on_model_failure: must be "no_tool" or "fail", got "x"`},
 		{"max query bytes", func(c *Config) { c.Router.MaxQueryBytes = 0 }, "router.max_query_bytes", `router.max_query_bytes: must be > 0, got 0`},
 		{"max history", func(c *Config) { c.Router.MaxHistory = -1 }, "router.max_history", `router.max_history: must be >= 0, got -1`},
+		{"reasoning unknown", func(c *Config) { c.Router.Reasoning = "short" }, "router.reasoning", `router.reasoning: must be one of ["none" "brief" "full"], got "short"`},
+		{"min confidence 1", func(c *Config) { c.Router.MinConfidence = 1 }, "router.min_confidence", `router.min_confidence: must be at least 0 and below 1 (0: off), got 1`},
+		{"min confidence native", func(c *Config) { c.Router.MinConfidence, c.Router.Mode = 0.5, ModeNative }, "router.min_confidence", `router.min_confidence: needs router.mode "two_phase"`},
+		{"min confidence openai", func(c *Config) {
+			c.Providers["gw"] = Provider{Type: ProviderOpenAI, BaseURL: "http://127.0.0.1:4000/v1"}
+			c.Router.Provider, c.Router.MinConfidence = "gw", 0.5
+		}, "router.min_confidence", `router.min_confidence: needs an Ollama provider for the router: provider "gw" (openai) sends no logprobs`},
 		{"body limit", func(c *Config) { c.HTTP.BodyLimit = 0 }, "http.body_limit", `http.body_limit: must be > 0, got 0`},
 		{"read timeout", func(c *Config) { c.HTTP.ReadTimeout = 0 }, "http.read_timeout", `http.read_timeout: must be > 0, got 0s`},
 		{"write timeout", func(c *Config) { c.HTTP.WriteTimeout = 0 }, "http.write_timeout", `http.write_timeout: must be > 0, got 0s`},

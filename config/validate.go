@@ -67,11 +67,18 @@ func (c Config) Validate() error {
 	if m := c.Router.Mode; m != ModeTwoPhase && m != ModeNative {
 		v.add("router.mode", "must be %q or %q, got %q", ModeTwoPhase, ModeNative, m)
 	}
-	if r := c.Router.Reasoning; r != ReasoningNone && r != ReasoningBrief && r != ReasoningFull {
-		v.add("router.reasoning", "must be %q, %q or %q, got %q", ReasoningNone, ReasoningBrief, ReasoningFull, r)
+	if r := c.Router.Reasoning; !slices.Contains(Reasonings, r) {
+		v.add("router.reasoning", "must be one of %q, got %q", Reasonings, r)
 	}
-	if m := c.Router.MinConfidence; m < 0 || m >= 1 || m != m {
+	switch m := c.Router.MinConfidence; {
+	case m < 0 || m >= 1 || m != m:
 		v.add("router.min_confidence", "must be at least 0 and below 1 (0: off), got %v", m)
+	case m > 0 && c.Router.Mode == ModeNative:
+		v.add("router.min_confidence", "needs router.mode %q: native mode has no phase-1 answer to read a confidence from", ModeTwoPhase)
+	case m > 0:
+		if p, _ := c.Provider(c.Router.Provider); p.Type != ProviderOllama {
+			v.add("router.min_confidence", "needs an Ollama provider for the router: provider %q (%s) sends no logprobs", c.Router.Provider, p.Type)
+		}
 	}
 	if n := c.Router.MaxToolCalls; n < 1 || n > 32 {
 		v.add("router.max_tool_calls", "must be between 1 and 32, got %d", n)

@@ -36,18 +36,18 @@ func (c *Confidence) lowest() (float64, bool) {
 
 // confidenceOf reads the model's confidence in a selection from the logprobs of the answer text
 // it generated. candidates are the enum's names. A value's confidence is the product, over the
-// tokens that spell it, of the probability the model gave to tokens leading to the chosen value,
-// divided by what it gave to tokens leading to any value the format allows there: the
-// probability of the choice under the format, estimated from the top alternatives the server
-// lists at each token (tokens leading to no candidate, such as the end of turn, are left out).
-// The first token of a name that no other candidate shares decides it; later tokens then add a
-// factor of 1.
+// tokens that spell it, of the probability the model gave the token it wrote, divided by what it
+// gave the tokens leading to any value the format allows there: the probability of the value as
+// written, under the format, with the alternatives the server lists at each token (tokens leading
+// to no candidate, such as the end of turn, are left out). It is a lower bound: the same value
+// spelt in other tokens is not counted. The first token of a name that no other candidate shares
+// decides it; later tokens then add a factor of 1.
 func confidenceOf(text string, lps []api.Logprob, sel selection, candidates []string) *Confidence {
 	if len(lps) == 0 {
 		return nil
 	}
-	toks := spans(lps)
-	if toks == nil || toks[len(toks)-1].end != len(text) {
+	toks := spans(lps, text)
+	if toks == nil {
 		return nil // the logprobs do not spell the answer: nothing to read safely
 	}
 	var c Confidence
@@ -93,9 +93,19 @@ type span struct {
 	lp         api.Logprob
 }
 
-func spans(lps []api.Logprob) []span {
+// spans places the generated tokens on the answer text. The tokens may spell more than the answer
+// (a thinking model's thinking comes first, its logprobs too): they must end with the answer, and
+// offsets count from the answer's start, tokens before it negative. nil when they do not spell it.
+func spans(lps []api.Logprob, text string) []span {
+	var all strings.Builder
+	for _, lp := range lps {
+		all.WriteString(lp.Token)
+	}
+	if !strings.HasSuffix(all.String(), text) {
+		return nil
+	}
 	out := make([]span, len(lps))
-	at := 0
+	at := len(text) - all.Len()
 	for i, lp := range lps {
 		out[i] = span{start: at, end: at + len(lp.Token), lp: lp}
 		at += len(lp.Token)
@@ -115,27 +125,19 @@ func choiceProbability(text string, toks []span, at int, chosen string, candidat
 		if len(t.lp.TopLogprobs) == 0 {
 			return 0, false
 		}
-		var mine, all float64
+		if !leads(text, at, t.start, chosen, t.lp.Token) {
+			return 0, false // the token written does not spell the chosen value
+		}
+		var all float64
 		for _, alt := range withWritten(t.lp) {
-			pr := math.Exp(alt.Logprob)
-			leadsChosen, leadsAny := false, false
 			for _, cand := range candidates {
 				if leads(text, at, t.start, cand, alt.Token) {
-					leadsAny = true
-					leadsChosen = leadsChosen || cand == chosen
+					all += math.Exp(alt.Logprob)
+					break
 				}
 			}
-			if leadsAny {
-				all += pr
-			}
-			if leadsChosen {
-				mine += pr
-			}
 		}
-		if all == 0 || mine == 0 {
-			return 0, false // the token written leads to no candidate: not this value's token
-		}
-		p *= mine / all
+		p *= math.Exp(t.lp.Logprob) / all
 		seen = true
 	}
 	return p, seen

@@ -117,7 +117,7 @@ func TestReasoningShapes(t *testing.T) {
 			p1 := e.model.Requests()[0]
 			var f struct {
 				Properties map[string]json.RawMessage `json:"properties"`
-				Required   []string                  `json:"required"`
+				Required   []string                   `json:"required"`
 			}
 			if err := json.Unmarshal(p1.Format, &f); err != nil {
 				t.Fatal(err)

@@ -1,7 +1,10 @@
 package router
 
 import (
+	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ollama/ollama/api"
@@ -39,8 +42,11 @@ func TestConfidenceOf(t *testing.T) {
 	}
 	sure := []api.Logprob{lp("true", "true", 1.0)}
 	tests := []struct {
-		name         string
-		lps          []api.Logprob
+		name string
+		lps  []api.Logprob
+		// text is the answer when not the tokens' text; answerOnly drops the tokens before it
+		text         string
+		answerOnly   bool
 		sel          selection
 		wantUse      float64 // -1: absent
 		wantTool     float64 // -1: absent
@@ -51,7 +57,7 @@ func TestConfidenceOf(t *testing.T) {
 			lps: answer([]api.Logprob{lp("true", "true", 0.8, "false", 0.15, "tr", 0.05)},
 				[]api.Logprob{lp("calcul", "calcul", 0.6, "clock", 0.3, "xyz", 0.1), lp("ator", "ator", 1.0), lp(".add", ".add", 0.5, ".multiply", 0.25, ".m", 0.25)}),
 			sel:      selection{UseTool: true, Calls: []selectCall{{Tool: "calculator.add"}}},
-			wantUse:  0.85,
+			wantUse:  0.8, // "tr" would lead to true too, but only the token written counts: a lower bound
 			wantTool: 0.6 / 0.9 * 0.5,
 		},
 		{
@@ -67,6 +73,22 @@ func TestConfidenceOf(t *testing.T) {
 			sel:      selection{},
 			wantUse:  0.6,
 			wantTool: -1,
+		},
+		{
+			name: "a thinking model's logprobs start before the answer",
+			lps: append([]api.Logprob{lp("<think>", "<think>", 1.0), lp("Okay", "Okay", 1.0), lp("</think>\n\n", "</think>\n\n", 1.0)},
+				answer(sure, []api.Logprob{lp("clock", "clock", 0.6, "calcul", 0.4), lp(".now", ".now", 1.0)})...),
+			answerOnly: true,
+			sel:        selection{UseTool: true, Calls: []selectCall{{Tool: "clock.now"}}},
+			wantUse:    1,
+			wantTool:   0.6,
+		},
+		{
+			name:         "logprobs of another text",
+			lps:          []api.Logprob{lp(`{"use_tool":`, `{"use_tool":`, 1.0), lp("true", "true", 1.0)},
+			text:         `{"use_tool":false}`,
+			sel:          selection{},
+			wantNoFigure: true,
 		},
 		{
 			name:         "no logprobs",
@@ -85,9 +107,14 @@ func TestConfidenceOf(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			text := ""
-			for _, l := range tc.lps {
-				text += l.Token
+			text := tc.text
+			if text == "" {
+				for _, l := range tc.lps {
+					text += l.Token
+				}
+			}
+			if tc.answerOnly {
+				_, text, _ = strings.Cut(text, "</think>\n\n")
 			}
 			c := confidenceOf(text, tc.lps, tc.sel, names)
 			if tc.wantNoFigure {
@@ -123,18 +150,18 @@ func TestSelectionFormatsBoundEveryString(t *testing.T) {
 			t.Fatalf("%s: %v", r, err)
 		}
 		var walk func(path string, v any)
-		strings := 0
+		nStrings := 0
 		walk = func(path string, v any) {
 			m, ok := v.(map[string]any)
 			if !ok {
 				return
 			}
 			if m["type"] == "string" {
-				strings++
+				nStrings++
 				_, e := m["enum"]
 				_, p := m["pattern"]
-				_, l := m["maxLength"]
-				if !e && !p && !l {
+				l, _ := strconv.ParseFloat(fmt.Sprint(m["maxLength"]), 64)
+				if !e && !p && !(l > 0 && l <= 2000) { // llama.cpp reads more than 2,000 as unbounded
 					t.Errorf("%s: string at %s is unbounded", r, path)
 				}
 			}
@@ -148,7 +175,7 @@ func TestSelectionFormatsBoundEveryString(t *testing.T) {
 			}
 		}
 		walk("", doc)
-		if strings == 0 {
+		if nStrings == 0 {
 			t.Errorf("%s: no strings found in %s", r, f)
 		}
 		props := doc.(map[string]any)["properties"].(map[string]any)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,8 +19,11 @@ import (
 // reading a schema on stdin, llama.cpp converts them, keeping the first key of each: the decision
 // with reasoning "none", the reasoning otherwise.
 func TestFormatsConvertToGrammar(t *testing.T) {
-	args, err := schema.OllamaFormat(json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"o":{"type":"object","properties":{"x":{"type":"integer"}}}},"required":["a"]}`))
+	args, err := schema.OllamaFormat(json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"s":{"type":"string"},"o":{"type":"object","properties":{"x":{"type":"integer"}}}},"required":["a"]}`))
 	if err != nil {
+		t.Fatal(err)
+	}
+	if args, err = schema.BoundStrings(args); err != nil { // as the inventory derives a tool's format
 		t.Fatal(err)
 	}
 	relaxed, err := schema.AllowReferences(args)
@@ -46,6 +51,12 @@ func TestFormatsConvertToGrammar(t *testing.T) {
 			grammar, err := cmd.Output()
 			if err != nil {
 				t.Fatalf("llama.cpp rejected %s: %v", f, err)
+			}
+			// llama.cpp's grammar parser takes a repetition over 2,000 as unbounded.
+			for _, m := range regexp.MustCompile(`\{(\d+),(\d+)\}`).FindAllStringSubmatch(string(grammar), -1) {
+				if n, _ := strconv.Atoi(m[2]); n > 2000 {
+					t.Errorf("grammar repeats up to %d, which llama.cpp reads as unbounded:\n%s", n, grammar)
+				}
 			}
 			first := map[string]string{"selection": "use-tool-kv", "selection brief": "reasoning-kv", "selection full": "reasoning-kv"}[name]
 			if first != "" && !strings.Contains(string(grammar), `root ::= "{" space `+first) {

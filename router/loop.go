@@ -45,9 +45,9 @@ type plan struct {
 	searched int
 	// confidence is the model's confidence in its selection (nil when unknown).
 	confidence *Confidence
-	// lowConfidence, when above 0, is the confidence below router.min_confidence for which the
-	// plan's calls were not made.
-	lowConfidence float64
+	// lowConfidence says the plan's calls were not made: the confidence was below
+	// router.min_confidence.
+	lowConfidence bool
 }
 
 // planned is one call a plan asks for.
@@ -111,15 +111,15 @@ func (x *run) loop(ctx context.Context) error {
 				o.Reasoning = p.reasoning
 				o.Confidence = p.confidence
 			}
-			if p.lowConfidence > 0 && o.DegradedReason == "" {
-				o.Degraded = fmt.Sprintf("the model's confidence in its choice, %.2f, is below router.min_confidence", p.lowConfidence)
+			switch {
+			case o.DegradedReason != "":
+			case p.lowConfidence:
+				low, _ := p.confidence.lowest()
+				o.Degraded = fmt.Sprintf("the model's confidence in its choice, %.2f, is below router.min_confidence", low)
 				o.DegradedReason = DegradedLowConfidence
-			}
-			if round == 1 {
-				if len(p.calls) == 0 && len(p.unknown) > 0 {
-					o.Degraded = fmt.Sprintf("model selected %q, which is not an available tool", p.unknown[0])
-					o.DegradedReason = DegradedUnknownTool
-				}
+			case round == 1 && len(p.calls) == 0 && len(p.unknown) > 0:
+				o.Degraded = fmt.Sprintf("model selected %q, which is not an available tool", p.unknown[0])
+				o.DegradedReason = DegradedUnknownTool
 			}
 		})
 		if len(p.calls) == 0 {

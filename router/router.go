@@ -14,6 +14,7 @@ import (
 	"errors"
 	"log/slog"
 	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -174,7 +175,12 @@ func New(chat Chatter, inv Inventory, tools ToolCaller, set Settings, log *slog.
 	d := config.Default().Router
 	orDefault(&set.OnModelFailure, d.OnModelFailure)
 	orDefault(&set.Mode, d.Mode)
-	orDefault(&set.Reasoning, d.Reasoning)
+	if !slices.Contains(config.Reasonings, set.Reasoning) {
+		if set.Reasoning != "" {
+			log.Warn("unknown router reasoning; using the default", "reasoning", set.Reasoning, "default", d.Reasoning)
+		}
+		set.Reasoning = d.Reasoning
+	}
 	orDefault(&set.MaxToolCalls, d.MaxToolCalls)
 	orDefault(&set.ParallelCalls, d.ParallelCalls)
 	orDefault(&set.Deadline, d.Deadline.D())

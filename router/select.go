@@ -106,7 +106,7 @@ func (tp *twoPhase) plan(ctx context.Context, round, remaining int) (plan, error
 		p := plan{answer: text, reasoning: sel.Reasoning, needsMore: sel.NeedsMore, direct: sel.Direct, unknown: sel.Unknown,
 			searched: searched, confidence: sel.Confidence}
 		if low, ok := sel.Confidence.lowest(); ok && sel.UseTool && low < tp.r.set.MinConfidence {
-			p.lowConfidence = low
+			p.lowConfidence = true
 			tp.j.note(StepLowConfidence, round, fmt.Sprintf("confidence %.2f is below router.min_confidence %.2f: no call made", low, tp.r.set.MinConfidence))
 			return p, nil
 		}
@@ -260,10 +260,12 @@ func selectionFormat(enum []byte, remaining int, search bool, reasoning Reasonin
 		b.Write(enum)
 		b.WriteString(`}},`)
 	}
+	b.WriteString(`"needs_more":{"type":"boolean"},"direct":{"type":"boolean"}`)
 	if search {
-		fmt.Fprintf(&b, `"search":{"type":"string","maxLength":%d},`, maxSearch)
+		// Optional, so llama.cpp's grammar puts it after the required keys whatever its place.
+		fmt.Fprintf(&b, `,"search":{"type":"string","maxLength":%d}`, maxSearch)
 	}
-	b.WriteString(`"needs_more":{"type":"boolean"},"direct":{"type":"boolean"}},`)
+	b.WriteString(`},`)
 	if reasoning == ReasoningNone {
 		b.WriteString(`"required":["use_tool","calls","needs_more","direct"]}`)
 	} else {

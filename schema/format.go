@@ -816,7 +816,7 @@ func estimateNode(n map[string]any, name string) int {
 
 // ReferencePattern is the only string AllowReferences admits where the tool's schema wants another
 // type: a reference to an earlier step's result, with an optional JSON Pointer into it.
-const ReferencePattern = `^\$result_of_step_[0-9]+(#/.*)?$`
+const ReferencePattern = `^\$result_of_step_[0-9]{1,3}(#/[^"\\]{0,200})?$`
 
 // AllowReferences returns a copy of a derived format schema in which every top-level property that
 // is not already a plain string may also be a reference string (ReferencePattern), so that under
@@ -833,43 +833,57 @@ func AllowReferences(format json.RawMessage) (json.RawMessage, error) {
 		if pm, ok := p.(map[string]any); ok && pm["type"] == "string" && onlyKeys(pm, "type", "description", "maxLength") {
 			continue
 		}
-		props[name] = map[string]any{"anyOf": []any{p, map[string]any{"type": "string", "pattern": ReferencePattern, "maxLength": maxReferenceLength}}}
+		props[name] = map[string]any{"anyOf": []any{p, map[string]any{"type": "string", "pattern": ReferencePattern}}}
 	}
 	return marshalCompact(m)
 }
 
-// maxReferenceLength bounds a reference string ("$result_of_step_N#/pointer").
-const maxReferenceLength = 256
-
 // MaxStringLength bounds, in characters, a string of a derived format that its schema leaves
-// unbounded (BoundStrings).
-const MaxStringLength = 2048
+// unbounded (BoundStrings). llama.cpp's grammar takes a repetition of more than 2,000 as
+// unbounded, so the bound stays under that.
+const MaxStringLength = 1024
 
 // BoundStrings returns a copy of a format schema in which every string the model may write without
-// an enum, a const or a maxLength gets maxLength MaxStringLength, so no answer runs on to
-// num_predict. It bounds generation only: arguments are still validated against the tool's own
-// schema.
+// an enum, a const, a pattern or a maxLength gets maxLength MaxStringLength (or its minLength,
+// when larger), so no answer runs on to num_predict. It walks only the places of a schema that
+// hold schemas, never values (enum, const, default). It bounds generation only: arguments are
+// still validated against the tool's own schema.
 func BoundStrings(format json.RawMessage) (json.RawMessage, error) {
 	var doc any
 	if err := json.Unmarshal(format, &doc); err != nil {
 		return nil, fmt.Errorf("bounding strings: %w", err)
 	}
-	var walk func(v any)
-	walk = func(v any) {
-		switch t := v.(type) {
-		case map[string]any:
-			if slices.Contains(typeList(t["type"]), "string") && !has(t, "enum") && !has(t, "const") && !has(t, "maxLength") {
-				t["maxLength"] = MaxStringLength
-			}
-			for _, k := range sortedKeys(t) {
-				walk(t[k])
-			}
-		case []any:
-			for _, e := range t {
-				walk(e)
+	boundSchema(doc)
+	return marshalCompact(doc)
+}
+
+func boundSchema(v any) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return
+	}
+	if slices.Contains(typeList(m["type"]), "string") && !has(m, "enum") && !has(m, "const") && !has(m, "pattern") && !has(m, "maxLength") {
+		bound := float64(MaxStringLength)
+		if n, ok := m["minLength"].(float64); ok && n > bound {
+			bound = n
+		}
+		m["maxLength"] = bound
+	}
+	for _, k := range []string{"properties", "$defs", "definitions"} { // name → schema
+		if sub, ok := m[k].(map[string]any); ok {
+			for _, name := range sortedKeys(sub) {
+				boundSchema(sub[name])
 			}
 		}
 	}
-	walk(doc)
-	return marshalCompact(doc)
+	for _, k := range []string{"items", "additionalProperties", "not", "contains"} { // one schema
+		boundSchema(m[k])
+	}
+	for _, k := range []string{"prefixItems", "anyOf", "oneOf", "allOf", "items"} { // schemas
+		if list, ok := m[k].([]any); ok {
+			for _, e := range list {
+				boundSchema(e)
+			}
+		}
+	}
 }

@@ -345,13 +345,19 @@ func BenchmarkOllamaFormat(b *testing.B) {
 func TestBoundStrings(t *testing.T) {
 	tests := []struct{ name, in, want string }{
 		{"plain string bounded", `{"type":"object","properties":{"s":{"type":"string"}}}`,
-			`{"properties":{"s":{"maxLength":2048,"type":"string"}},"type":"object"}`},
+			`{"properties":{"s":{"maxLength":1024,"type":"string"}},"type":"object"}`},
 		{"own bound kept", `{"type":"object","properties":{"s":{"type":"string","maxLength":10}}}`,
 			`{"properties":{"s":{"maxLength":10,"type":"string"}},"type":"object"}`},
 		{"enum and const left alone", `{"type":"object","properties":{"e":{"type":"string","enum":["a"]},"c":{"type":"string","const":"x"}}}`,
 			`{"properties":{"c":{"const":"x","type":"string"},"e":{"enum":["a"],"type":"string"}},"type":"object"}`},
 		{"nested, in arrays and unions", `{"type":"object","properties":{"a":{"type":"array","items":{"type":["string","null"]}},"u":{"anyOf":[{"type":"number"},{"type":"string"}]}}}`,
-			`{"properties":{"a":{"items":{"maxLength":2048,"type":["string","null"]},"type":"array"},"u":{"anyOf":[{"type":"number"},{"maxLength":2048,"type":"string"}]}},"type":"object"}`},
+			`{"properties":{"a":{"items":{"maxLength":1024,"type":["string","null"]},"type":"array"},"u":{"anyOf":[{"type":"number"},{"maxLength":1024,"type":"string"}]}},"type":"object"}`},
+		{"a long minLength stays possible", `{"type":"object","properties":{"s":{"type":"string","minLength":1500}}}`,
+			`{"properties":{"s":{"maxLength":1500,"minLength":1500,"type":"string"}},"type":"object"}`},
+		{"a pattern bounds by itself", `{"type":"object","properties":{"s":{"type":"string","pattern":"^[a-z]{1,8}$"}}}`,
+			`{"properties":{"s":{"pattern":"^[a-z]{1,8}$","type":"string"}},"type":"object"}`},
+		{"values are not schemas", `{"type":"object","properties":{"e":{"enum":[{"type":"string"}]},"d":{"type":"integer","default":{"type":"string"}}}}`,
+			`{"properties":{"d":{"default":{"type":"string"},"type":"integer"},"e":{"enum":[{"type":"string"}]}},"type":"object"}`},
 		{"a property named type is not a type", `{"type":"object","properties":{"type":{"type":"integer"}}}`,
 			`{"properties":{"type":{"type":"integer"}},"type":"object"}`},
 	}

@@ -3,9 +3,11 @@
 package realollama_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"toolrouter/config"
 	"toolrouter/internal/bfcltools"
 	"toolrouter/inventory"
+	"toolrouter/provider"
 	"toolrouter/router"
 )
 
@@ -38,14 +41,9 @@ func costOf(x *exchange) (callCost, bool) {
 	if x.final == nil {
 		return callCost{}, false
 	}
-	m := x.final.Metrics
-	c := callCost{decode: m.EvalCount, prompt: m.PromptEvalCount, uncached: m.PromptEvalCount,
-		prefillMS: msOf(m.PromptEvalDuration)}
-	if m.PromptEvalCachedCount != nil {
-		c.uncached = m.PromptEvalCount - *m.PromptEvalCachedCount
-	}
-	c.restMS = max(0, msOf(m.TotalDuration-m.LoadDuration-m.PromptEvalDuration-m.EvalDuration))
-	return c, true
+	st := provider.StatsOf(x.final.Metrics)
+	return callCost{decode: st.DecodeTokens, prompt: st.PromptTokens, uncached: st.UncachedTokens,
+		restMS: st.RestMS, prefillMS: st.PrefillMS}, true
 }
 
 func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -194,19 +192,24 @@ func BenchmarkPhase1Rest(b *testing.B) {
 	}
 }
 
-// enumCut is a phase-1 format with its tool enum cut to the first n names.
+// enumCut is a phase-1 format with its tool enum cut to the first n names, its text otherwise as
+// sent: the grammar follows the order of the schema's keys, which re-encoding would sort.
 func enumCut(b testing.TB, format json.RawMessage, n int) json.RawMessage {
 	b.Helper()
-	var f map[string]any
-	if err := json.Unmarshal(format, &f); err != nil {
+	const key = `"items":{"type":"string","enum":`
+	i := bytes.Index(format, []byte(key))
+	if i < 0 {
+		b.Fatalf("no tool enum in %s", format)
+	}
+	start := i + len(key)
+	end := start + bytes.IndexByte(format[start:], ']') + 1
+	var names []string
+	if err := json.Unmarshal(format[start:end], &names); err != nil {
 		b.Fatal(err)
 	}
-	items := f["properties"].(map[string]any)["calls"].(map[string]any)["items"].(map[string]any)
-	enum := items["enum"].([]any)
-	items["enum"] = enum[:min(n, len(enum))]
-	out, err := json.Marshal(f)
+	cut, err := json.Marshal(names[:min(n, len(names))])
 	if err != nil {
 		b.Fatal(err)
 	}
-	return out
+	return slices.Concat(format[:start], cut, format[end:])
 }

@@ -268,7 +268,8 @@ func TestUpdateDoc(t *testing.T) {
 		{sectionAccuracy, "## Accuracy\n\naccuracy two\n", []string{"load one", "accuracy two"}, "accuracy one"},
 		{sectionLoad, "## Load\n\nload two\n", []string{"load two", "accuracy two"}, "load one"},
 		{sectionRetrieval, "## Retrieval\n\nretrieval one\n", []string{"load two", "accuracy two", "retrieval one"}, "Not generated yet: run `go run ./bench retrieval`."},
-		{sectionFeatures, "## Features\n\nfeatures one\n", []string{"load two", "accuracy two", "retrieval one", "features one"}, "Not generated yet"},
+		{sectionFeatures, "## Features\n\nfeatures one\n", []string{"load two", "accuracy two", "retrieval one", "features one"}, "Not generated yet: run `go run ./bench load -features`."},
+		{sectionRouteCost, "## Route cost\n\nroute cost one\n", []string{"load two", "accuracy two", "retrieval one", "features one", "route cost one"}, "Not generated yet"},
 	}
 	for i, st := range steps {
 		if err := updateDoc(path, st.section, st.body); err != nil {

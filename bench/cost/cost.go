@@ -1,0 +1,234 @@
+// Package cost measures what a route costs on a real model server, from the router's own outcome:
+// every phase-1 call's trace step carries the server's counters (decode and prompt tokens, load,
+// prefill, decode and the rest of its time, the prompt tokens not served from its cache), and the
+// trajectory record of the same call its answer text and format. It routes queries with
+// router.New over in-process MCP servers (the built-in calculator and clock; BFCL functions by
+// the hundred) and turns the outcomes into per-round and per-size figures and their markdown.
+//
+// It judges no answer: it measures the server, so a random-weight model's figures are allowed,
+// labelled as such. It owns no document: the bench command writes the section.
+package cost
+
+import (
+	"time"
+
+	"toolrouter/bench/report"
+	"toolrouter/router"
+)
+
+// Results is one run of the cost benchmark.
+type Results struct {
+	Command string         `json:"command"`
+	Started time.Time      `json:"started"`
+	Seconds float64        `json:"seconds"`
+	Machine report.Machine `json:"machine"`
+	// LoadStart and LoadEnd are the machine's one-minute load average at the start and the end
+	// (-1: unknown).
+	LoadStart float64      `json:"load_start"`
+	LoadEnd   float64      `json:"load_end"`
+	Model     report.Model `json:"model"`
+	// ServerVersion is the version the server reports (/api/version).
+	ServerVersion string `json:"server_version"`
+	// TokenizerModel is the model whose tokenizer counted the answers' text.
+	TokenizerModel string `json:"tokenizer_model"`
+	// RandomWeights says the model's weights are random: the figures measure the server only.
+	RandomWeights bool     `json:"random_weights"`
+	Queries       []string `json:"queries"`
+	// RoundsReps is the routes per reasoning setting, Reps the routes per inventory size (each
+	// after one warm-up route that is not counted).
+	RoundsReps int       `json:"rounds_reps"`
+	Reps       int       `json:"reps"`
+	Settings   []Setting `json:"settings"`
+	Sizes      []Size    `json:"sizes"`
+}
+
+// Route is one measured route: the router's outcome, the wall time around Router.Route, and what
+// the trajectory says of each phase-1 call, in the order of the trace's select steps.
+type Route struct {
+	Outcome *router.Outcome
+	Wall    time.Duration
+	Answers []Answer
+}
+
+// Answer is one phase-1 call as its trajectory record holds it.
+type Answer struct {
+	// Text is the model's raw answer.
+	Text string
+	// TextTokens are Text's tokens by the model's tokenizer, counted on the server.
+	TextTokens int
+	// FormatBytes is the size of the format schema sent.
+	FormatBytes int
+}
+
+// Setting is the cost of routes under one router.reasoning setting.
+type Setting struct {
+	Reasoning router.Reasoning `json:"reasoning"`
+	Routes    int              `json:"routes"`
+	// Degraded counts the routes the router reported degraded; FirstDegraded says why the first was.
+	Degraded      int    `json:"degraded"`
+	FirstDegraded string `json:"first_degraded,omitempty"`
+	// Rounds are phase 1's figures by selection round, in round order.
+	Rounds []Round `json:"rounds"`
+	// SelectRounds, ModelCalls, RouteMS (the outcome's Timings.Total) and WallMS are means per route.
+	SelectRounds float64 `json:"select_rounds"`
+	ModelCalls   float64 `json:"model_calls"`
+	RouteMS      float64 `json:"route_ms"`
+	WallMS       float64 `json:"wall_ms"`
+}
+
+// Round is phase 1's cost in one selection round, over every route of a setting. The sums are
+// kept beside the means so any figure can be recomputed.
+type Round struct {
+	Round int `json:"round"`
+	// Calls counts the round's phase-1 calls that the server answered with its counters.
+	Calls          int     `json:"calls"`
+	DecodeTokens   int     `json:"decode_tokens"`
+	TextTokens     int     `json:"text_tokens"`
+	PromptTokens   int     `json:"prompt_tokens"`
+	UncachedTokens int     `json:"uncached_prompt_tokens"`
+	RestMSSum      float64 `json:"rest_ms_sum"`
+	// MeanDecode, MeanText and MeanRestMS are per call; UncachedPct is 100 × uncached / prompt tokens.
+	MeanDecode  float64 `json:"mean_decode_tokens"`
+	MeanText    float64 `json:"mean_text_tokens"`
+	MeanRestMS  float64 `json:"mean_rest_ms"`
+	UncachedPct float64 `json:"uncached_pct"`
+}
+
+// Size is phase 1's cost over an inventory of Tools tools.
+type Size struct {
+	Tools         int    `json:"tools"`
+	Routes        int    `json:"routes"`
+	Degraded      int    `json:"degraded"`
+	FirstDegraded string `json:"first_degraded,omitempty"`
+	// Calls counts the phase-1 calls the server answered with its counters.
+	Calls        int     `json:"calls"`
+	PromptTokens int     `json:"prompt_tokens"`
+	DecodeTokens int     `json:"decode_tokens"`
+	FormatBytes  int     `json:"format_bytes"`
+	RestMSSum    float64 `json:"rest_ms_sum"`
+	DecodeMSSum  float64 `json:"decode_ms_sum"`
+	// Means per call, and DecodeMSPerToken = decode ms over decode tokens.
+	MeanPrompt       float64 `json:"mean_prompt_tokens"`
+	MeanDecode       float64 `json:"mean_decode_tokens"`
+	MeanFormatBytes  float64 `json:"mean_format_bytes"`
+	MeanRestMS       float64 `json:"mean_rest_ms"`
+	DecodeMSPerToken float64 `json:"decode_ms_per_token"`
+}
+
+// phase1 pairs a route's select steps that carry the server's counters with their answers.
+type phase1 struct {
+	step   router.Step
+	answer Answer
+}
+
+// phase1Calls lists a route's phase-1 calls the server answered with its counters, in trace
+// order, each with the answer of the same index (a zero Answer where the trajectory had none).
+func phase1Calls(r Route) []phase1 {
+	var out []phase1
+	i := 0
+	for _, s := range r.Outcome.Trace {
+		if s.Kind != router.StepSelect {
+			continue
+		}
+		var a Answer
+		if i < len(r.Answers) {
+			a = r.Answers[i]
+		}
+		i++
+		if s.Breakdown != nil {
+			out = append(out, phase1{step: s, answer: a})
+		}
+	}
+	return out
+}
+
+// SummariseSetting aggregates the routes of one reasoning setting: per selection round the mean
+// decode tokens, tokenizer tokens and rest of its phase-1 calls and their uncached share, and per
+// route the mean rounds, model calls and times.
+func SummariseSetting(reasoning router.Reasoning, routes []Route) Setting {
+	s := Setting{Reasoning: reasoning, Routes: len(routes)}
+	byRound := map[int]*Round{}
+	last := 0
+	for _, r := range routes {
+		o := r.Outcome
+		countDegraded(o, &s.Degraded, &s.FirstDegraded)
+		s.SelectRounds += float64(o.Rounds)
+		s.ModelCalls += float64(o.Usage.LLMCalls)
+		s.RouteMS += o.Timings.Total
+		s.WallMS += ms(r.Wall)
+		for _, c := range phase1Calls(r) {
+			rd := byRound[c.step.Round]
+			if rd == nil {
+				rd = &Round{Round: c.step.Round}
+				byRound[c.step.Round] = rd
+				last = max(last, c.step.Round)
+			}
+			rd.Calls++
+			rd.DecodeTokens += c.step.CompletionTokens
+			rd.TextTokens += c.answer.TextTokens
+			rd.PromptTokens += c.step.PromptTokens
+			rd.UncachedTokens += c.step.UncachedTokens
+			rd.RestMSSum += c.step.RestMS
+		}
+	}
+	for n := 1; n <= last; n++ {
+		rd := byRound[n]
+		if rd == nil {
+			continue
+		}
+		calls := float64(rd.Calls)
+		rd.MeanDecode, rd.MeanText, rd.MeanRestMS = float64(rd.DecodeTokens)/calls, float64(rd.TextTokens)/calls, rd.RestMSSum/calls
+		rd.UncachedPct = percent(rd.UncachedTokens, rd.PromptTokens)
+		s.Rounds = append(s.Rounds, *rd)
+	}
+	if n := float64(len(routes)); n > 0 {
+		s.SelectRounds, s.ModelCalls, s.RouteMS, s.WallMS = s.SelectRounds/n, s.ModelCalls/n, s.RouteMS/n, s.WallMS/n
+	}
+	return s
+}
+
+// SummariseSize aggregates the routes over an inventory of n tools: per phase-1 call the mean
+// prompt tokens, format size, rest and decode tokens, and the decode time per decoded token.
+func SummariseSize(n int, routes []Route) Size {
+	z := Size{Tools: n, Routes: len(routes)}
+	for _, r := range routes {
+		countDegraded(r.Outcome, &z.Degraded, &z.FirstDegraded)
+		for _, c := range phase1Calls(r) {
+			z.Calls++
+			z.PromptTokens += c.step.PromptTokens
+			z.DecodeTokens += c.step.CompletionTokens
+			z.FormatBytes += c.answer.FormatBytes
+			z.RestMSSum += c.step.RestMS
+			z.DecodeMSSum += c.step.DecodeMS
+		}
+	}
+	if z.Calls > 0 {
+		calls := float64(z.Calls)
+		z.MeanPrompt, z.MeanDecode, z.MeanFormatBytes = float64(z.PromptTokens)/calls, float64(z.DecodeTokens)/calls, float64(z.FormatBytes)/calls
+		z.MeanRestMS = z.RestMSSum / calls
+	}
+	if z.DecodeTokens > 0 {
+		z.DecodeMSPerToken = z.DecodeMSSum / float64(z.DecodeTokens)
+	}
+	return z
+}
+
+// countDegraded counts a degraded outcome in n and keeps the first reason in first.
+func countDegraded(o *router.Outcome, n *int, first *string) {
+	if o.Degraded == "" {
+		return
+	}
+	*n++
+	if *first == "" {
+		*first = o.Degraded
+	}
+}
+
+func percent(part, whole int) float64 {
+	if whole == 0 {
+		return 0
+	}
+	return 100 * float64(part) / float64(whole)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

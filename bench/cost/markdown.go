@@ -1,0 +1,103 @@
+package cost
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"toolrouter/bench/report"
+)
+
+// Intro says what the cost benchmark measures and what its columns mean; its figures follow it.
+var Intro = "What a route costs on a real Ollama server, read from the router's own outcome: each phase-1 call's " +
+	"trace step (`select`) carries the server's counters, its trajectory record the answer's text and the format " +
+	"sent, and the route's wall time is measured around `Router.Route`. The router is built as the benchmark " +
+	"builds it (`harness.Settings`: the sidecar's defaults for the model, with each model call and phase allowed " +
+	"2 minutes and a route 5, so that a slow CPU does not cut a route short) and talks to the server directly. " +
+	"The figures of the Ollama before (0.17.4), and what changed, are in " +
+	"[real-ollama.md](real-ollama.md#what-a-route-costs); none are repeated here.\n\n" +
+	"**Rounds by reasoning** routes the queries in turn over the built-in calculator and clock with the default " +
+	"budget of 4 calls, under each `router.reasoning`, after one warm-up route per setting that is not counted. " +
+	"**Rest by inventory size** routes BFCL questions over one in-process server of that many BFCL functions " +
+	"(`internal/bfcltools`) with `max_tool_calls` 1 and `num_ctx` " + strconv.Itoa(SizeNumCtx) + ", after one warm-up route.\n\n" +
+	"**decode tokens**: the phase-1 answer's tokens as the server decoded them (`eval_count`). **tokenizer " +
+	"tokens**: the same answer's text counted by the model's tokenizer on the server (`/api/generate`, a raw " +
+	"prompt of the text alone): what a model writing the vocabulary's merged tokens would decode. **rest**: the " +
+	"server's total time less load, prefill and decode (rendering and tokenizing the prompt, waiting for a slot, " +
+	"parsing). **uncached**: the share of the round's prompt tokens not served from the server's prompt cache " +
+	"(their sum over the sum of prompt tokens). **decode ms/token**: decode time over decoded tokens. Token and " +
+	"rest figures are means per phase-1 call; route figures are means per route (**route ms** the router's " +
+	"own total, **wall ms** around the call).\n\n"
+
+// Markdown renders the results: the run's lines, then a table per part that ran.
+func Markdown(r *Results) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Command: `%s`  \n", r.Command)
+	fmt.Fprintf(&b, "Date: %s.  \n", r.Started.UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(&b, "Machine: %s/%s, %d CPUs, %s; %.0f s.", r.Machine.OS, r.Machine.Arch, r.Machine.CPUs, r.Machine.GoVersion, r.Seconds)
+	if r.LoadStart >= 0 && r.LoadEnd >= 0 {
+		fmt.Fprintf(&b, "  \nLoad average (1 min) %.1f at the start, %.1f at the end: the machine may be shared, and the times include any wait for a core.", r.LoadStart, r.LoadEnd)
+	}
+	fmt.Fprintf(&b, "  \nModel: %s at %s (Ollama %s): %s; answers' tokens counted with %s's tokenizer.\n",
+		r.Model.Name, r.Model.URL, r.ServerVersion, r.Model.Status, r.TokenizerModel)
+	if r.RandomWeights {
+		fmt.Fprintf(&b, "\n**%s.** The model's weights are random (scripts/real-ollama's tiny models): its answers "+
+			"mean nothing, and it writes whichever pieces the format allows, so its decode counts are not a trained "+
+			"model's. The times measure the server (rendering the prompt, the cache, the format's grammar), which is what "+
+			"this section is for.\n", capitalise(report.RandomWeightsLabel))
+	}
+
+	if len(r.Settings) > 0 {
+		fmt.Fprintf(&b, "\n### Rounds by reasoning\n\n%d routes per setting, queries in turn: %s.\n\n", r.RoundsReps, quoted(r.Queries))
+		b.WriteString("| reasoning | round | phase-1 calls | decode tokens | tokenizer tokens | rest ms | uncached % |\n")
+		b.WriteString("|---|---:|---:|---:|---:|---:|---:|\n")
+		for _, s := range r.Settings {
+			for _, rd := range s.Rounds {
+				fmt.Fprintf(&b, "| %s | %d | %d | %.1f | %.1f | %.1f | %.1f |\n",
+					s.Reasoning, rd.Round, rd.Calls, rd.MeanDecode, rd.MeanText, rd.MeanRestMS, rd.UncachedPct)
+			}
+		}
+		b.WriteString("\n| reasoning | routes | degraded | rounds | model calls | route ms | wall ms |\n")
+		b.WriteString("|---|---:|---:|---:|---:|---:|---:|\n")
+		for _, s := range r.Settings {
+			fmt.Fprintf(&b, "| %s | %d | %d | %.1f | %.1f | %.0f | %.0f |\n",
+				s.Reasoning, s.Routes, s.Degraded, s.SelectRounds, s.ModelCalls, s.RouteMS, s.WallMS)
+		}
+		for _, s := range r.Settings {
+			if s.FirstDegraded != "" {
+				fmt.Fprintf(&b, "\nReasoning %s: %d of %d routes degraded; the first: %s\n", s.Reasoning, s.Degraded, s.Routes, s.FirstDegraded)
+			}
+		}
+	}
+
+	if len(r.Sizes) > 0 {
+		fmt.Fprintf(&b, "\n### Rest by inventory size\n\n%d routes per size.\n\n", r.Reps)
+		b.WriteString("| tools | routes | degraded | phase-1 calls | prompt tokens | format bytes | rest ms | decode tokens | decode ms/token |\n")
+		b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		for _, z := range r.Sizes {
+			fmt.Fprintf(&b, "| %d | %d | %d | %d | %.0f | %.0f | %.1f | %.1f | %.2f |\n",
+				z.Tools, z.Routes, z.Degraded, z.Calls, z.MeanPrompt, z.MeanFormatBytes, z.MeanRestMS, z.MeanDecode, z.DecodeMSPerToken)
+		}
+		for _, z := range r.Sizes {
+			if z.FirstDegraded != "" {
+				fmt.Fprintf(&b, "\n%d tools: %d of %d routes degraded; the first: %s\n", z.Tools, z.Degraded, z.Routes, z.FirstDegraded)
+			}
+		}
+	}
+	return b.String()
+}
+
+func quoted(qs []string) string {
+	out := make([]string, len(qs))
+	for i, q := range qs {
+		out[i] = fmt.Sprintf("%q", q)
+	}
+	return strings.Join(out, ", ")
+}
+
+func capitalise(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

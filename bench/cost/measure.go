@@ -1,0 +1,296 @@
+package cost
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/ollama/ollama/api"
+
+	"toolrouter/config"
+	"toolrouter/internal/bfcltools"
+	"toolrouter/inventory"
+	"toolrouter/router"
+	"toolrouter/trajectory"
+)
+
+// DefaultQueries are the queries the rounds route in turn.
+var DefaultQueries = []string{"what is 2 plus 40?", "what time is it in Tokyo?", "add 17 and 25"}
+
+// SizeNumCtx is the num_ctx of the routes over BFCL inventories: room for 200 tools' phase-1 prompt.
+const SizeNumCtx = 32768
+
+// Server is what the benchmark needs of the model server: the router's chat, and a raw generate
+// that counts a text's tokens with the model's tokenizer. *api.Client satisfies it.
+type Server interface {
+	router.Chatter
+	Generate(ctx context.Context, req *api.GenerateRequest, fn api.GenerateResponseFunc) error
+}
+
+// Options configure Run.
+type Options struct {
+	Server Server
+	// Settings are the router's settings: harness.Settings, the sidecar's defaults for the model.
+	// Run raises their time bounds (see bounded) and sets what each part varies.
+	Settings router.Settings
+	// TokenizerModel counts the phase-1 answers' tokens ("": Settings.Model).
+	TokenizerModel string
+	// Reasonings are the router.reasoning settings of the rounds (empty: no rounds).
+	Reasonings []router.Reasoning
+	// Queries are routed in turn by the rounds (empty: DefaultQueries), RoundsReps routes per
+	// setting (0: 3) after one warm-up route of the first query.
+	Queries    []string
+	RoundsReps int
+	// Sizes are the BFCL inventory sizes of the rest by size (empty: none), each measured over
+	// Reps routes (0: 3) after one warm-up route.
+	Sizes []int
+	Reps  int
+	// Progress receives a line per part (nil: none); Logger the router's and the inventory's logs
+	// (nil: none).
+	Progress io.Writer
+	Logger   *slog.Logger
+}
+
+// Run measures the rounds by reasoning and the rest by inventory size, and returns them with the
+// parameters they were measured with; the caller fills in the command, the machine and the model.
+// A route the router fails (a Go error, not a degraded answer) stops the run: its figures would
+// be missing a route.
+func Run(ctx context.Context, o Options) (*Results, error) {
+	if len(o.Queries) == 0 {
+		o.Queries = DefaultQueries
+	}
+	if o.RoundsReps <= 0 {
+		o.RoundsReps = 3
+	}
+	if o.Reps <= 0 {
+		o.Reps = 3
+	}
+	if o.TokenizerModel == "" {
+		o.TokenizerModel = o.Settings.Model
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	o.Settings = bounded(o.Settings)
+	res := &Results{TokenizerModel: o.TokenizerModel, RoundsReps: o.RoundsReps, Reps: o.Reps}
+	if len(o.Reasonings) > 0 {
+		res.Queries = o.Queries
+		settings, err := rounds(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		res.Settings = settings
+	}
+	for _, n := range o.Sizes {
+		z, err := size(ctx, o, n)
+		if err != nil {
+			return nil, fmt.Errorf("%d tools: %w", n, err)
+		}
+		res.Sizes = append(res.Sizes, z)
+	}
+	return res, nil
+}
+
+// bounded raises the settings' time bounds so that a slow CPU does not cut a route short: each
+// model call and phase may take 2 minutes, a route 5.
+func bounded(s router.Settings) router.Settings {
+	s.CallTimeout = max(s.CallTimeout, 2*time.Minute)
+	s.SelectTimeout = max(s.SelectTimeout, 2*time.Minute)
+	s.ArgumentsTimeout = max(s.ArgumentsTimeout, 2*time.Minute)
+	s.Deadline = max(s.Deadline, 5*time.Minute)
+	return s
+}
+
+// rounds routes the queries over the built-in calculator and clock under each reasoning setting,
+// then counts the phase-1 answers' tokens: only once every route is made, so the tokenizer's calls
+// (which may load another model) do not disturb the measured routes.
+func rounds(ctx context.Context, o Options) ([]Setting, error) {
+	d := config.Default()
+	servers := map[string]config.Server{"calculator": d.Servers["calculator"], "clock": d.Servers["clock"]}
+	inv, err := serve(ctx, servers, nil, o.Logger)
+	if err != nil {
+		return nil, err
+	}
+	defer inv.Close()
+	runs := make([][]Route, len(o.Reasonings))
+	for i, r := range o.Reasonings {
+		set := o.Settings
+		set.Reasoning = r
+		fmt.Fprintf(o.Progress, "bench cost: reasoning %s: a warm-up route and %d routes over the calculator and clock\n", r, o.RoundsReps)
+		routes, err := measure(ctx, o.Server, inv, set, o.Logger, o.RoundsReps, func(k int) string { return o.Queries[k%len(o.Queries)] })
+		if err != nil {
+			return nil, fmt.Errorf("reasoning %s: %w", r, err)
+		}
+		runs[i] = routes
+	}
+	fmt.Fprintf(o.Progress, "bench cost: counting the answers' tokens with %s\n", o.TokenizerModel)
+	numCtx := router.NumCtx(o.Settings.Options)
+	out := make([]Setting, len(o.Reasonings))
+	for i, routes := range runs {
+		for _, rt := range routes {
+			for j := range rt.Answers {
+				a := &rt.Answers[j]
+				if a.TextTokens, err = countTokens(ctx, o.Server, o.TokenizerModel, numCtx, a.Text); err != nil {
+					return nil, err
+				}
+			}
+		}
+		out[i] = SummariseSetting(o.Reasonings[i], routes)
+	}
+	return out, nil
+}
+
+// size routes over an inventory of n BFCL functions with a budget of one call and num_ctx
+// SizeNumCtx: the warm-up asks for the first function, each route after it for the next.
+func size(ctx context.Context, o Options, n int) (Size, error) {
+	big, fns, err := bfcltools.NewServer(n)
+	if err != nil {
+		return Size{}, err
+	}
+	servers := map[string]config.Server{"big": {Purpose: "BFCL functions", Transport: config.TransportBuiltin, Builtin: "big",
+		ConnectTimeout: config.Duration(time.Minute), CallTimeout: config.Duration(time.Minute)}}
+	inv, err := serve(ctx, servers, map[string]*server.MCPServer{"big": big}, o.Logger)
+	if err != nil {
+		return Size{}, err
+	}
+	defer inv.Close()
+	set := o.Settings
+	set.MaxToolCalls = 1
+	set.Options = maps.Clone(set.Options)
+	if set.Options == nil {
+		set.Options = map[string]any{}
+	}
+	set.Options["num_ctx"] = SizeNumCtx
+	fmt.Fprintf(o.Progress, "bench cost: %d tools: a warm-up route and %d routes\n", n, o.Reps)
+	asked := min(n, len(fns))
+	routes, err := measure(ctx, o.Server, inv, set, o.Logger, o.Reps, func(i int) string { return fns[i%asked].Question })
+	if err != nil {
+		return Size{}, err
+	}
+	return SummariseSize(n, routes), nil
+}
+
+// measure makes a router of set on chat over inv, routes query(0) once to warm the server up (the
+// model loaded, the prompt's prefix cached), then query(1) … query(reps), and returns those.
+func measure(ctx context.Context, chat router.Chatter, inv *inventory.Manager, set router.Settings, log *slog.Logger, reps int, query func(int) string) ([]Route, error) {
+	rec := &answers{byID: map[string][]trajectory.Record{}}
+	set.Recorder = rec
+	rt := router.New(chat, inv, inv, set, log)
+	if _, err := route(ctx, rt, rec, query(0)); err != nil {
+		return nil, fmt.Errorf("warm-up: %w", err)
+	}
+	out := make([]Route, 0, reps)
+	for i := range reps {
+		r, err := route(ctx, rt, rec, query(i+1))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// route routes one query and pairs the trace's select steps with their trajectory records.
+func route(ctx context.Context, rt *router.Router, rec *answers, query string) (Route, error) {
+	start := time.Now()
+	out, err := rt.Route(ctx, router.Request{Query: query})
+	wall := time.Since(start)
+	if err != nil {
+		return Route{}, fmt.Errorf("routing %q: %w", query, err)
+	}
+	recs := rec.take(out.RequestID)
+	steps := 0
+	for _, s := range out.Trace {
+		if s.Kind == router.StepSelect {
+			steps++
+		}
+	}
+	if steps != len(recs) {
+		return Route{}, fmt.Errorf("routing %q: %d select steps in the trace, %d phase-1 trajectory records", query, steps, len(recs))
+	}
+	r := Route{Outcome: out, Wall: wall}
+	for _, x := range recs {
+		r.Answers = append(r.Answers, Answer{Text: x.Action.Raw, FormatBytes: len(x.Format)})
+	}
+	return r, nil
+}
+
+// serve starts servers (inProcess serves those of transport builtin it names) and waits for their
+// first connection; a server that is not up fails it.
+func serve(ctx context.Context, servers map[string]config.Server, inProcess map[string]*server.MCPServer, log *slog.Logger) (*inventory.Manager, error) {
+	inv := inventory.New(servers, inventory.Options{Logger: log, InProcess: inProcess})
+	inv.Start(ctx)
+	for _, s := range inv.Snapshot().Servers {
+		if s.Status != inventory.StateUp {
+			inv.Close()
+			return nil, fmt.Errorf("server %s is %s: %s", s.Name, s.Status, s.Error)
+		}
+	}
+	return inv, nil
+}
+
+// answers keeps the phase-1 trajectory records of each request until its route takes them; it is
+// the routers' router.Recorder.
+type answers struct {
+	mu   sync.Mutex // guards byID
+	byID map[string][]trajectory.Record
+}
+
+// Record keeps a phase-1 record and ignores the others; it never blocks for long.
+func (a *answers) Record(r trajectory.Record) bool {
+	if r.Kind != string(router.StepSelect) {
+		return true
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.byID[r.RequestID] = append(a.byID[r.RequestID], r)
+	return true
+}
+
+// take removes and returns a request's records in step order.
+func (a *answers) take(id string) []trajectory.Record {
+	a.mu.Lock()
+	recs := a.byID[id]
+	delete(a.byID, id)
+	a.mu.Unlock()
+	slices.SortStableFunc(recs, func(x, y trajectory.Record) int { return x.Step - y.Step })
+	return recs
+}
+
+// countTokens is how many tokens the model's tokenizer makes of text, counted by the server: a raw
+// prompt of the text alone (no template), one token generated, and the prompt's count read back.
+// num_ctx is the router's, so that the same model is not reloaded with another context size.
+func countTokens(ctx context.Context, s Server, model string, numCtx int, text string) (int, error) {
+	if text == "" {
+		return 0, nil
+	}
+	stream := false
+	opts := map[string]any{"num_predict": 1}
+	if numCtx > 0 {
+		opts["num_ctx"] = numCtx
+	}
+	n := -1
+	err := s.Generate(ctx, &api.GenerateRequest{Model: model, Prompt: text, Raw: true, Stream: &stream, Options: opts},
+		func(r api.GenerateResponse) error {
+			if r.Done {
+				n = r.PromptEvalCount
+			}
+			return nil
+		})
+	if err != nil {
+		return 0, fmt.Errorf("counting tokens with %s: %w", model, err)
+	}
+	if n < 0 {
+		return 0, fmt.Errorf("counting tokens with %s: the server sent no final message", model)
+	}
+	return n, nil
+}

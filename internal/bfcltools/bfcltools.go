@@ -28,18 +28,8 @@ type Function struct {
 	Question          string
 }
 
-// Functions reads the distinct functions of BFCL's simple-python set, in file order; dots in names
-// become underscores. A file that cannot be read fails the test.
-func Functions(tb testing.TB) []Function {
-	tb.Helper()
-	fns, err := Load()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return fns
-}
-
-// Load is Functions outside a test: it returns the error instead of failing a test.
+// Load reads the distinct functions of BFCL's simple-python set, in file order; dots in names
+// become underscores.
 func Load() ([]Function, error) {
 	_, file, _, _ := runtime.Caller(0)
 	path := filepath.Join(filepath.Dir(file), "..", "..", "bench", "data", "bfcl", "BFCL_v4_simple_python.json")

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
 	"strings"
@@ -615,7 +614,7 @@ func TestSelectionConfidence(t *testing.T) {
 		if !strings.Contains(string(req.Format), "needs_more") {
 			return fakeollama.Reply{Content: `{"a":2,"b":3}`}
 		}
-		return scored(toolP[req.Messages[len(req.Messages)-1].Content], useToolP)
+		return fakeollama.Scored("calculator.add", "faults", toolP[req.Messages[len(req.Messages)-1].Content], useToolP, selectPrompt)
 	})
 	e := newEnvSettings(t, fake, []string{"fake"}, nil, router.Settings{MinConfidence: 0.5})
 	degraded := map[router.DegradedReason]int{}
@@ -649,28 +648,4 @@ func TestSelectionConfidence(t *testing.T) {
 	if got := s.labelValues("toolrouter_route_decisions_total", "degraded"); !got["low_confidence"] || got[metrics.Other] {
 		t.Errorf("got degraded labels %v, want low_confidence and no other", got)
 	}
-}
-
-// scored is a phase-1 answer choosing calculator.add with logprobs that give the choice of tool
-// probability toolP (against the faults server's tools) and use_tool probability useToolP.
-func scored(toolP, useToolP float64) fakeollama.Reply {
-	tok := func(s string, alts ...api.TokenLogprob) api.Logprob {
-		if len(alts) == 0 {
-			alts = []api.TokenLogprob{{Token: s, Logprob: 0}}
-		}
-		return api.Logprob{TokenLogprob: api.TokenLogprob{Token: s, Logprob: alts[0].Logprob}, TopLogprobs: alts}
-	}
-	lps := []api.Logprob{
-		tok(`{"use_tool":`),
-		tok("true", api.TokenLogprob{Token: "true", Logprob: math.Log(useToolP)}, api.TokenLogprob{Token: "false", Logprob: math.Log(1 - useToolP)}),
-		tok(`,"calls":["`),
-		tok("calculator", api.TokenLogprob{Token: "calculator", Logprob: math.Log(toolP)}, api.TokenLogprob{Token: "faults", Logprob: math.Log(1 - toolP)}),
-		tok(".add"),
-		tok(`"],"needs_more":false,"direct":true}`),
-	}
-	var text strings.Builder
-	for _, lp := range lps {
-		text.WriteString(lp.Token)
-	}
-	return fakeollama.Reply{Content: text.String(), Logprobs: lps, PromptTokens: selectPrompt, CompletionTokens: len(lps)}
 }

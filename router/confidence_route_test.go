@@ -7,33 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ollama/ollama/api"
-
 	"toolrouter/internal/fakeollama"
 	"toolrouter/router"
 )
-
-// scored is a phase-1 answer in the "none" shape choosing tool, whose logprobs give the tool's
-// first token probability p against "faults" (the test inventory's other server) (the rest of each position is certain).
-func scored(tool string, p float64) fakeollama.Reply {
-	head, rest, _ := strings.Cut(tool, ".")
-	text := `{"use_tool":true,"calls":["` + tool + `"],"needs_more":false,"direct":true}`
-	tok := func(s string, alts ...api.TokenLogprob) api.Logprob {
-		if len(alts) == 0 {
-			alts = []api.TokenLogprob{{Token: s, Logprob: 0}}
-		}
-		return api.Logprob{TokenLogprob: api.TokenLogprob{Token: s, Logprob: alts[0].Logprob}, TopLogprobs: alts}
-	}
-	lps := []api.Logprob{
-		tok(`{"use_tool":`),
-		tok("true", api.TokenLogprob{Token: "true", Logprob: math.Log(0.9)}, api.TokenLogprob{Token: "false", Logprob: math.Log(0.1)}),
-		tok(`,"calls":["`),
-		tok(head, api.TokenLogprob{Token: head, Logprob: math.Log(p)}, api.TokenLogprob{Token: "faults", Logprob: math.Log(1 - p)}),
-		tok("." + rest),
-		tok(`"],"needs_more":false,"direct":true}`),
-	}
-	return fakeollama.Reply{Content: text, Logprobs: lps, PromptTokens: 100, CompletionTokens: len(lps)}
-}
 
 func TestConfidence(t *testing.T) {
 	tests := []struct {
@@ -48,7 +24,7 @@ func TestConfidence(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, router.Settings{MinConfidence: tc.min}, scored("calculator.add", tc.p), args(`{"a": 2, "b": 40}`))
+			e := newEnv(t, router.Settings{MinConfidence: tc.min}, fakeollama.Scored("calculator.add", "faults", tc.p, 0.9, 100), args(`{"a": 2, "b": 40}`))
 			out, err := e.router.Route(context.Background(), router.Request{Query: "what is 2 plus 40?"})
 			if err != nil {
 				t.Fatal(err)

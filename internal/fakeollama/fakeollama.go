@@ -1,5 +1,5 @@
 // Package fakeollama is a test double for an Ollama server: an httptest server that speaks Ollama's
-// wire protocol (JSON or NDJSON on /api/chat, /api/generate, /api/version, /api/tags, /), answers
+// wire protocol (JSON or NDJSON on /api/chat, /api/generate, /api/version, /api/tags, /api/show, /), answers
 // chats from a per-test script and records every chat request so tests can assert what the model
 // was sent.
 package fakeollama
@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -70,10 +71,11 @@ type Server struct {
 
 	unrecorded bool // set by Start before any request: keep no requests
 
-	mu       sync.Mutex // guards script, requests
+	mu       sync.Mutex // guards script, requests, shown
 	script   []Reply
 	fn       func(api.ChatRequest) Reply
 	requests []api.ChatRequest
+	shown    []string
 }
 
 // New starts a fake that answers chat requests with replies, in order; once they run out it
@@ -119,6 +121,7 @@ func start(t testing.TB, replies []Reply, fn func(api.ChatRequest) Reply) *Serve
 		}
 		writeJSON(w, map[string]any{"models": models})
 	})
+	mux.HandleFunc("POST /api/show", s.show)
 	mux.HandleFunc("/{$}", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "Ollama is running") })
 	s.Server = httptest.NewServer(mux)
 	if t != nil {
@@ -144,6 +147,50 @@ func (s *Server) Requests() []api.ChatRequest {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]api.ChatRequest(nil), s.requests...)
+}
+
+// Shown returns the model names /api/show was asked about so far, in order.
+func (s *Server) Shown() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.shown...)
+}
+
+// show answers /api/show as Ollama does: the model's details when Models lists it (a name without
+// a tag is the ":latest" one), else 404 {"error": "model 'NAME' not found"}.
+func (s *Server) show(w http.ResponseWriter, r *http.Request) {
+	var req api.ShowRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		writeJSON(w, map[string]string{"error": err.Error()})
+		return
+	}
+	name := req.Model
+	if name == "" {
+		name = req.Name
+	}
+	s.mu.Lock()
+	if !s.unrecorded {
+		s.shown = append(s.shown, name)
+	}
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	for _, m := range s.Models {
+		if withTag(m) == withTag(name) {
+			writeJSON(w, api.ShowResponse{Details: api.ModelDetails{Format: "gguf", Family: "fake"}, ModifiedAt: time.Time{}})
+			return
+		}
+	}
+	w.WriteHeader(http.StatusNotFound)
+	writeJSON(w, map[string]string{"error": fmt.Sprintf("model '%s' not found", name)})
+}
+
+// withTag is name with ":latest" when it has no tag.
+func withTag(name string) string {
+	if i := strings.LastIndexAny(name, ":/"); i >= 0 && name[i] == ':' {
+		return name
+	}
+	return name + ":latest"
 }
 
 func (s *Server) next(req api.ChatRequest) Reply {
@@ -336,4 +383,31 @@ func writeJSON(w http.ResponseWriter, v any) {
 	b, _ := json.Marshal(v)
 	b = append(b, '\n')
 	_, _ = w.Write(b)
+}
+
+// Scored is a phase-1 answer in the shape of router.reasoning "none" choosing tool
+// ("server.name"), whose logprobs give the use_tool value probability useToolP against false and
+// the tool's server probability toolP against rival (another server's name, as its first token);
+// every other token is certain. promptTokens is reported as the prompt's size.
+func Scored(tool, rival string, toolP, useToolP float64, promptTokens int) Reply {
+	server, name, _ := strings.Cut(tool, ".")
+	tok := func(s string, alts ...api.TokenLogprob) api.Logprob {
+		if len(alts) == 0 {
+			alts = []api.TokenLogprob{{Token: s, Logprob: 0}}
+		}
+		return api.Logprob{TokenLogprob: api.TokenLogprob{Token: s, Logprob: alts[0].Logprob}, TopLogprobs: alts}
+	}
+	lps := []api.Logprob{
+		tok(`{"use_tool":`),
+		tok("true", api.TokenLogprob{Token: "true", Logprob: math.Log(useToolP)}, api.TokenLogprob{Token: "false", Logprob: math.Log(1 - useToolP)}),
+		tok(`,"calls":["`),
+		tok(server, api.TokenLogprob{Token: server, Logprob: math.Log(toolP)}, api.TokenLogprob{Token: rival, Logprob: math.Log(1 - toolP)}),
+		tok("." + name),
+		tok(`"],"needs_more":false,"direct":true}`),
+	}
+	var text strings.Builder
+	for _, lp := range lps {
+		text.WriteString(lp.Token)
+	}
+	return Reply{Content: text.String(), Logprobs: lps, PromptTokens: promptTokens, CompletionTokens: len(lps)}
 }

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ollama/ollama/api"
@@ -29,17 +30,69 @@ type completer struct {
 	numCtx      int
 	keepAlive   time.Duration
 	maxResponse int // ollama.max_response_bytes
+
+	// shows asks each Ollama provider about one model (Check); now is the clock of its cache.
+	shows map[string]modelShower
+	now   func() time.Time
+	mu    sync.Mutex           // guards found
+	found map[string]time.Time // "PROVIDER/MODEL" an Ollama provider has: until when that is trusted
 }
 
-func newCompleter(cfg config.Config, clients map[string]provider.Chatter) *completer {
+// modelShower asks an Ollama server about one model (/api/show); *api.Client satisfies it.
+type modelShower interface {
+	Show(ctx context.Context, req *api.ShowRequest) (*api.ShowResponse, error)
+}
+
+// modelFoundTTL is how long an Ollama provider's answer that it has a model is trusted. Only
+// "found" is kept: a model pulled after a 404 is found on the next request.
+const modelFoundTTL = time.Minute
+
+// newCompleter returns the completer over clients; shows holds an Ollama client for each provider
+// of type ollama, to check models before a request is routed (nil: none is checked).
+func newCompleter(cfg config.Config, clients map[string]provider.Chatter, shows map[string]modelShower) *completer {
 	c := &completer{clients: clients, ollama: map[string]bool{}, fallback: cfg.Router.Provider,
-		numCtx: router.NumCtx(cfg.Ollama.Options), keepAlive: cfg.Ollama.KeepAlive.D(), maxResponse: cfg.Ollama.MaxResponseBytes}
+		numCtx: router.NumCtx(cfg.Ollama.Options), keepAlive: cfg.Ollama.KeepAlive.D(), maxResponse: cfg.Ollama.MaxResponseBytes,
+		shows: shows, now: time.Now, found: map[string]time.Time{}}
 	for name := range clients {
 		if p, _ := cfg.Provider(name); p.Type == config.ProviderOllama {
 			c.ollama[name] = true
 		}
 	}
 	return c
+}
+
+// Check says whether a model name can answer, before the request is routed, so that no tool runs
+// for a request that ends in model_not_found. The name is resolved as Complete resolves it; a
+// provider that is not configured is unknown. An Ollama provider is asked (/api/show) for any
+// name, configured or not, since it serves whatever it has pulled; its "found" is cached for
+// modelFoundTTL. An OpenAI-compatible provider's names are taken as they are: it has no portable
+// question for one model, and its 404 at the completion is model_not_found too.
+func (c *completer) Check(ctx context.Context, name string) error {
+	p, model := c.resolve(name)
+	if c.clients[p] == nil {
+		return fmt.Errorf("model %s: %w: no provider %q", name, server.ErrUnknownModel, p)
+	}
+	show := c.shows[p]
+	if show == nil {
+		return nil
+	}
+	key := p + "/" + model
+	c.mu.Lock()
+	until, ok := c.found[key]
+	c.mu.Unlock()
+	if ok && c.now().Before(until) {
+		return nil
+	}
+	if _, err := show.Show(ctx, &api.ShowRequest{Model: model}); err != nil {
+		if notFound(err) {
+			return fmt.Errorf("model %s: %w: %w", name, server.ErrUnknownModel, err)
+		}
+		return fmt.Errorf("asking %s for model %s: %w", p, model, err)
+	}
+	c.mu.Lock()
+	c.found[key] = c.now().Add(modelFoundTTL)
+	c.mu.Unlock()
+	return nil
 }
 
 // resolve names the provider and the model a completion's model name stands for.

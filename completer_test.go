@@ -65,7 +65,7 @@ func TestCompleter(t *testing.T) {
 			c := newCompleter(cfg, map[string]provider.Chatter{
 				"ollama": provider.NewOllama(u, nil, limit),
 				"remote": provider.NewOpenAI(remote.BaseURL(), "", nil, limit),
-			})
+			}, nil)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			var streamed strings.Builder
@@ -123,5 +123,92 @@ func TestChatModels(t *testing.T) {
 	want := "qwen2.5:7b@ollama,llama3.1:8b@ollama,remote/gpt-4o-mini@remote,remote/gpt-4o@remote"
 	if strings.Join(got, ",") != want {
 		t.Errorf("got %s, want %s", strings.Join(got, ","), want)
+	}
+}
+
+// TestCompleterCheck: a chat completion's model is checked before the request is routed. An
+// Ollama provider is asked (/api/show) for any name, configured or not, and its "found" is
+// trusted for modelFoundTTL; an OpenAI-compatible provider's names are taken as they are.
+func TestCompleterCheck(t *testing.T) {
+	tests := []struct {
+		name      string
+		model     string
+		down      bool // the Ollama server does not answer
+		wantErr   error
+		wantOther bool     // an error that is not ErrUnknownModel
+		wantShown []string // what Ollama was asked, over two checks a second apart
+	}{
+		{"the configured model", "qwen2.5:7b", false, nil, false, []string{"qwen2.5:7b"}},
+		{"a pulled model that is not configured", "llama3.1", false, nil, false, []string{"llama3.1"}},
+		{"a model Ollama lacks", "nope", false, server.ErrUnknownModel, false, []string{"nope", "nope"}},
+		{"an unknown provider's prefix is an Ollama name", "elsewhere/gpt-4o", false, server.ErrUnknownModel, false, []string{"elsewhere/gpt-4o", "elsewhere/gpt-4o"}},
+		{"ollama/ names the Ollama provider", "ollama/llama3.1:latest", false, nil, false, []string{"llama3.1:latest"}},
+		{"an OpenAI-compatible provider's model is not asked", "remote/gpt-4o-mini", false, nil, false, nil},
+		{"Ollama down", "qwen2.5:7b", true, nil, true, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ollama := fakeollama.New(t)
+			ollama.Models = []string{"qwen2.5:7b", "llama3.1:latest"}
+			cfg := config.Default()
+			cfg.Ollama.Host = ollama.URL
+			cfg.Providers["remote"] = config.Provider{Type: config.ProviderOpenAI, BaseURL: "http://127.0.0.1:1/v1"}
+			u, _ := url.Parse(ollama.URL)
+			c := newCompleter(cfg, map[string]provider.Chatter{
+				"ollama": provider.NewOllama(u, nil),
+				"remote": provider.NewOpenAI("http://127.0.0.1:1/v1", "", nil),
+			}, map[string]modelShower{"ollama": api.NewClient(u, http.DefaultClient)})
+			now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+			c.now = func() time.Time { return now }
+			if tc.down {
+				ollama.Close()
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			for i := range 2 {
+				err := c.Check(ctx, tc.model)
+				switch {
+				case tc.wantOther && (err == nil || errors.Is(err, server.ErrUnknownModel)):
+					t.Fatalf("check %d: got %v, want an error other than ErrUnknownModel", i, err)
+				case !tc.wantOther && (!errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil)):
+					t.Fatalf("check %d: got %v, want %v", i, err, tc.wantErr)
+				}
+				now = now.Add(time.Second)
+			}
+			if got := ollama.Shown(); strings.Join(got, ",") != strings.Join(tc.wantShown, ",") {
+				t.Errorf("got Ollama asked about %q, want %q", got, tc.wantShown)
+			}
+			if len(ollama.Requests()) != 0 {
+				t.Errorf("got %d chat requests, want none: a check makes no model call", len(ollama.Requests()))
+			}
+		})
+	}
+}
+
+// TestCompleterCheckExpires: a found model is asked about again once modelFoundTTL is over, and
+// a model removed meanwhile is then unknown.
+func TestCompleterCheckExpires(t *testing.T) {
+	ollama := fakeollama.New(t)
+	ollama.Models = []string{"qwen2.5:7b"}
+	cfg := config.Default()
+	u, _ := url.Parse(ollama.URL)
+	c := newCompleter(cfg, map[string]provider.Chatter{"ollama": provider.NewOllama(u, nil)}, map[string]modelShower{"ollama": api.NewClient(u, http.DefaultClient)})
+	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	c.now = func() time.Time { return now }
+	ctx := context.Background()
+	if err := c.Check(ctx, "qwen2.5:7b"); err != nil {
+		t.Fatalf("got %v, want the model found", err)
+	}
+	ollama.Models = nil // removed
+	now = now.Add(modelFoundTTL - time.Second)
+	if err := c.Check(ctx, "qwen2.5:7b"); err != nil {
+		t.Fatalf("within the TTL: got %v, want the cached answer", err)
+	}
+	now = now.Add(2 * time.Second)
+	if err := c.Check(ctx, "qwen2.5:7b"); !errors.Is(err, server.ErrUnknownModel) {
+		t.Fatalf("after the TTL: got %v, want ErrUnknownModel", err)
+	}
+	if n := len(ollama.Shown()); n != 2 {
+		t.Errorf("got Ollama asked %d times, want 2", n)
 	}
 }

@@ -48,6 +48,7 @@ func models(cfg config.Config, est *tokens.Estimator, red *redact.Redactor, logg
 		IdleConnTimeout:     90 * time.Second,
 	}}
 	clients := map[string]provider.Chatter{}
+	shows := map[string]modelShower{}
 	limit := provider.WithMaxResponseBytes(cfg.Ollama.MaxResponseBytes)
 	var probe server.ModelProbe
 	for name := range cfg.Providers {
@@ -60,6 +61,7 @@ func models(cfg config.Config, est *tokens.Estimator, red *redact.Redactor, logg
 			}
 			o := provider.NewOllama(u, hc, limit)
 			clients[name] = redactedChat{o, red}
+			shows[name] = redactedShow{api.NewClient(u, hc), red}
 			if name == cfg.Router.Provider {
 				probe = redactedProbe{o, red}
 			}
@@ -70,7 +72,7 @@ func models(cfg config.Config, est *tokens.Estimator, red *redact.Redactor, logg
 	if probe == nil {
 		probe = unprobed{provider: cfg.Router.Provider, model: cfg.Ollama.Model}
 	}
-	comp := newCompleter(cfg, clients)
+	comp := newCompleter(cfg, clients, shows)
 	if !cfg.Council.Enabled() {
 		return clients[cfg.Router.Provider], probe, nil, comp, nil
 	}
@@ -115,6 +117,17 @@ type redactedChat struct {
 
 func (c redactedChat) Chat(ctx context.Context, req *api.ChatRequest, fn api.ChatResponseFunc) error {
 	return c.r.Error(c.Chatter.Chat(ctx, req, fn))
+}
+
+// redactedShow masks credentials in the chat completions' model check's errors.
+type redactedShow struct {
+	modelShower
+	r *redact.Redactor
+}
+
+func (s redactedShow) Show(ctx context.Context, req *api.ShowRequest) (*api.ShowResponse, error) {
+	resp, err := s.modelShower.Show(ctx, req)
+	return resp, s.r.Error(err)
 }
 
 // redactedProbe masks credentials in the readiness probe's errors.

@@ -19,13 +19,10 @@ import (
 //   - a request with an Origin header not in http.allowed_origins: 403 origin_not_allowed.
 //     Browsers send Origin with every cross-origin request and every POST, same-origin or not;
 //     callers that are not browsers send none. An allowed origin's preflight (OPTIONS) is
-//     answered, and its responses carry Access-Control-Allow-Origin;
-//   - a POST whose body is not declared JSON: 415 unsupported_media_type. A page can POST
-//     text/plain, form or multipart bodies without a preflight, never application/json. This
-//     holds for /mcp's POSTs too; its GET (the event stream) and DELETE (the session's end)
-//     carry no body and pass, their Host and Origin checked as any request's.
+//     answered, and its responses carry Access-Control-Allow-Origin.
 //
-// Nothing runs for a refused request: the check comes before any handler.
+// Nothing runs for a refused request: the check comes before authentication and any handler. A
+// POST whose body is not JSON, the other thing a page can send, is refused by accepts.
 func (h *handlers) guard(c *fiber.Ctx) error {
 	if h.hosts != nil && c.Path() != pathHealthz {
 		if host := string(c.Request().Host()); !h.hosts.allows(host) {
@@ -57,6 +54,23 @@ func (h *handlers) guard(c *fiber.Ctx) error {
 			c.Set(fiber.HeaderAccessControlMaxAge, "600")
 			return c.SendStatus(fiber.StatusNoContent)
 		}
+	}
+	return c.Next()
+}
+
+// accepts runs once the request is authenticated (a request without a credential learns nothing
+// of the routes: it is a 401), before the rate limits and any handler. It refuses, in this order:
+//
+//   - a path not served: 404 not_found; a method its route does not take: 405
+//     method_not_allowed, with Allow. The method is checked before the body's type, so that
+//     POST /v1/models is a 405 whatever its Content-Type;
+//   - a POST whose body is not declared JSON: 415 unsupported_media_type. A page can POST
+//     text/plain, form or multipart bodies without a preflight, never application/json. This
+//     holds for /mcp's POSTs too; its GET (the event stream) and DELETE (the session's end)
+//     carry no body and pass.
+func (h *handlers) accepts(c *fiber.Ctx) error {
+	if err := h.unrouted(c); err != nil {
+		return err
 	}
 	if c.Method() == fiber.MethodPost {
 		ct := c.Get(fiber.HeaderContentType)

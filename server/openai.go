@@ -136,6 +136,10 @@ func (h *handlers) decodeChat(body []byte) (*chatInput, error) {
 	if in.tools, err = chatTools(req.Tools, req.Functions); err != nil {
 		return nil, err
 	}
+	if in.model == CouncilModel && in.tools != nil {
+		return nil, chatParamError("council_with_tools", "tools", `model "council" cannot take the client's tools: `+
+			`the council answers with toolrouter's own tools; name a model (one of GET /v1/models) to pass tools through to it`)
+	}
 	if in.options, err = chatOptions(req); err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -29,10 +30,13 @@ import (
 // request with its own tools is passed through to the model, without routing.
 
 // Completer makes one chat completion with the named model: main wires it over the configured
-// providers. It calls onText, when not nil, with each piece of the answer's text as it comes; it
+// providers. Check says, before anything runs for the request, whether a model name can answer:
+// nil, an error wrapping ErrUnknownModel, or another error when its provider could not say.
+// Complete calls onText, when not nil, with each piece of the answer's text as it comes; it
 // bounds the answer's size (ollama.max_response_bytes). A model its provider does not have is an
 // error wrapping ErrUnknownModel.
 type Completer interface {
+	Check(ctx context.Context, model string) error
 	Complete(ctx context.Context, req CompletionRequest, onText func(string)) (Completion, error)
 }
 
@@ -224,15 +228,13 @@ func (h *handlers) chatCompletions(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if in.model == CouncilModel && in.tools == nil {
-		if h.ans.Check(answer.Always) != nil {
-			return errNoCouncilModel
-		}
-	} else if h.d.Completer == nil {
-		return errNoCompleter
-	}
 	id, err := h.actingAs(c, "") // the body's user field is not an identity
 	if err != nil {
+		return err
+	}
+	// Every error known before the work starts is answered with its status, a stream's too: no
+	// tool or model call is made for a request that ends in one.
+	if err := h.checkModel(c.UserContext(), in.model); err != nil {
 		return err
 	}
 	res := &chatResult{id: "chatcmpl-" + rand.Text(), created: time.Now().Unix(), model: in.model}
@@ -264,6 +266,32 @@ func (h *handlers) chatCompletions(c *fiber.Ctx) error {
 	}
 	return c.JSON(chatCompletion{ID: res.id, Object: "chat.completion", Created: res.created, Model: res.model,
 		Choices: []chatChoice{{Message: msg, FinishReason: res.finish}}, Usage: res.usage, XToolrouter: res.trace})
+}
+
+// checkModel is the one place a chat completion's model name is found known or not, before the
+// request is routed: "council" is the council, which must be configured (decodeChat has refused
+// it with the client's tools); any other name is the Completer's to check (Completer.Check),
+// within Options.ProbeTimeout. An unknown model is a 404, a provider that cannot say a 502 (504
+// on its timeout).
+func (h *handlers) checkModel(ctx context.Context, model string) error {
+	if model == CouncilModel {
+		if h.ans.Check(answer.Always) != nil {
+			return errNoCouncilModel
+		}
+		return nil
+	}
+	if h.d.Completer == nil {
+		return errNoCompleter
+	}
+	ctx, cancel := context.WithTimeout(ctx, h.o.ProbeTimeout)
+	defer cancel()
+	switch err := h.d.Completer.Check(ctx, model); {
+	case errors.Is(err, ErrUnknownModel):
+		return fmt.Errorf("checking the model: %w", err)
+	case err != nil:
+		return fmt.Errorf("%w: checking the model: %w", errCompletion, err)
+	}
+	return nil
 }
 
 // runChat answers in into res: passed through with the client's tools, by the council, or by the
@@ -369,8 +397,9 @@ type sseDone struct{}
 
 // chatEvents is the format of a streamed chat completion: unnamed events of chat.completion.chunk
 // objects; then the finish reason (and the tool calls), the usage when includeUsage, and
-// x_toolrouter on the last chunk, then [DONE]; or, when the work failed, an {"error": {...}}
-// event as OpenAI sends it.
+// x_toolrouter on the last chunk, then [DONE]; or, when the work failed after the stream had
+// started, an {"error": {...}} event as OpenAI sends it, then [DONE], so that a client reading to
+// [DONE] sees the stream end cleanly.
 func chatEvents(res *chatResult, includeUsage bool) eventFormat {
 	return eventFormat{
 		write: func(w *bufio.Writer, ev sseEvent) error {
@@ -390,6 +419,7 @@ func chatEvents(res *chatResult, includeUsage bool) eventFormat {
 		end: func(send sendFunc, _ any, e *apiError) {
 			if e != nil {
 				send("", openAIError(e))
+				send("", sseDone{})
 				return
 			}
 			var d chatDelta
@@ -409,22 +439,45 @@ func chatEvents(res *chatResult, includeUsage bool) eventFormat {
 	}
 }
 
-// models serves GET /v1/models: "council" when a council is configured, the configured models
-// (the router's and the council's), and the models the router's provider lists when it answers
-// within the probe timeout.
+// openAIModel is OpenAI's model object.
+type openAIModel struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+}
+
+// models serves GET /v1/models: OpenAI's list of modelList's models.
 func (h *handlers) models(c *fiber.Ctx) error {
-	type model struct {
-		ID      string `json:"id"`
-		Object  string `json:"object"`
-		Created int64  `json:"created"`
-		OwnedBy string `json:"owned_by"`
+	return c.JSON(fiber.Map{"object": "list", "data": h.modelList(c.UserContext())})
+}
+
+// model serves GET /v1/models/{id}: OpenAI's model object of a listed id (which may hold
+// slashes, "remote/gpt-4o-mini", sent as they are or escaped), 404 model_not_found otherwise.
+func (h *handlers) model(c *fiber.Ctx) error {
+	id, err := url.PathUnescape(c.Params("*"))
+	if err != nil {
+		id = c.Params("*")
 	}
-	var list []model
+	for _, m := range h.modelList(c.UserContext()) {
+		if m.ID == id {
+			return c.JSON(m)
+		}
+	}
+	return &apiError{status: fiber.StatusNotFound, code: "model_not_found", param: "model",
+		msg: fmt.Sprintf("model %q is not listed: GET /v1/models lists the models served", clipHeader(id))}
+}
+
+// modelList is what GET /v1/models lists: "council" when a council is configured, the configured
+// models (the router's and the council's), and the models the router's provider lists when it
+// answers within the probe timeout.
+func (h *handlers) modelList(ctx context.Context) []openAIModel {
+	list := []openAIModel{}
 	seen := map[string]bool{}
 	add := func(id, owner string) {
 		if id != "" && !seen[id] {
 			seen[id] = true
-			list = append(list, model{ID: id, Object: "model", OwnedBy: owner})
+			list = append(list, openAIModel{ID: id, Object: "model", OwnedBy: owner})
 		}
 	}
 	if h.d.Council != nil {
@@ -434,7 +487,7 @@ func (h *handlers) models(c *fiber.Ctx) error {
 		add(m.ID, m.OwnedBy)
 	}
 	if h.d.Model != nil {
-		ctx, cancel := context.WithTimeout(c.UserContext(), h.o.ProbeTimeout)
+		ctx, cancel := context.WithTimeout(ctx, h.o.ProbeTimeout)
 		defer cancel()
 		if tags, err := h.d.Model.List(ctx); err == nil {
 			for _, m := range tags.Models {
@@ -444,8 +497,5 @@ func (h *handlers) models(c *fiber.Ctx) error {
 			h.o.Logger.Debug("listing the router provider's models", "err", h.o.Redactor.String(err.Error()))
 		}
 	}
-	if list == nil {
-		list = []model{}
-	}
-	return c.JSON(fiber.Map{"object": "list", "data": list})
+	return list
 }

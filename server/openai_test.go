@@ -32,9 +32,24 @@ type fakeCompleter struct {
 	// hang, when not nil, makes Complete wait for its context's end after the pieces, then send
 	// the context's cause on hang.
 	hang chan error
+	// missing are the model names Check finds unknown; checkErr, when not nil, is Check's answer
+	// for every other name (a provider that cannot say).
+	missing  []string
+	checkErr error
 
-	mu   sync.Mutex // guards reqs
-	reqs []server.CompletionRequest
+	mu     sync.Mutex // guards reqs, checks
+	reqs   []server.CompletionRequest
+	checks []string
+}
+
+func (f *fakeCompleter) Check(_ context.Context, model string) error {
+	f.mu.Lock()
+	f.checks = append(f.checks, model)
+	f.mu.Unlock()
+	if slices.Contains(f.missing, model) {
+		return fmt.Errorf("model %s: %w", model, server.ErrUnknownModel)
+	}
+	return f.checkErr
 }
 
 func (f *fakeCompleter) Complete(ctx context.Context, req server.CompletionRequest, onText func(string)) (server.Completion, error) {
@@ -437,8 +452,8 @@ func TestChatCompletionsStream(t *testing.T) {
 			last := chunks[len(chunks)-1]
 			if tc.wantError != "" {
 				got, _ := last["error"].(map[string]any)
-				if done || got == nil || got["code"] != tc.wantError || got["type"] != "server_error" {
-					t.Errorf("got last chunk %v (done %v), want an error %s and no [DONE]", last, done, tc.wantError)
+				if !done || got == nil || got["code"] != tc.wantError || got["type"] != "server_error" {
+					t.Errorf("got last chunk %v (done %v), want an error %s, then [DONE]", last, done, tc.wantError)
 				}
 				if rep := e.reports.next(t); rep.ErrorCode != tc.wantError || len(rep.ModelCalls) != 1 || rep.ModelCalls[0].Err == "" {
 					t.Errorf("got report error %q model calls %+v, want %s and the failed call", rep.ErrorCode, rep.ModelCalls, tc.wantError)
@@ -580,5 +595,62 @@ func TestChatCompletionsStreamClientGone(t *testing.T) {
 	case rep := <-e.reports:
 		t.Errorf("got a second report %+v, want one", rep)
 	default:
+	}
+}
+
+// TestChatCompletionsRefusedBeforeWork: a request that ends in an error known before the work
+// starts (an unknown model, the council with the client's tools, no council, a provider that
+// cannot say whether it has the model) is answered with its status and OpenAI's error, streamed
+// or not, and nothing runs for it: no routing, so no tool call, and no completion.
+func TestChatCompletionsRefusedBeforeWork(t *testing.T) {
+	const tools = `"tools":[{"type":"function","function":{"name":"get_weather"}}],`
+	tests := []struct {
+		name       string
+		body       string // the fields before messages
+		council    bool
+		comp       *fakeCompleter
+		wantStatus int
+		wantCode   string
+		wantType   string
+		wantParam  any
+	}{
+		{"unknown model", `"model":"nope",`, false, &fakeCompleter{missing: []string{"nope"}},
+			http.StatusNotFound, "model_not_found", "invalid_request_error", "model"},
+		{"unknown model with the client's tools", `"model":"nope",` + tools, false, &fakeCompleter{missing: []string{"nope"}},
+			http.StatusNotFound, "model_not_found", "invalid_request_error", "model"},
+		{"provider cannot say", `"model":"m",`, false, &fakeCompleter{checkErr: errors.New("connection refused")},
+			http.StatusBadGateway, "model_unavailable", "server_error", nil},
+		{"council with the client's tools", `"model":"council",` + tools, true, &fakeCompleter{},
+			http.StatusBadRequest, "council_with_tools", "invalid_request_error", "tools"},
+		{"council without one", `"model":"council",`, false, &fakeCompleter{},
+			http.StatusServiceUnavailable, "no_council", "server_error", nil},
+	}
+	for _, tc := range tests {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%v", tc.name, stream), func(t *testing.T) {
+				var c server.Councillor
+				if tc.council {
+					c = newCouncil(t, 2, false).council
+				}
+				comp := &fakeCompleter{missing: tc.comp.missing, checkErr: tc.comp.checkErr}
+				e := newChatEnv(t, fakeollama.New(t, selectAdd(true)...), comp, c, server.Options{})
+				body := fmt.Sprintf(`{%s"stream":%v,"messages":[{"role":"user","content":"2+3?"}]}`, tc.body, stream)
+				// do checks the answer is JSON: an error known before the first byte is no stream.
+				status, raw, _ := do(t, e.app, http.MethodPost, "/v1/chat/completions", []byte(body))
+				code, typ, param := openAIErrorOf(t, raw)
+				if status != tc.wantStatus || code != tc.wantCode || typ != tc.wantType || param != tc.wantParam {
+					t.Errorf("got %d %s, want %d code %s type %s param %v", status, raw, tc.wantStatus, tc.wantCode, tc.wantType, tc.wantParam)
+				}
+				if n := len(e.model.Requests()); n != 0 {
+					t.Errorf("got %d routing model calls, want none: nothing may run for a refused request", n)
+				}
+				if n := len(comp.requests()); n != 0 {
+					t.Errorf("got %d completions, want none", n)
+				}
+				if rep := e.reports.next(t); rep.Status != tc.wantStatus || rep.Outcome != nil || len(rep.ModelCalls) != 0 {
+					t.Errorf("got report status %d outcome %v model calls %d, want %d, no outcome and no calls", rep.Status, rep.Outcome != nil, len(rep.ModelCalls), tc.wantStatus)
+				}
+			})
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -181,6 +182,7 @@ func build(d Deps, o Options, listening string) (*fiber.App, *handlers) {
 	app.Use(h.life.admit) // while shutting down, nothing else runs
 	app.Use(h.guard)
 	app.Use(h.authenticate)
+	app.Use(h.accepts) // 404, 405, then 415: before the rate limits
 	h.limitWork(app)
 	app.Post("/v1/route", h.route)
 	app.Post("/v1/route/stream", h.routeStream)
@@ -188,6 +190,7 @@ func build(d Deps, o Options, listening string) (*fiber.App, *handlers) {
 	app.Post("/v1/answer/stream", h.answerStream)
 	app.Post("/v1/chat/completions", h.chatCompletions)
 	app.Get("/v1/models", h.models)
+	app.Get("/v1/models/*", h.model)
 	app.Get("/v1/inventory", h.inventory)
 	app.Get("/v1/inventory/search", h.search)
 	app.Get("/v1/usage", h.usageQuery)
@@ -202,16 +205,72 @@ func build(d Deps, o Options, listening string) (*fiber.App, *handlers) {
 		app.Get(pathMCP, h.mcp)
 		app.Delete(pathMCP, h.mcp)
 	}
+	h.routes = routeTable(app)
+	// accepts answers 404 and 405 before any handler runs; this catches what fiber's routing
+	// alone finds unrouted.
 	app.Use(func(c *fiber.Ctx) error {
-		for _, r := range app.GetRoutes(true) {
-			if r.Path == c.Path() && r.Method != c.Method() {
-				c.Set(fiber.HeaderAllow, allowed(app, r.Path))
-				return &apiError{status: fiber.StatusMethodNotAllowed, code: "method_not_allowed", msg: c.Method() + " is not allowed on " + r.Path + "; use " + allowed(app, r.Path)}
-			}
+		if err := h.unrouted(c); err != nil {
+			return err
 		}
 		return &apiError{status: fiber.StatusNotFound, code: "not_found", msg: "no route " + c.Method() + " " + c.Path()}
 	})
 	return app, h
+}
+
+// route is one served path and its methods, each once, in the order fiber lists them.
+type route struct {
+	path    string
+	prefix  bool // the path ends in a wildcard ("/v1/models/*"): it serves every path below it
+	methods []string
+}
+
+// routeTable lists the app's paths and their methods, HEAD aside (fiber serves it with GET).
+func routeTable(app *fiber.App) []route {
+	var table []route
+	at := map[string]int{}
+	for _, r := range app.GetRoutes(true) {
+		if r.Method == fiber.MethodHead {
+			continue
+		}
+		i, ok := at[r.Path]
+		if !ok {
+			i = len(table)
+			at[r.Path] = i
+			p, prefix := strings.CutSuffix(r.Path, "*")
+			table = append(table, route{path: strings.ToLower(p), prefix: prefix})
+		}
+		if !slices.Contains(table[i].methods, r.Method) {
+			table[i].methods = append(table[i].methods, r.Method)
+		}
+	}
+	return table
+}
+
+// unrouted is the answer to a request no route takes: 405 method_not_allowed, with Allow listing
+// each method of the path once, for a served path and another method (HEAD is served with GET);
+// 404 not_found for a path not served; nil when a route takes it. Paths compare as fiber routes
+// them: in any case, with or without a trailing slash.
+func (h *handlers) unrouted(c *fiber.Ctx) error {
+	path := strings.ToLower(c.Path())
+	if len(path) > 1 {
+		path = strings.TrimSuffix(path, "/")
+	}
+	method := c.Method()
+	if method == fiber.MethodHead {
+		method = fiber.MethodGet
+	}
+	for _, r := range h.routes {
+		if !(path == r.path || r.prefix && strings.HasPrefix(path, r.path) && len(path) > len(r.path)) {
+			continue
+		}
+		if slices.Contains(r.methods, method) {
+			return nil
+		}
+		allow := strings.Join(r.methods, ", ")
+		c.Set(fiber.HeaderAllow, allow)
+		return &apiError{status: fiber.StatusMethodNotAllowed, code: "method_not_allowed", msg: c.Method() + " is not allowed on " + c.Path() + "; use " + allow}
+	}
+	return &apiError{status: fiber.StatusNotFound, code: "not_found", msg: "no route " + c.Method() + " " + c.Path()}
 }
 
 // withDefaults fills o's zero fields from config.Default (and the fixed defaults of the fields
@@ -254,25 +313,15 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// allowed lists the methods registered for path.
-func allowed(app *fiber.App, path string) string {
-	var methods []string
-	for _, r := range app.GetRoutes(true) {
-		if r.Path == path && r.Method != fiber.MethodHead {
-			methods = append(methods, r.Method)
-		}
-	}
-	return strings.Join(methods, ", ")
-}
-
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 type handlers struct {
-	d     Deps
-	o     Options
-	ans   *answer.Service
-	life  *lifecycle
-	hosts *hostSet // nil: any Host
+	d      Deps
+	o      Options
+	ans    *answer.Service
+	life   *lifecycle
+	hosts  *hostSet // nil: any Host
+	routes []route  // the paths served and their methods (unrouted)
 }
 
 // inventory answers GET /v1/inventory?caller=NAME: the tools the request's identity, narrowed by

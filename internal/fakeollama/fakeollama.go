@@ -166,9 +166,6 @@ func (s *Server) show(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := req.Model
-	if name == "" {
-		name = req.Name
-	}
 	s.mu.Lock()
 	if !s.unrecorded {
 		s.shown = append(s.shown, name)

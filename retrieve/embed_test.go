@@ -24,7 +24,7 @@ import (
 )
 
 // embedServer is a fake Ollama answering POST /api/embed in Ollama's wire format (see
-// server/routes.go EmbedHandler in ollama v0.17.4): api.EmbedRequest in, with input a string or
+// server/routes.go EmbedHandler in ollama v0.34.4): api.EmbedRequest in, with input a string or
 // a list of strings; api.EmbedResponse out with unit-length vectors; {"error": …} and 404 for a
 // model it does not have, 400 for a bad body. Its vectors are bags of concepts, so that texts
 // sharing no word can still be near.

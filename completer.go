@@ -105,16 +105,19 @@ func (c *completer) resolve(name string) (string, string) {
 	return c.fallback, name
 }
 
-// Complete streams the answer from the model, passing its text on as it comes, and bounds its size
-// (ollama.max_response_bytes). Its deadline is the request's (http.request_timeout).
-func (c *completer) Complete(ctx context.Context, req server.CompletionRequest, onText func(string)) (server.Completion, error) {
+// Complete streams the answer from the model, passing its text and thinking on as they come, and
+// bounds its size (ollama.max_response_bytes). The request's format and think go to the model as
+// Ollama's format and think (an OpenAI-compatible provider translates them). Its deadline is the
+// request's (http.request_timeout).
+func (c *completer) Complete(ctx context.Context, req server.CompletionRequest, onDelta func(server.Delta)) (server.Completion, error) {
 	name, model := c.resolve(req.Model)
 	client := c.clients[name]
 	if client == nil {
 		return server.Completion{}, fmt.Errorf("model %s: %w: no provider %q", req.Model, server.ErrUnknownModel, name)
 	}
 	stream := true
-	creq := &api.ChatRequest{Model: model, Messages: req.Messages, Tools: req.Tools, Stream: &stream, Options: maps.Clone(req.Options)}
+	creq := &api.ChatRequest{Model: model, Messages: req.Messages, Tools: req.Tools, Stream: &stream, Options: maps.Clone(req.Options),
+		Format: req.Format, Think: req.Think}
 	if creq.Options == nil {
 		creq.Options = map[string]any{}
 	}
@@ -129,8 +132,13 @@ func (c *completer) Complete(ctx context.Context, req server.CompletionRequest, 
 			creq.KeepAlive = &api.Duration{Duration: c.keepAlive}
 		}
 	}
-	a, err := provider.Call(ctx, client, creq, provider.CallOptions{MaxResponseBytes: c.maxResponse, OnText: onText})
-	out := server.Completion{Text: a.Text, ToolCalls: a.ToolCalls, FinishReason: finishReason(a.DoneReason), Stats: a.Stats}
+	o := provider.CallOptions{MaxResponseBytes: c.maxResponse}
+	if onDelta != nil {
+		o.OnText = func(s string) { onDelta(server.Delta{Text: s}) }
+		o.OnThinking = func(s string) { onDelta(server.Delta{Thinking: s}) }
+	}
+	a, err := provider.Call(ctx, client, creq, o)
+	out := server.Completion{Text: a.Text, Thinking: a.Thinking, ToolCalls: a.ToolCalls, FinishReason: finishReason(a.DoneReason), Stats: a.Stats}
 	switch {
 	case err != nil && notFound(err):
 		return out, fmt.Errorf("model %s: %w: %w", req.Model, server.ErrUnknownModel, err)

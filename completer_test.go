@@ -70,7 +70,7 @@ func TestCompleter(t *testing.T) {
 			defer cancel()
 			var streamed strings.Builder
 			out, err := c.Complete(ctx, server.CompletionRequest{Model: tc.model, Messages: []api.Message{{Role: "user", Content: "2+3?"}},
-				Options: map[string]any{"temperature": 0.5}}, func(s string) { streamed.WriteString(s) })
+				Options: map[string]any{"temperature": 0.5}}, func(d server.Delta) { streamed.WriteString(d.Text) })
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
 				t.Fatalf("got error %v, want %v", err, tc.wantErr)
 			}

@@ -136,6 +136,8 @@ type CallOptions struct {
 	MaxResponseBytes int
 	// OnText, when set, receives each piece of answer text as it arrives.
 	OnText func(string)
+	// OnThinking, when set, receives each piece of the model's thinking as it arrives.
+	OnThinking func(string)
 }
 
 // Call sends req through c and gathers the answer: text, thinking, tool calls and logprobs over
@@ -169,7 +171,12 @@ func Call(ctx context.Context, c Chatter, req *api.ChatRequest, o CallOptions) (
 				o.OnText(r.Message.Content)
 			}
 		}
-		thinking.WriteString(r.Message.Thinking)
+		if r.Message.Thinking != "" {
+			thinking.WriteString(r.Message.Thinking)
+			if o.OnThinking != nil {
+				o.OnThinking(r.Message.Thinking)
+			}
+		}
 		a.ToolCalls = append(a.ToolCalls, r.Message.ToolCalls...)
 		a.Logprobs = append(a.Logprobs, r.Logprobs...)
 		if r.Done {

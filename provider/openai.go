@@ -108,6 +108,8 @@ func (e *APIError) Error() string {
 //     tool_calls and tool_call_id (calls without an id get "call_N");
 //   - Format "json" becomes response_format {"type":"json_object"}, a JSON Schema becomes
 //     {"type":"json_schema","json_schema":{"name":"output","schema":…}};
+//   - Think, a level ("low", "medium", "high"), becomes reasoning_effort with that level; false
+//     becomes reasoning_effort "none"; true is not sent (the server's default);
 //   - options temperature, top_p, seed, num_predict (max_tokens), stop, frequency_penalty and
 //     presence_penalty are sent; Ollama-only options (num_ctx, top_k, …) and keep_alive are not;
 //   - usage becomes PromptEvalCount, PromptEvalCachedCount (prompt_tokens_details.cached_tokens)
@@ -369,6 +371,14 @@ func translate(req *api.ChatRequest) (*oaRequest, error) {
 	if err := out.format(req.Format); err != nil {
 		return nil, err
 	}
+	if t := req.Think; t != nil {
+		switch {
+		case t.IsString():
+			out.ReasoningEffort = t.String()
+		case !t.Bool():
+			out.ReasoningEffort = "none"
+		}
+	}
 	if err := out.options(req.Options); err != nil {
 		return nil, err
 	}
@@ -543,6 +553,7 @@ type (
 		FrequencyPenalty *float64          `json:"frequency_penalty,omitempty"`
 		PresencePenalty  *float64          `json:"presence_penalty,omitempty"`
 		ResponseFormat   *oaResponseFormat `json:"response_format,omitempty"`
+		ReasoningEffort  string            `json:"reasoning_effort,omitempty"`
 		Tools            api.Tools         `json:"tools,omitempty"`
 	}
 	oaStreamOptions struct {

@@ -54,7 +54,22 @@ func TestOpenAITranslation(t *testing.T) {
 			name: "no format, no options",
 			req:  api.ChatRequest{Model: "m", Stream: &f},
 			want: map[string]any{"stream": false},
-			gone: []string{"response_format", "stop", "seed", "tools"},
+			gone: []string{"response_format", "stop", "seed", "tools", "reasoning_effort"},
+		},
+		{
+			name: "think level becomes reasoning_effort",
+			req:  api.ChatRequest{Model: "m", Stream: &f, Think: &api.ThinkValue{Value: "high"}},
+			want: map[string]any{"reasoning_effort": "high"},
+		},
+		{
+			name: "think off becomes reasoning_effort none",
+			req:  api.ChatRequest{Model: "m", Stream: &f, Think: &api.ThinkValue{Value: false}},
+			want: map[string]any{"reasoning_effort": "none"},
+		},
+		{
+			name: "think on is the server's default",
+			req:  api.ChatRequest{Model: "m", Stream: &f, Think: &api.ThinkValue{Value: true}},
+			gone: []string{"reasoning_effort"},
 		},
 	}
 	for _, tc := range tests {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -16,7 +17,8 @@ import (
 
 // This file decodes and checks the body of POST /v1/chat/completions, OpenAI's chat-completions
 // request. Unknown fields are tolerated (OpenAI clients send many); the fields below are read,
-// and those that cannot be honoured (n > 1, images) are refused with a 400 naming them.
+// and those that cannot be honoured (n > 1, images, tool_choice "required", the legacy functions)
+// are refused with a 400 naming them.
 
 // CouncilModel is the model name that has the council answer a chat completion.
 const CouncilModel = "council"
@@ -35,8 +37,14 @@ type chatRequest struct {
 	Stream        *bool             `json:"stream"`
 	StreamOptions *chatStreamOpts   `json:"stream_options"`
 	Tools         []json.RawMessage `json:"tools"`
-	Functions     []json.RawMessage `json:"functions"`
-	N             *int              `json:"n"`
+	ToolChoice    json.RawMessage   `json:"tool_choice"`
+	// Functions and FunctionCall are the legacy form of tools and tool_choice: refused.
+	Functions    []json.RawMessage `json:"functions"`
+	FunctionCall json.RawMessage   `json:"function_call"`
+	N            *int              `json:"n"`
+	// ReasoningEffort and ResponseFormat become the answering model's think and format.
+	ReasoningEffort *string         `json:"reasoning_effort"`
+	ResponseFormat  json.RawMessage `json:"response_format"`
 	// Sampling: passed to the answering model in Ollama's names (options), never to the routing.
 	Temperature         *float64        `json:"temperature"`
 	TopP                *float64        `json:"top_p"`
@@ -87,7 +95,21 @@ type chatInput struct {
 	last int
 	// options are the sampling fields in Ollama's option names.
 	options map[string]any
+	// toolChoice is the request's tool_choice: "auto" (or absent) or "none".
+	toolChoice toolChoice
+	// format is Ollama's format from response_format: "json", a JSON Schema, or nil.
+	format json.RawMessage
+	// think is Ollama's think from reasoning_effort; nil: not set.
+	think *api.ThinkValue
 }
+
+// toolChoice is a tool_choice the pass-through honours.
+type toolChoice string
+
+const (
+	toolChoiceAuto toolChoice = "auto"
+	toolChoiceNone toolChoice = "none"
+)
 
 // chatParamError is a 400 naming the request field at fault (OpenAI's error param).
 func chatParamError(code, param, msg string) *apiError {
@@ -132,13 +154,32 @@ func (h *handlers) decodeChat(body []byte) (*chatInput, error) {
 		}
 		in.includeUsage = req.StreamOptions.IncludeUsage
 	}
+	if len(req.Functions) > 0 {
+		return nil, chatParamError("unsupported_functions", "functions", `functions (the legacy form of tools) is not supported: send tools, [{"type":"function","function":{name, description, parameters}}]`)
+	}
+	if present(req.FunctionCall) {
+		return nil, chatParamError("unsupported_functions", "function_call", "function_call (the legacy form of tool_choice) is not supported: send tools and tool_choice")
+	}
 	var err error
-	if in.tools, err = chatTools(req.Tools, req.Functions); err != nil {
+	if in.tools, err = chatTools(req.Tools); err != nil {
 		return nil, err
 	}
 	if in.model == CouncilModel && in.tools != nil {
 		return nil, chatParamError("council_with_tools", "tools", `model "council" cannot take the client's tools: `+
 			`the council answers with toolrouter's own tools; name a model (one of GET /v1/models) to pass tools through to it`)
+	}
+	if in.toolChoice, err = chatToolChoice(req.ToolChoice); err != nil {
+		return nil, err
+	}
+	if in.think, err = chatThink(req.ReasoningEffort); err != nil {
+		return nil, err
+	}
+	if in.format, err = chatFormat(req.ResponseFormat); err != nil {
+		return nil, err
+	}
+	if in.model == CouncilModel && in.format != nil {
+		return nil, chatParamError("council_with_response_format", "response_format", `model "council" cannot answer in a response_format: `+
+			`the council's chairman writes prose; name a model (one of GET /v1/models) for a JSON answer`)
 	}
 	if in.options, err = chatOptions(req); err != nil {
 		return nil, err
@@ -271,21 +312,16 @@ func ollamaToolCalls(calls []chatToolCall, param string) ([]api.ToolCall, error)
 
 var toolName = regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,64}$`)
 
-// chatTools converts the client's tools (and the legacy functions) into Ollama's; nil when the
-// request has none, an empty non-nil slice never.
-func chatTools(tools, functions []json.RawMessage) (api.Tools, error) {
-	if len(tools)+len(functions) > maxTools {
-		return nil, chatParamError("too_many_tools", "tools", fmt.Sprintf("the request has %d tools; the limit is %d", len(tools)+len(functions), maxTools))
+// chatTools converts the client's tools into Ollama's; nil when the request has none, an empty
+// non-nil slice never.
+func chatTools(tools []json.RawMessage) (api.Tools, error) {
+	if len(tools) > maxTools {
+		return nil, chatParamError("too_many_tools", "tools", fmt.Sprintf("the request has %d tools; the limit is %d", len(tools), maxTools))
 	}
 	var out api.Tools
-	add := func(param string, raw json.RawMessage, legacy bool) error {
+	add := func(param string, raw json.RawMessage) error {
 		var t api.Tool
-		if legacy {
-			if err := json.Unmarshal(raw, &t.Function); err != nil {
-				return chatParamError("bad_tools", param, param+" must be a function {name, description, parameters}: "+err.Error())
-			}
-			t.Type = "function"
-		} else if err := json.Unmarshal(raw, &t); err != nil {
+		if err := json.Unmarshal(raw, &t); err != nil {
 			return chatParamError("bad_tools", param, param+` must be {"type":"function","function":{name, description, parameters}}: `+err.Error())
 		}
 		switch {
@@ -301,16 +337,95 @@ func chatTools(tools, functions []json.RawMessage) (api.Tools, error) {
 		return nil
 	}
 	for i, raw := range tools {
-		if err := add(fmt.Sprintf("tools[%d]", i), raw, false); err != nil {
-			return nil, err
-		}
-	}
-	for i, raw := range functions {
-		if err := add(fmt.Sprintf("functions[%d]", i), raw, true); err != nil {
+		if err := add(fmt.Sprintf("tools[%d]", i), raw); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// present reports whether a raw field was sent with a value other than null.
+func present(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && string(raw) != "null"
+}
+
+// chatToolChoice checks tool_choice: "auto" (the default) and "none" (the client's tools are not
+// sent) are honoured. "required" and a named function are refused: neither Ollama nor the
+// pass-through can make a model call a tool, and answering as if it had been forced would be a lie.
+func chatToolChoice(raw json.RawMessage) (toolChoice, error) {
+	if !present(raw) {
+		return toolChoiceAuto, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		switch toolChoice(s) {
+		case toolChoiceAuto, toolChoiceNone:
+			return toolChoice(s), nil
+		case "required":
+			return "", chatParamError("unsupported_tool_choice", "tool_choice", `tool_choice "required" is not supported: the model cannot be made to call a tool; send "auto" or "none"`)
+		}
+		return "", chatParamError("bad_tool_choice", "tool_choice", fmt.Sprintf(`tool_choice must be "auto", "none" or "required", got %q`, s))
+	}
+	var named struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if json.Unmarshal(raw, &named) == nil && named.Type == "function" && named.Function.Name != "" {
+		return "", chatParamError("unsupported_tool_choice", "tool_choice", fmt.Sprintf(`tool_choice naming the function %q is not supported: the model cannot be made to call a tool; send "auto" or "none"`, named.Function.Name))
+	}
+	return "", chatParamError("bad_tool_choice", "tool_choice", `tool_choice must be "auto", "none", "required" or {"type":"function","function":{"name"}}`)
+}
+
+// chatThink maps reasoning_effort to Ollama's think: "low", "medium" and "high" are the level,
+// "none" and "minimal" turn thinking off; nil when it is not set.
+func chatThink(effort *string) (*api.ThinkValue, error) {
+	if effort == nil {
+		return nil, nil
+	}
+	switch *effort {
+	case "low", "medium", "high":
+		return &api.ThinkValue{Value: *effort}, nil
+	case "none", "minimal":
+		return &api.ThinkValue{Value: false}, nil
+	}
+	return nil, chatParamError("bad_reasoning_effort", "reasoning_effort", fmt.Sprintf(`reasoning_effort must be "none", "minimal", "low", "medium" or "high", got %q`, *effort))
+}
+
+// chatFormat maps response_format to Ollama's format: {"type":"json_object"} is "json",
+// {"type":"json_schema","json_schema":{"schema":{…}}} is the schema, {"type":"text"} (or none) is
+// nil.
+func chatFormat(raw json.RawMessage) (json.RawMessage, error) {
+	if !present(raw) {
+		return nil, nil
+	}
+	var rf struct {
+		Type       string `json:"type"`
+		JSONSchema *struct {
+			Schema json.RawMessage `json:"schema"`
+		} `json:"json_schema"`
+	}
+	if err := json.Unmarshal(raw, &rf); err != nil {
+		return nil, chatParamError("bad_response_format", "response_format", `response_format must be {"type": "text", "json_object" or "json_schema"}`)
+	}
+	switch rf.Type {
+	case "text":
+		return nil, nil
+	case "json_object":
+		return json.RawMessage(`"json"`), nil
+	case "json_schema":
+		if rf.JSONSchema == nil {
+			return nil, chatParamError("bad_response_format", "response_format", `response_format {"type":"json_schema"} needs json_schema.schema, a JSON Schema object`)
+		}
+		schema := bytes.TrimSpace(rf.JSONSchema.Schema)
+		if len(schema) == 0 || schema[0] != '{' {
+			return nil, chatParamError("bad_response_format", "response_format", "response_format.json_schema.schema must be a JSON Schema object")
+		}
+		return json.RawMessage(slices.Clone(schema)), nil
+	}
+	return nil, chatParamError("bad_response_format", "response_format", fmt.Sprintf(`response_format.type must be "text", "json_object" or "json_schema", got %q`, rf.Type))
 }
 
 // chatOptions checks the sampling fields and names them as Ollama does; provider.OpenAI names

@@ -32,27 +32,39 @@ import (
 // Completer makes one chat completion with the named model: main wires it over the configured
 // providers. Check says, before anything runs for the request, whether a model name can answer:
 // nil, an error wrapping ErrUnknownModel, or another error when its provider could not say.
-// Complete calls onText, when not nil, with each piece of the answer's text as it comes; it
-// bounds the answer's size (ollama.max_response_bytes). A model its provider does not have is an
-// error wrapping ErrUnknownModel.
+// Complete calls onDelta, when not nil, with each piece of the answer's text and thinking as it
+// comes; it bounds the answer's size (ollama.max_response_bytes). A model its provider does not
+// have is an error wrapping ErrUnknownModel.
 type Completer interface {
 	Check(ctx context.Context, model string) error
-	Complete(ctx context.Context, req CompletionRequest, onText func(string)) (Completion, error)
+	Complete(ctx context.Context, req CompletionRequest, onDelta func(Delta)) (Completion, error)
+}
+
+// Delta is one piece of a streamed answer: text or thinking (one of them set).
+type Delta struct {
+	Text, Thinking string
 }
 
 // CompletionRequest is one completion: the model's name as the client gave it, the messages, the
-// client's tools (nil: none) and model options in Ollama's names (temperature, top_p,
-// num_predict, stop, seed, frequency_penalty, presence_penalty).
+// client's tools (nil: none), model options in Ollama's names (temperature, top_p,
+// num_predict, stop, seed, frequency_penalty, presence_penalty), and Ollama's format and think
+// (nil: not set).
 type CompletionRequest struct {
 	Model    string
 	Messages []api.Message
 	Tools    api.Tools
 	Options  map[string]any
+	// Format is Ollama's format: "json" or a JSON Schema (from response_format).
+	Format json.RawMessage
+	// Think is Ollama's think: false, or a level "low", "medium", "high" (from reasoning_effort).
+	Think *api.ThinkValue
 }
 
 // Completion is a finished completion.
 type Completion struct {
-	Text      string
+	Text string
+	// Thinking is the model's reasoning, apart from its answer ("" when it gave none).
+	Thinking  string
 	ToolCalls []api.ToolCall
 	// FinishReason is OpenAI's: "stop", "length" or "tool_calls".
 	FinishReason string
@@ -145,17 +157,21 @@ type chatResult struct {
 	created int64
 	model   string
 	text    string
-	calls   []api.ToolCall
-	finish  string
-	usage   chatUsage
-	trace   chatTrace
+	// thinking is the answering model's reasoning.
+	thinking string
+	calls    []api.ToolCall
+	finish   string
+	usage    chatUsage
+	trace    chatTrace
 }
 
 // chatMessageOut is a response's message.
 type chatMessageOut struct {
-	Role      string         `json:"role"`
-	Content   *string        `json:"content"`
-	ToolCalls []chatToolCall `json:"tool_calls,omitempty"`
+	Role    string  `json:"role"`
+	Content *string `json:"content"`
+	// ReasoningContent is the model's thinking, as LM Studio, vLLM and DeepSeek name it.
+	ReasoningContent string         `json:"reasoning_content,omitempty"`
+	ToolCalls        []chatToolCall `json:"tool_calls,omitempty"`
 }
 
 type chatChoice struct {
@@ -177,9 +193,10 @@ type chatCompletion struct {
 }
 
 type chatDelta struct {
-	Role      string         `json:"role,omitempty"`
-	Content   *string        `json:"content,omitempty"`
-	ToolCalls []chatToolCall `json:"tool_calls,omitempty"`
+	Role             string         `json:"role,omitempty"`
+	Content          *string        `json:"content,omitempty"`
+	ReasoningContent *string        `json:"reasoning_content,omitempty"`
+	ToolCalls        []chatToolCall `json:"tool_calls,omitempty"`
 }
 
 type chatChunkChoice struct {
@@ -242,7 +259,14 @@ func (h *handlers) chatCompletions(c *fiber.Ctx) error {
 	if in.stream {
 		return h.streamAs(c, chatEvents(res, in.includeUsage), func(ctx context.Context, send sendFunc) (any, error) {
 			send("", res.chunk(chatDelta{Role: "assistant", Content: new(string)}, nil))
-			return res, h.runChat(ctx, in, id, rep, res, func(s string) { send("", res.chunk(chatDelta{Content: &s}, nil)) })
+			return res, h.runChat(ctx, in, id, rep, res, func(d Delta) {
+				if d.Thinking != "" {
+					send("", res.chunk(chatDelta{ReasoningContent: &d.Thinking}, nil))
+				}
+				if d.Text != "" {
+					send("", res.chunk(chatDelta{Content: &d.Text}, nil))
+				}
+			})
 		})
 	}
 	ctx, end, err := h.request(c.UserContext(), c.Context().Conn())
@@ -257,7 +281,7 @@ func (h *handlers) chatCompletions(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	msg := chatMessageOut{Role: "assistant", Content: &res.text}
+	msg := chatMessageOut{Role: "assistant", Content: &res.text, ReasoningContent: res.thinking}
 	if len(res.calls) > 0 {
 		msg.ToolCalls = openAIToolCalls(res.calls, false)
 		if res.text == "" {
@@ -295,12 +319,17 @@ func (h *handlers) checkModel(ctx context.Context, model string) error {
 }
 
 // runChat answers in into res: passed through with the client's tools, by the council, or by the
-// named model with the routed tools' results as evidence. onText, when not nil, gets the answer's
-// text as it comes.
-func (h *handlers) runChat(ctx context.Context, in *chatInput, id access.Identity, rep *served, res *chatResult, onText func(string)) error {
+// named model with the routed tools' results as evidence. onDelta, when not nil, gets the answer's
+// text and thinking as they come.
+func (h *handlers) runChat(ctx context.Context, in *chatInput, id access.Identity, rep *served, res *chatResult, onDelta func(Delta)) error {
 	if in.tools != nil {
 		res.trace.Mode = "passthrough"
-		return h.complete(ctx, rep, res, CompletionRequest{Model: in.model, Messages: in.messages, Tools: in.tools, Options: in.options}, onText)
+		tools := in.tools
+		if in.toolChoice == toolChoiceNone {
+			tools = nil
+		}
+		return h.complete(ctx, rep, res, CompletionRequest{Model: in.model, Messages: in.messages, Tools: tools, Options: in.options,
+			Format: in.format, Think: in.think}, onDelta)
 	}
 	req := router.Request{Query: in.messages[in.last].Content, Identity: id}
 	for _, m := range in.messages[:in.last] {
@@ -320,8 +349,8 @@ func (h *handlers) runChat(ctx context.Context, in *chatInput, id access.Identit
 		}
 		res.text, res.finish = out.Final, "stop"
 		res.usage = usage(out.Usage.Total.PromptTokens, out.Usage.Total.CompletionTokens)
-		if onText != nil && res.text != "" {
-			onText(res.text)
+		if onDelta != nil && res.text != "" {
+			onDelta(Delta{Text: res.text})
 		}
 		return nil
 	}
@@ -336,7 +365,7 @@ func (h *handlers) runChat(ctx context.Context, in *chatInput, id access.Identit
 	if err != nil {
 		return err
 	}
-	if err := h.complete(ctx, rep, res, CompletionRequest{Model: in.model, Messages: msgs, Options: in.options}, onText); err != nil {
+	if err := h.complete(ctx, rep, res, CompletionRequest{Model: in.model, Messages: msgs, Options: in.options, Format: in.format, Think: in.think}, onDelta); err != nil {
 		return err
 	}
 	res.usage = usage(res.usage.PromptTokens+out.Usage.PromptTokens, res.usage.CompletionTokens+out.Usage.CompletionTokens)
@@ -359,9 +388,9 @@ func (h *handlers) withEvidence(msgs []api.Message, out *router.Outcome) ([]api.
 }
 
 // complete makes the completion call and records it in the report.
-func (h *handlers) complete(ctx context.Context, rep *served, res *chatResult, req CompletionRequest, onText func(string)) error {
+func (h *handlers) complete(ctx context.Context, rep *served, res *chatResult, req CompletionRequest, onDelta func(Delta)) error {
 	start := time.Now()
-	comp, err := h.d.Completer.Complete(ctx, req, onText)
+	comp, err := h.d.Completer.Complete(ctx, req, onDelta)
 	call := observe.ModelCall{Phase: "completion", Model: req.Model, Start: start, Duration: time.Since(start),
 		PromptTokens: comp.Stats.PromptTokens, CompletionTokens: comp.Stats.DecodeTokens, Breakdown: comp.Stats.Breakdown}
 	if err != nil {
@@ -375,7 +404,7 @@ func (h *handlers) complete(ctx context.Context, rep *served, res *chatResult, r
 		return fmt.Errorf("%w: %w", errCompletion, err)
 	}
 	cu := usage(comp.Stats.PromptTokens, comp.Stats.DecodeTokens)
-	res.text, res.calls, res.finish, res.usage = comp.Text, comp.ToolCalls, comp.FinishReason, cu
+	res.text, res.thinking, res.calls, res.finish, res.usage = comp.Text, comp.Thinking, comp.ToolCalls, comp.FinishReason, cu
 	res.trace.CompletionUsage = &completionUsage{chatUsage: cu, Breakdown: comp.Stats.Breakdown}
 	switch {
 	case len(res.calls) > 0:

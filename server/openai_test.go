@@ -23,12 +23,13 @@ import (
 	"toolrouter/server"
 )
 
-// fakeCompleter answers every completion with its pieces of text (streamed one by one) and its
-// reply's tool calls and token counts, or with err, and records what it was asked.
+// fakeCompleter answers every completion with its pieces of thinking then of text (streamed one
+// by one) and its reply's tool calls and token counts, or with err, and records what it was asked.
 type fakeCompleter struct {
-	pieces []string
-	reply  server.Completion
-	err    error
+	thinking []string
+	pieces   []string
+	reply    server.Completion
+	err      error
 	// hang, when not nil, makes Complete wait for its context's end after the pieces, then send
 	// the context's cause on hang.
 	hang chan error
@@ -52,19 +53,24 @@ func (f *fakeCompleter) Check(_ context.Context, model string) error {
 	return f.checkErr
 }
 
-func (f *fakeCompleter) Complete(ctx context.Context, req server.CompletionRequest, onText func(string)) (server.Completion, error) {
+func (f *fakeCompleter) Complete(ctx context.Context, req server.CompletionRequest, onDelta func(server.Delta)) (server.Completion, error) {
 	f.mu.Lock()
 	f.reqs = append(f.reqs, req)
 	f.mu.Unlock()
 	if f.err != nil {
 		return server.Completion{}, f.err
 	}
+	for _, p := range f.thinking {
+		if onDelta != nil {
+			onDelta(server.Delta{Thinking: p})
+		}
+	}
 	for _, p := range f.pieces {
 		if err := ctx.Err(); err != nil {
 			return server.Completion{}, err
 		}
-		if onText != nil {
-			onText(p)
+		if onDelta != nil {
+			onDelta(server.Delta{Text: p})
 		}
 	}
 	if f.hang != nil {
@@ -73,7 +79,7 @@ func (f *fakeCompleter) Complete(ctx context.Context, req server.CompletionReque
 		return server.Completion{}, ctx.Err()
 	}
 	out := f.reply
-	out.Text = strings.Join(f.pieces, "")
+	out.Text, out.Thinking = strings.Join(f.pieces, ""), strings.Join(f.thinking, "")
 	return out, nil
 }
 
@@ -163,6 +169,9 @@ func openAIErrorOf(t *testing.T, raw []byte) (code, typ string, param any) {
 	return code, typ, e["param"]
 }
 
+// weatherTool is a tools field with one client tool.
+const weatherTool = `"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}}]`
+
 func TestChatCompletionsRejectsBadRequests(t *testing.T) {
 	long := strings.Repeat("x", 300)
 	tests := []struct {
@@ -194,6 +203,19 @@ func TestChatCompletionsRejectsBadRequests(t *testing.T) {
 		{"stream_options without stream", `{"model":"m","stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`, "bad_stream_options", "stream_options"},
 		{"tool that is not a function", `{"model":"m","tools":[{"type":"retrieval"}],"messages":[{"role":"user","content":"hi"}]}`, "bad_tools", "tools[0]"},
 		{"malformed JSON", `{"model":"m",`, "malformed_json", nil},
+		{"unknown reasoning_effort", `{"model":"m","reasoning_effort":"xhigh","messages":[{"role":"user","content":"hi"}]}`, "bad_reasoning_effort", "reasoning_effort"},
+		{"reasoning_effort of the wrong type", `{"model":"m","reasoning_effort":true,"messages":[{"role":"user","content":"hi"}]}`, "wrong_type", nil},
+		{"unknown response_format", `{"model":"m","response_format":{"type":"xml"},"messages":[{"role":"user","content":"hi"}]}`, "bad_response_format", "response_format"},
+		{"response_format not an object", `{"model":"m","response_format":"json","messages":[{"role":"user","content":"hi"}]}`, "bad_response_format", "response_format"},
+		{"json_schema without a schema", `{"model":"m","response_format":{"type":"json_schema","json_schema":{"name":"x"}},"messages":[{"role":"user","content":"hi"}]}`, "bad_response_format", "response_format"},
+		{"json_schema whose schema is not an object", `{"model":"m","response_format":{"type":"json_schema","json_schema":{"schema":"x"}},"messages":[{"role":"user","content":"hi"}]}`, "bad_response_format", "response_format"},
+		{"response_format with the council", `{"model":"council","response_format":{"type":"json_object"},"messages":[{"role":"user","content":"hi"}]}`, "council_with_response_format", "response_format"},
+		{"tool_choice required", `{"model":"m","tool_choice":"required",` + weatherTool + `,"messages":[{"role":"user","content":"hi"}]}`, "unsupported_tool_choice", "tool_choice"},
+		{"tool_choice naming a function", `{"model":"m","tool_choice":{"type":"function","function":{"name":"get_weather"}},` + weatherTool + `,"messages":[{"role":"user","content":"hi"}]}`,
+			"unsupported_tool_choice", "tool_choice"},
+		{"unknown tool_choice", `{"model":"m","tool_choice":"sometimes",` + weatherTool + `,"messages":[{"role":"user","content":"hi"}]}`, "bad_tool_choice", "tool_choice"},
+		{"legacy functions", `{"model":"m","functions":[{"name":"get_weather","parameters":{"type":"object"}}],"messages":[{"role":"user","content":"hi"}]}`, "unsupported_functions", "functions"},
+		{"legacy function_call", `{"model":"m","function_call":"auto",` + weatherTool + `,"messages":[{"role":"user","content":"hi"}]}`, "unsupported_functions", "function_call"},
 	}
 	comp := &fakeCompleter{pieces: []string{"never"}}
 	e := newChatEnv(t, fakeollama.New(t), comp, nil, server.Options{MaxQueryBytes: 256, MaxHistory: 3})

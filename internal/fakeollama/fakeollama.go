@@ -25,6 +25,9 @@ import (
 type Reply struct {
 	// Content is the assistant message text.
 	Content string
+	// Thinking is the model's reasoning, sent in message.thinking: with a stream, in pieces
+	// before the content's; else in the one message.
+	Thinking string
 	// ToolCalls are native-mode tool calls, sent in the final message.
 	ToolCalls []api.ToolCall
 	// Status, when not 0 or 200, answers with that status and {"error": Error}.
@@ -271,13 +274,19 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		if reply.NoDone {
 			return
 		}
-		final.Message.Content = reply.Content
+		final.Message.Content, final.Message.Thinking = reply.Content, reply.Thinking
 		final.Message.ToolCalls = reply.ToolCalls
 		final.Logprobs = logprobs
 		writeJSON(w, final)
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
+	for _, chunk := range chunks(reply.Thinking, 8) {
+		writeJSON(w, api.ChatResponse{Model: req.Model, CreatedAt: time.Now().UTC(), Message: api.Message{Role: "assistant", Thinking: chunk}})
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
 	for _, chunk := range chunks(reply.Content, 8) {
 		piece := api.ChatResponse{Model: req.Model, CreatedAt: time.Now().UTC(), Message: api.Message{Role: "assistant", Content: chunk}}
 		if len(logprobs) > 0 {

@@ -97,7 +97,7 @@ func BenchmarkFeatures(b *testing.B) {
 		}
 		b.Run(v.name, func(b *testing.B) {
 			ctx := context.Background()
-			watch, err := observers(ctx, cfg, inv, quiet)
+			watch, err := observers(ctx, cfg, inv, nil, quiet)
 			if err != nil {
 				b.Fatal(err)
 			}

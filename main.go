@@ -193,7 +193,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 	}
 	// Served requests, over HTTP or MCP, are admitted by the rate limits and reported to each
 	// observer, in order: the rate limits' charges first.
-	watch, err := observers(ctx, cfg, inv, logger)
+	watch, err := observers(ctx, cfg, inv, orgs, logger)
 	if err != nil {
 		return err
 	}

@@ -240,8 +240,9 @@ func (w *watchers) redisUp(up bool) {
 
 // observers builds the observers of served requests: the metrics, unless metrics.enabled is
 // false (with a listener of their own when metrics.listen is set), the usage records, unless
-// usage is off, and the traces, when the OTEL_* environment turns them on.
-func observers(ctx context.Context, cfg config.Config, inv metrics.Inventory, logger *slog.Logger) (*watchers, error) {
+// usage is off (recording only the identities orgs defines), and the traces, when the OTEL_*
+// environment turns them on.
+func observers(ctx context.Context, cfg config.Config, inv metrics.Inventory, orgs *access.Hierarchy, logger *slog.Logger) (*watchers, error) {
 	var (
 		obs     observe.Fanout
 		handler http.Handler
@@ -274,7 +275,7 @@ func observers(ctx context.Context, cfg config.Config, inv metrics.Inventory, lo
 	if met != nil {
 		onDrop = met.UsageDropped
 	}
-	rec, err := openUsage(ctx, cfg.Usage, logger, onDrop)
+	rec, err := openUsage(ctx, cfg.Usage, logger, onDrop, orgs.Has)
 	if err != nil {
 		for _, c := range closers {
 			c(ctx)
@@ -372,6 +373,8 @@ func newMCPServer(cfg config.Config, rt *router.Router, inv *inventory.Manager, 
 		ExposeInventory: cfg.MCPServer.ExposeInventory,
 		MaxQueryBytes:   cfg.Router.MaxQueryBytes, MaxHistory: cfg.Router.MaxHistory, MaxDeadline: cfg.Router.Deadline.D(),
 		Redactor: red, Logger: logger, Version: moduleVersion(),
+		SessionIdleTTL: cfg.MCPServer.SessionIdleTTL.D(), MaxSessions: cfg.MCPServer.MaxSessions,
+		MaxSessionsPerIdentity: cfg.MCPServer.MaxSessionsPerIdentity,
 	})
 }
 

@@ -149,6 +149,14 @@ type MCPServer struct {
 	// MCP-safe name, called through the same access list, schema validation and timeouts as a
 	// routed call.
 	ExposeInventory bool `koanf:"expose_inventory" json:"expose_inventory"`
+	// SessionIdleTTL ends an /mcp session nobody has used for this long, as a DELETE would:
+	// a client that leaves without one does not hold the session's memory for ever.
+	SessionIdleTTL Duration `koanf:"session_idle_ttl" json:"session_idle_ttl"`
+	// MaxSessions bounds the /mcp sessions open at once, all identities together; an initialize
+	// over it is refused (429 too_many_sessions).
+	MaxSessions int `koanf:"max_sessions" json:"max_sessions"`
+	// MaxSessionsPerIdentity bounds the /mcp sessions one identity has open at once.
+	MaxSessionsPerIdentity int `koanf:"max_sessions_per_identity" json:"max_sessions_per_identity"`
 }
 
 // Log configures the request log.

@@ -44,7 +44,8 @@ func Default() Config {
 		Log:        Log{Requests: RequestLogInfo},
 		Trajectory: Trajectory{MaxBytes: 64 << 20, MaxFiles: 5, QueueSize: 1024},
 		Retrieval:  Retrieval{Enabled: true, MaxSearches: 1, ExamplesPerTool: 20},
-		MCPServer:  MCPServer{ExposeInventory: false},
+		MCPServer: MCPServer{ExposeInventory: false, SessionIdleTTL: Duration(30 * time.Minute),
+			MaxSessions: 1000, MaxSessionsPerIdentity: 100},
 		HTTP: HTTP{
 			BodyLimit:       1 << 20,
 			ReadTimeout:     Duration(10 * time.Second),

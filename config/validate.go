@@ -116,6 +116,14 @@ func (c Config) Validate() error {
 
 	v.usage(c.Usage)
 
+	v.positive("mcp_server.session_idle_ttl", c.MCPServer.SessionIdleTTL)
+	if n := c.MCPServer.MaxSessions; n <= 0 {
+		v.add("mcp_server.max_sessions", "must be > 0, got %d", n)
+	}
+	if n := c.MCPServer.MaxSessionsPerIdentity; n <= 0 || n > c.MCPServer.MaxSessions {
+		v.add("mcp_server.max_sessions_per_identity", "must be > 0 and at most mcp_server.max_sessions (%d), got %d", c.MCPServer.MaxSessions, n)
+	}
+
 	if n := c.HTTP.BodyLimit; n <= 0 {
 		v.add("http.body_limit", "must be > 0, got %d", n)
 	}

@@ -30,6 +30,7 @@ import (
 
 	"toolrouter/access"
 	"toolrouter/answer"
+	"toolrouter/config"
 	"toolrouter/internal/redact"
 	"toolrouter/inventory"
 	"toolrouter/observe"
@@ -88,6 +89,15 @@ type Options struct {
 	Logger   *slog.Logger
 	// Version is the server's version in the initialize answer.
 	Version string
+	// MaxMessageBytes bounds one line ServeStdio reads (zero: config.DefaultServer's
+	// max_message_bytes); a longer one is answered with an error and not read.
+	MaxMessageBytes int
+	// SessionIdleTTL ends an /mcp session idle this long (mcp_server.session_idle_ttl); MaxSessions
+	// and MaxSessionsPerIdentity cap the sessions open at once (mcp_server.max_sessions,
+	// mcp_server.max_sessions_per_identity). Zero: config.Default's.
+	SessionIdleTTL         time.Duration
+	MaxSessions            int
+	MaxSessionsPerIdentity int
 }
 
 // Endpoints reported to the Observer, one per tool kind.
@@ -130,6 +140,19 @@ func New(d Deps, o Options) *Server {
 	if o.Version == "" {
 		o.Version = "0.1.0"
 	}
+	if o.MaxMessageBytes <= 0 {
+		o.MaxMessageBytes = config.DefaultServer().MaxMessageBytes
+	}
+	def := config.Default().MCPServer
+	if o.SessionIdleTTL <= 0 {
+		o.SessionIdleTTL = def.SessionIdleTTL.D()
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = def.MaxSessions
+	}
+	if o.MaxSessionsPerIdentity <= 0 {
+		o.MaxSessionsPerIdentity = def.MaxSessionsPerIdentity
+	}
 	s := &Server{d: d, o: o, ans: &answer.Service{Router: d.Router, Council: d.Council}}
 	s.exposed.Store(&exposed{qualified: map[string]string{}})
 	s.mcp = mcpgo.NewMCPServer("toolrouter", o.Version,
@@ -144,20 +167,33 @@ func New(d Deps, o Options) *Server {
 
 // Handler is the streamable HTTP transport, for the HTTP API's /mcp. Each request must carry
 // its identity in its context (access.WithIdentity). The HTTP API checks Host and Origin, so
-// mcp-go's own localhost check is off.
+// mcp-go's own localhost check is off. Sessions are capped in number, end after
+// Options.SessionIdleTTL without a request, and are used and ended only by the identity that
+// opened them (sessionGate).
 func (s *Server) Handler() http.Handler {
-	return mcpgo.NewStreamableHTTPServer(s.mcp,
+	ss := newSessions(s.o.MaxSessions, s.o.MaxSessionsPerIdentity)
+	h := mcpgo.NewStreamableHTTPServer(s.mcp,
 		mcpgo.WithDisableLocalhostProtection(true),
-		mcpgo.WithStreamableHTTPLogger(s.o.Logger))
+		mcpgo.WithStreamableHTTPLogger(s.o.Logger),
+		mcpgo.WithSessionIdManagerResolver(ss),
+		mcpgo.WithSessionIdleTTL(s.o.SessionIdleTTL))
+	return &sessionGate{next: h, sessions: ss, srv: s}
 }
 
 // ServeStdio serves MCP on in and out (newline-delimited JSON-RPC) for id until ctx ends or in
-// closes. Nothing but the protocol is written to out.
+// closes. Nothing but the protocol is written to out. A line over Options.MaxMessageBytes is
+// answered with an error (-32600, id null), skipped without being buffered, and serving goes on.
 func (s *Server) ServeStdio(ctx context.Context, id access.Identity, in io.Reader, out io.Writer) error {
 	stdio := mcpgo.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(slog.NewLogLogger(s.o.Logger.Handler(), slog.LevelError))
 	stdio.SetContextFunc(func(ctx context.Context) context.Context { return access.WithIdentity(ctx, id) })
-	err := stdio.Listen(ctx, in, out)
+	w := &syncWriter{w: out}
+	lines := newBoundedLines(in, s.o.MaxMessageBytes, func() error {
+		s.o.Logger.Warn("mcp: a message over max_message_bytes was skipped", "max_message_bytes", s.o.MaxMessageBytes)
+		_, err := w.Write(tooLongAnswer(s.o.MaxMessageBytes))
+		return err
+	})
+	err := stdio.Listen(ctx, lines, w)
 	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, io.EOF)) {
 		return nil
 	}

@@ -79,6 +79,12 @@ type env struct {
 
 func newEnv(t *testing.T, model *fakeollama.Server, expose bool) *env {
 	t.Helper()
+	return newEnvWith(t, model, mcpserver.Options{ExposeInventory: expose, Logger: quiet})
+}
+
+// newEnvWith is newEnv with the server's options o.
+func newEnvWith(t *testing.T, model *fakeollama.Server, o mcpserver.Options) *env {
+	t.Helper()
 	faults := testmcp.NewFaults()
 	inv := testmcp.Inventory(t, faults, inventory.Options{Logger: quiet, RefreshInterval: time.Millisecond})
 	orgs, err := access.New(access.Orgs{"acme": {Allow: []string{"calculator"}}, "beta": {}})
@@ -87,8 +93,7 @@ func newEnv(t *testing.T, model *fakeollama.Server, expose bool) *env {
 	}
 	rt := router.New(model.Client(), inv, inv, router.Settings{Model: "fake", CallTimeout: 10 * time.Second, Access: orgs}, quiet)
 	obs := &recorder{}
-	srv := mcpserver.New(mcpserver.Deps{Router: rt, Inventory: inv, Access: orgs, Observer: obs},
-		mcpserver.Options{ExposeInventory: expose, Logger: quiet})
+	srv := mcpserver.New(mcpserver.Deps{Router: rt, Inventory: inv, Access: orgs, Observer: obs}, o)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go srv.Watch(ctx)
@@ -327,7 +332,13 @@ func sha(k string) string {
 
 func newKeyed(t *testing.T, model *fakeollama.Server) *keyed {
 	t.Helper()
-	e := newEnv(t, model, true)
+	return newKeyedWith(t, model, mcpserver.Options{ExposeInventory: true, Logger: quiet})
+}
+
+// newKeyedWith is newKeyed with the MCP server's options o.
+func newKeyedWith(t *testing.T, model *fakeollama.Server, o mcpserver.Options) *keyed {
+	t.Helper()
+	e := newEnvWith(t, model, o)
 	k := &keyed{env: e, acmeKey: "tr_acme_0123456789abcdef0123456789", betaKey: "tr_beta_0123456789abcdef0123456789"}
 	authn, err := auth.New(t.Context(), auth.Config{Keys: []auth.Key{
 		{Name: "acme-key", SHA256: sha(k.acmeKey), Org: "acme"},

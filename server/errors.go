@@ -2,8 +2,10 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
@@ -38,6 +40,14 @@ type apiError struct {
 
 func (e *apiError) Error() string { return e.msg }
 
+// ErrTooManySessions: an MCP initialize over mcp_server.max_sessions or
+// mcp_server.max_sessions_per_identity. The error wrapping it names the cap.
+var ErrTooManySessions = errors.New("too many MCP sessions")
+
+// ErrUnknownSession: an /mcp request names a session that does not exist, has ended, or belongs
+// to another identity (the three are not told apart, so one identity cannot probe another's).
+var ErrUnknownSession = errors.New("no such MCP session")
+
 // errNoReload: the API was built without a Reloader (Deps.Reload).
 var errNoReload = errors.New("this server does not reload its configuration")
 
@@ -58,11 +68,40 @@ func (h *handlers) errorHandler(c *fiber.Ctx, err error) error {
 	if openAIPath(c.Path()) {
 		return c.Status(e.status).JSON(openAIError(e))
 	}
+	return c.Status(e.status).JSON(e.body())
+}
+
+// body is the JSON the API answers e with: {"error":{"code","message"[,"problems"]}}.
+func (e *apiError) body() fiber.Map {
 	body := fiber.Map{"code": e.code, "message": e.msg}
 	if len(e.problems) > 0 {
 		body["problems"] = e.problems
 	}
-	return c.Status(e.status).JSON(fiber.Map{"error": body})
+	return fiber.Map{"error": body}
+}
+
+// WriteError answers err on w as the API answers it (apiErrorOf, the same body and headers), for
+// the handlers the API runs that are net/http's (the MCP server's /mcp transport). red and log
+// are as StatusOf's.
+func WriteError(w http.ResponseWriter, err error, red *redact.Redactor, log *slog.Logger) {
+	if log == nil {
+		log = slog.Default()
+	}
+	h := &handlers{o: Options{Redactor: red, Logger: log}}
+	e := h.apiErrorOf(err)
+	if e.challenge != "" {
+		w.Header().Set(fiber.HeaderWWWAuthenticate, e.challenge)
+	}
+	if e.retryAfter > 0 {
+		w.Header().Set(fiber.HeaderRetryAfter, strconv.Itoa(e.retryAfter))
+	}
+	b, jerr := json.Marshal(e.body())
+	if jerr != nil {
+		log.Error("encoding an error", "err", jerr)
+	}
+	w.Header().Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	w.WriteHeader(e.status)
+	_, _ = w.Write(b)
 }
 
 // apiErrorOf is the one place an error becomes an HTTP status, a code and a message. The message
@@ -124,6 +163,10 @@ func (h *handlers) apiErrorOf(err error) *apiError {
 		e = apiError{status: fiber.StatusServiceUnavailable, code: "shutting_down", msg: "the server is shutting down; its configuration is no longer reloaded"}
 	case errors.Is(err, router.ErrUnknownTool):
 		e = apiError{status: fiber.StatusNotFound, code: "unknown_tool", msg: err.Error()}
+	case errors.Is(err, ErrTooManySessions):
+		e = apiError{status: fiber.StatusTooManyRequests, code: "too_many_sessions", msg: err.Error()}
+	case errors.Is(err, ErrUnknownSession):
+		e = apiError{status: fiber.StatusNotFound, code: "session_not_found", msg: err.Error()}
 	case errors.Is(err, records.ErrOff):
 		e = apiError{status: fiber.StatusNotFound, code: "usage_off", msg: err.Error()}
 	case errors.As(err, &pe):

@@ -159,7 +159,7 @@ func TestUsageEndpoint(t *testing.T) {
 			}
 		})
 	}
-	// The requests served were recorded: the admin's (acme/ops) reads, and the anonymous ones.
+	// The requests served were recorded: the admin's (acme/ops) reads, and the anonymous ones; not the refused.
 	for _, rec := range []*usage.Recorder{openRec, authedRec} {
 		if err := rec.Close(context.Background()); err != nil {
 			t.Fatal(err)
@@ -175,8 +175,9 @@ func TestUsageEndpoint(t *testing.T) {
 	for _, r := range s.Rows {
 		got[r.Key] = r.Requests
 	}
-	// open served 5 (all anonymous), authed 3 from the admin, 1 from the team and 1 refused.
-	want := map[string]int64{access.DefaultOrg: 5, "acme/ops": 3, "acme/research": 1, "": 1}
+	// open served 5 (all anonymous), authed 3 from the admin; the team's (403) and the refused
+	// credential's (401) are not usage.
+	want := map[string]int64{access.DefaultOrg: 5, "acme/ops": 3, "acme/research": 0, "": 0}
 	for k, n := range want {
 		if got[k] != n {
 			t.Errorf("recorded requests of %q: got %d, want %d (all: %v)", k, got[k], n, got)

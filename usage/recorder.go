@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"toolrouter/access"
 	"toolrouter/config"
 	"toolrouter/observe"
 )
@@ -29,6 +32,9 @@ type Options struct {
 	// OnDrop, if not nil, is called once for each record dropped (see Recorder.Dropped), on the
 	// dropping goroutine: it must not block.
 	OnDrop func()
+	// Known reports whether an identity is configured (the orgs hierarchy's Has); a request acting
+	// for one it does not know is not recorded. Nil: every identity is known.
+	Known  func(access.Identity) bool
 	Logger *slog.Logger
 	// Now is the clock (time.Now when nil); retention cuts at Now() - Retention.
 	Now func() time.Time
@@ -101,15 +107,26 @@ func NewRecorder(s *Store, o Options) *Recorder {
 var skipped = []string{"/healthz", "/readyz", "/metrics"}
 
 // Observe queues the request's record; it never blocks. It drops the record, counting it, when
-// the queue is full or the Recorder is closed. Probes (/healthz, /readyz) and scrapes (/metrics)
-// are not recorded.
+// the queue is full or the Recorder is closed. What is not usage is not recorded (see recorded).
 func (r *Recorder) Observe(_ context.Context, rep *observe.Report) {
-	for _, p := range skipped {
-		if rep.Endpoint == p {
-			return
-		}
+	if r.recorded(rep) {
+		r.enqueue(recordOf(rep))
 	}
-	r.enqueue(recordOf(rep))
+}
+
+// recorded is the one rule for which requests are usage: not probes (/healthz, /readyz) or
+// scrapes (/metrics); not a request refused its credential or its access (401, 403), which the
+// metrics count instead (toolrouter_http_requests_total by status), so that a flood of refusals
+// writes nothing; not a request acting for an identity the configuration does not define (say a
+// JWT's made-up org), so that no caller can write a key of its choosing.
+func (r *Recorder) recorded(rep *observe.Report) bool {
+	if slices.Contains(skipped, rep.Endpoint) {
+		return false
+	}
+	if rep.Status == http.StatusUnauthorized || rep.Status == http.StatusForbidden {
+		return false
+	}
+	return !rep.Authenticated || r.o.Known == nil || r.o.Known(rep.Identity)
 }
 
 // enqueue queues rec without blocking; false when it was dropped.

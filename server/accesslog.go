@@ -20,9 +20,9 @@ func (h *handlers) accessLog(c *fiber.Ctx) error {
 	start := time.Now()
 	rep := &served{Report: observe.Report{Start: start, Header: traceHeaders(c)}, method: strings.Clone(c.Method()), path: strings.Clone(c.Path())}
 	c.Locals(reportKey{}, rep)
+	var e *apiError
 	if err := c.Next(); err != nil {
-		e := h.apiErrorOf(err) // once: it logs an internal error
-		rep.ErrorCode = e.code
+		e = h.apiErrorOf(err) // once: it logs an internal error
 		if err := h.errorHandler(c, e); err != nil {
 			return err
 		}
@@ -31,7 +31,8 @@ func (h *handlers) accessLog(c *fiber.Ctx) error {
 		return nil
 	}
 	rep.identify(c)
-	rep.Status, rep.Duration = c.Response().StatusCode(), time.Since(start)
+	rep.finish(c.Response().StatusCode(), e)
+	rep.Duration = time.Since(start)
 	if !rep.unobserved {
 		h.observe(rep)
 	}

@@ -62,6 +62,30 @@ func (h *handlers) observe(r *served) {
 	}
 }
 
+// finish records how the request ended: status is the HTTP status sent, e the error it ended with
+// (nil when none; a stream's error event). It is the one place a report's status is decided.
+//
+// A request whose client left is reported as 499 client_closed_request, streamed or not (a stream
+// had sent its 200, to nobody who stayed for the answer), and without the degraded reason the
+// router made of its cancelled calls: that reads as a deadline, and nothing degraded an answer
+// nobody received. Its model calls stay in the report: they were made.
+func (r *served) finish(status int, e *apiError) {
+	r.Status = status
+	if e == nil {
+		return
+	}
+	r.ErrorCode = e.code
+	if e.status != statusClientClosed {
+		return
+	}
+	r.Status = statusClientClosed
+	if o := r.Outcome; o != nil && o.DegradedReason != "" {
+		cut := *o // the router's outcome is left as it made it
+		cut.Degraded, cut.DegradedReason = "", ""
+		r.Outcome = &cut
+	}
+}
+
 // reportAnswer records an answer's routing and council run in the report.
 func reportAnswer(r *served, out *answer.Response) {
 	if out != nil {

@@ -325,18 +325,53 @@ type handlers struct {
 }
 
 // inventory answers GET /v1/inventory?caller=NAME: the tools the request's identity, narrowed by
-// caller, may use.
+// caller, may use. Only an admin (h.admin, as for /readyz) sees how each server is run and why it
+// failed; anyone else gets publicInventory.
 func (h *handlers) inventory(c *fiber.Ctx) error {
 	id, err := h.actingAs(c, c.Query("caller"))
 	if err != nil {
 		return err
 	}
 	snap := h.d.Inventory.Snapshot()
-	name, permits := h.d.Access.Policy(id)
-	if name == access.AllName {
-		return c.JSON(snap.Export())
+	var export inventory.Export
+	if name, permits := h.d.Access.Policy(id); name == access.AllName {
+		export = snap.Export()
+	} else {
+		export = snap.ExportFor(permits)
 	}
-	return c.JSON(snap.ExportFor(permits))
+	if h.admin(c) {
+		return c.JSON(export)
+	}
+	return c.JSON(publicView(export))
+}
+
+// publicInventory is GET /v1/inventory for an identity without admin scope: each server's name,
+// purpose and status, and the tools the identity may use. It leaves out what is for admins, as
+// /readyz does: how a server is run (transport, command, URL), its errors (a stdio server's are
+// the end of its stderr), restarts, refresh counts and the tools left out.
+type publicInventory struct {
+	Version uint64         `json:"version"`
+	Servers []publicServer `json:"servers"`
+}
+
+type publicServer struct {
+	Name        string           `json:"name"`
+	DisplayName string           `json:"display_name"`
+	Purpose     string           `json:"purpose,omitempty"`
+	Status      inventory.State  `json:"status"`
+	Tools       []inventory.Tool `json:"tools"`
+}
+
+func publicView(e inventory.Export) publicInventory {
+	out := publicInventory{Version: e.Version, Servers: make([]publicServer, len(e.Servers))}
+	for i, s := range e.Servers {
+		tools := s.Tools
+		if tools == nil {
+			tools = []inventory.Tool{}
+		}
+		out.Servers[i] = publicServer{Name: s.Name, DisplayName: s.DisplayName, Purpose: s.Purpose, Status: s.Status, Tools: tools}
+	}
+	return out
 }
 
 // maxSearchK bounds k of GET /v1/inventory/search.

@@ -92,14 +92,13 @@ func (h *handlers) streamAs(c *fiber.Ctx, f eventFormat, work func(ctx context.C
 		if cause := interrupted(ctx); cause != nil {
 			err = cause // whatever the work made of its cancelled calls
 		}
-		rep.Status = fiber.StatusOK
+		var e *apiError
 		if err != nil {
-			e := h.apiErrorOf(err)
-			rep.ErrorCode, rep.failed = e.code, e.status
-			f.end(send, nil, e)
-		} else {
-			f.end(send, out, nil)
+			out, e = nil, h.apiErrorOf(err)
+			rep.failed = e.status
 		}
+		rep.finish(fiber.StatusOK, e)
+		f.end(send, out, e)
 		// The observers and the log see the stream once its work is done: the last event is
 		// queued, the client has it as soon as the writer sends it.
 		rep.Duration = time.Since(rep.Start)

@@ -70,13 +70,7 @@ func newAuthEnv(t *testing.T, o server.Options, replies ...fakeollama.Reply) *au
 	inv := testmcp.Inventory(t, faults, inventory.Options{Logger: quiet})
 
 	orgs := authOrgs(t)
-	authn, err := auth.New(t.Context(), auth.Config{Keys: []auth.Key{
-		{Name: "research-bot", SHA256: sha(teamKey), Org: "acme", Team: "research"},
-		{Name: "ops-admin", SHA256: sha(adminKey), Org: "acme", Team: "ops"},
-	}, Admins: []string{"acme/ops"}}, auth.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	authn := authKeys(t)
 	ret, err := retrieve.NewRetriever(retrieve.NewIndex(), nil, retrieve.DenseOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -88,20 +82,40 @@ func newAuthEnv(t *testing.T, o server.Options, replies ...fakeollama.Reply) *au
 	o.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	deps := server.Deps{Router: rt, Inventory: inv, Model: model.Client(), Search: rt, Auth: authn, Access: orgs}
 
+	return &authEnv{base: serveOn(t, deps, o), model: model, faults: faults, logs: logs}
+}
+
+// authKeys authenticates two keys of org acme: teamKey (team research) and adminKey (team ops,
+// the admins).
+func authKeys(t *testing.T) *auth.Authenticator {
+	t.Helper()
+	authn, err := auth.New(t.Context(), auth.Config{Keys: []auth.Key{
+		{Name: "research-bot", SHA256: sha(teamKey), Org: "acme", Team: "research"},
+		{Name: "ops-admin", SHA256: sha(adminKey), Org: "acme", Team: "ops"},
+	}, Admins: []string{"acme/ops"}}, auth.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return authn
+}
+
+// serveOn serves d and o on a loopback listener until the test ends, and returns its base URL.
+func serveOn(t *testing.T, d server.Deps, o server.Options) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- server.Serve(ctx, ln, deps, o) }()
+	go func() { served <- server.Serve(ctx, ln, d, o) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-served; err != nil {
 			t.Errorf("serving: %v", err)
 		}
 	})
-	return &authEnv{base: "http://" + ln.Addr().String(), model: model, faults: faults, logs: logs}
+	return "http://" + ln.Addr().String()
 }
 
 // request is one HTTP request of a test: headers may set Host.

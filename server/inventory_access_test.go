@@ -3,13 +3,11 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"toolrouter/auth"
 	"toolrouter/config"
 	"toolrouter/internal/fakeollama"
 	"toolrouter/inventory"
@@ -52,31 +50,12 @@ func TestInventoryDetailsAreForAdmins(t *testing.T) {
 		t.Fatalf("waiting for calculator up and broken down: %v", err)
 	}
 
-	authn, err := auth.New(t.Context(), auth.Config{Keys: []auth.Key{
-		{Name: "research-bot", SHA256: sha(teamKey), Org: "acme", Team: "research"},
-		{Name: "ops-admin", SHA256: sha(adminKey), Org: "acme", Team: "ops"},
-	}, Admins: []string{"acme/ops"}}, auth.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	authn := authKeys(t)
 	model := fakeollama.New(t)
 	serve := func(d server.Deps, o server.Options) *authEnv {
 		d.Inventory, d.Model = inv, model.Client()
 		o.Model, o.ModelHost, o.Logger = "fake", model.URL, quiet
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		served := make(chan error, 1)
-		go func() { served <- server.Serve(ctx, ln, d, o) }()
-		t.Cleanup(func() {
-			cancel()
-			if err := <-served; err != nil {
-				t.Errorf("serving: %v", err)
-			}
-		})
-		return &authEnv{base: "http://" + ln.Addr().String()}
+		return &authEnv{base: serveOn(t, d, o)}
 	}
 	authed := serve(server.Deps{Auth: authn, Access: authOrgs(t)}, server.Options{AdminReadyz: true})
 	open := serve(server.Deps{}, server.Options{})

@@ -95,8 +95,11 @@ func New(o Options) *Metrics {
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 	}
+	histogramOf := func(buckets []float64, name, help string, labels ...string) *prometheus.HistogramVec {
+		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
+	}
 	histogram := func(name, help string, labels ...string) *prometheus.HistogramVec {
-		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: durationBuckets}, labels)
+		return histogramOf(durationBuckets, name, help, labels...)
 	}
 	m.requests = counter("toolrouter_http_requests_total",
 		"Requests served, by route pattern (or mcp:TOOL) and HTTP status.", "route", "status")
@@ -111,24 +114,15 @@ func New(o Options) *Metrics {
 		"Model call wall time, by phase and model.", "phase", "model")
 	m.modelTokens = counter("toolrouter_model_tokens_total",
 		"Tokens the model servers reported, by phase, model and kind (prompt or completion).", "phase", "model", "kind")
-	m.modelParts = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "toolrouter_model_call_part_seconds",
-		Help: "Model server time per call, by phase, model and part (load, prefill, decode, rest), as the server reported it; " +
-			"calls whose server reports no durations are not observed.",
-		Buckets: partBuckets,
-	}, []string{"phase", "model", "part"})
-	m.modelCallTokens = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "toolrouter_model_call_tokens",
-		Help: "Tokens per model call, by phase, model and kind (uncached_prompt: prompt tokens not served from the cache; " +
-			"decode: tokens generated).",
-		Buckets: tokenBuckets,
-	}, []string{"phase", "model", "kind"})
-	m.confidence = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "toolrouter_selection_confidence",
-		Help: "Phase 1's confidence in each selection, from the model server's logprobs, by kind (tool: its choice of tools, " +
-			"the lowest over the calls; use_tool: its decision to use a tool); selections without logprobs are not observed.",
-		Buckets: confidenceBuckets,
-	}, []string{"kind"})
+	m.modelParts = histogramOf(partBuckets, "toolrouter_model_call_part_seconds",
+		"Model server time per call, by phase, model and part (load, prefill, decode, rest), as the server reported it; "+
+			"calls whose server reports no durations are not observed.", "phase", "model", "part")
+	m.modelCallTokens = histogramOf(tokenBuckets, "toolrouter_model_call_tokens",
+		"Tokens per model call, by phase, model and kind (uncached_prompt: prompt tokens not served from the cache; "+
+			"decode: tokens generated).", "phase", "model", "kind")
+	m.confidence = histogramOf(confidenceBuckets, "toolrouter_selection_confidence",
+		"Phase 1's confidence in each selection, from the model server's logprobs, by kind (tool: its choice of tools, "+
+			"the lowest over the calls; use_tool: its decision to use a tool); selections without logprobs are not observed.", "kind")
 	m.toolCalls = counter("toolrouter_tool_calls_total",
 		"Tool calls, by server, tool and outcome (ok, tool_error, reused, or the call's error code).", "server", "tool", "outcome")
 	m.toolDuration = histogram("toolrouter_tool_call_duration_seconds",

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel"
 
 	"toolrouter/access"
+	"toolrouter/answer"
 	"toolrouter/config"
 	"toolrouter/council"
 	"toolrouter/internal/redact"
@@ -41,14 +42,14 @@ import (
 // models builds one client per configured provider, then the router's model, the readiness probe,
 // the council (nil when none is configured) and the chat completions' completer. Every client's errors go through red: a model
 // server's URL may carry a credential, and errors quote URLs.
-func models(cfg config.Config, est *tokens.Estimator, red *redact.Redactor, logger *slog.Logger) (router.Chatter, server.ModelProbe, *council.Council, *completer, error) {
+func models(cfg config.Config, est *tokens.Estimator, red *redact.Redactor, logger *slog.Logger) (router.Chatter, server.ModelProbe, *council.Council, *answer.ProviderCompleter, error) {
 	hc := &http.Client{Transport: &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: 64,
 		IdleConnTimeout:     90 * time.Second,
 	}}
 	clients := map[string]provider.Chatter{}
-	shows := map[string]modelShower{}
+	providers := map[string]answer.Provider{}
 	limit := provider.WithMaxResponseBytes(cfg.Ollama.MaxResponseBytes)
 	var probe server.ModelProbe
 	for name := range cfg.Providers {
@@ -61,18 +62,20 @@ func models(cfg config.Config, est *tokens.Estimator, red *redact.Redactor, logg
 			}
 			o := provider.NewOllama(u, hc, limit)
 			clients[name] = redactedChat{o, red}
-			shows[name] = redactedShow{api.NewClient(u, hc), red}
+			providers[name] = answer.Provider{Client: clients[name], Show: redactedShow{api.NewClient(u, hc), red}, Ollama: true}
 			if name == cfg.Router.Provider {
 				probe = redactedProbe{o, red}
 			}
 		case config.ProviderOpenAI:
 			clients[name] = redactedChat{provider.NewOpenAI(p.BaseURL, os.Getenv(p.APIKeyEnv), hc, limit), red}
+			providers[name] = answer.Provider{Client: clients[name]}
 		}
 	}
 	if probe == nil {
 		probe = unprobed{provider: cfg.Router.Provider, model: cfg.Ollama.Model}
 	}
-	comp := newCompleter(cfg, clients, shows)
+	comp := answer.NewCompleter(answer.CompleterOptions{Providers: providers, Fallback: cfg.Router.Provider,
+		NumCtx: router.NumCtx(cfg.Ollama.Options), KeepAlive: cfg.Ollama.KeepAlive.D(), MaxResponseBytes: cfg.Ollama.MaxResponseBytes})
 	if !cfg.Council.Enabled() {
 		return clients[cfg.Router.Provider], probe, nil, comp, nil
 	}
@@ -121,12 +124,12 @@ func (c redactedChat) Chat(ctx context.Context, req *api.ChatRequest, fn api.Cha
 
 // redactedShow masks credentials in the chat completions' model check's errors.
 type redactedShow struct {
-	modelShower
+	answer.ModelShower
 	r *redact.Redactor
 }
 
 func (s redactedShow) Show(ctx context.Context, req *api.ShowRequest) (*api.ShowResponse, error) {
-	resp, err := s.modelShower.Show(ctx, req)
+	resp, err := s.ModelShower.Show(ctx, req)
 	return resp, s.r.Error(err)
 }
 
@@ -489,4 +492,24 @@ func serverOptions(cfg config.Config, red *redact.Redactor, logger *slog.Logger,
 		Models: chatModels(cfg), RouterProvider: cfg.Router.Provider, MaxEvidenceBytes: cfg.Council.MaxEvidenceBytes,
 		AdminMetrics: cfg.Auth.Configured(),
 	}
+}
+
+// chatModels are the configured models GET /v1/models lists, named as completions take them: the
+// router's model, then the council's members and chairman.
+func chatModels(cfg config.Config) []server.ModelInfo {
+	named := func(p, m string) server.ModelInfo {
+		if p == cfg.Router.Provider {
+			return server.ModelInfo{ID: m, OwnedBy: p}
+		}
+		return server.ModelInfo{ID: p + "/" + m, OwnedBy: p}
+	}
+	out := []server.ModelInfo{named(cfg.Router.Provider, cfg.Ollama.Model)}
+	if cfg.Council.Enabled() {
+		for _, m := range append(cfg.Council.Members, cfg.Council.Chairman) {
+			if m.Model != "" {
+				out = append(out, named(m.Provider, m.Model))
+			}
+		}
+	}
+	return out
 }

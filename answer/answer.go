@@ -1,7 +1,10 @@
-// Package answer turns a query into an answer: it routes the query, then decides who answers,
-// the tools' output or the council with that output as evidence. Every front door that answers
-// (POST /v1/answer, the MCP server mode's answer tool) goes through Service.Run; it holds no HTTP
-// or MCP concern.
+// Package answer is the core behind every front door: it checks a request's fields (DecodeRoute,
+// DecodeAnswer, DecodeTool), routes the query and decides who answers, the tools' output or the
+// council with that output as evidence (Service), answers chat completions (Chat, over the
+// configured providers with ProviderCompleter), and maps every error to the status, code and
+// message a client is told (Classify). It knows no transport: the HTTP API (package server) and
+// the MCP server (package mcpserver) only translate their requests into these calls and the
+// results back.
 package answer
 
 import (

@@ -7,12 +7,13 @@
 //
 // Every tools/call acts for the identity in its context (access.IdentityFrom): the HTTP API puts
 // the credential's there for /mcp, and ServeStdio the one it is given. Calls are admitted by the
-// Limiter, reported to the Observer and their errors mapped by server.StatusOf, as the HTTP API
+// Limiter, reported to the Observer and their errors mapped by answer.Classify, as the HTTP API
 // does. The package holds no routing or council logic and no transport of its own beyond
 // mcp-go's: the HTTP API mounts Handler on its listener.
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,7 +36,6 @@ import (
 	"toolrouter/inventory"
 	"toolrouter/observe"
 	"toolrouter/router"
-	"toolrouter/server"
 )
 
 // Router routes a request and runs a caller's own tool call; *router.Router satisfies it.
@@ -115,10 +115,11 @@ const (
 
 // Server is toolrouter as an MCP server. It is safe for concurrent use.
 type Server struct {
-	d   Deps
-	o   Options
-	ans *answer.Service
-	mcp *mcpgo.MCPServer
+	d      Deps
+	o      Options
+	ans    *answer.Service
+	limits answer.Limits // of the route and answer tools' arguments
+	mcp    *mcpgo.MCPServer
 
 	exposed atomic.Pointer[exposed] // the inventory tools listed now
 	syncMu  sync.Mutex              // serialises sync
@@ -153,7 +154,10 @@ func New(d Deps, o Options) *Server {
 	if o.MaxSessionsPerIdentity <= 0 {
 		o.MaxSessionsPerIdentity = def.MaxSessionsPerIdentity
 	}
-	s := &Server{d: d, o: o, ans: &answer.Service{Router: d.Router, Council: d.Council}}
+	r := config.Default().Router
+	l := answer.Limits{MaxQueryBytes: cmp.Or(o.MaxQueryBytes, r.MaxQueryBytes), MaxHistory: cmp.Or(o.MaxHistory, r.MaxHistory),
+		MaxDeadline: cmp.Or(o.MaxDeadline, r.Deadline.D())}
+	s := &Server{d: d, o: o, limits: l, ans: &answer.Service{Router: d.Router, Council: d.Council}}
 	s.exposed.Store(&exposed{qualified: map[string]string{}})
 	s.mcp = mcpgo.NewMCPServer("toolrouter", o.Version,
 		mcpgo.WithToolCapabilities(true),
@@ -352,7 +356,7 @@ func (s *Server) route(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallT
 		return res, nil
 	}
 	defer release()
-	rr, _, err := server.DecodeMCP(rawArguments(req), false, s.serverOptions())
+	rr, _, err := answer.DecodeTool(rawArguments(req), false, s.limits)
 	if err != nil {
 		return s.fail(rep, err), nil
 	}
@@ -361,7 +365,7 @@ func (s *Server) route(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallT
 	if out != nil {
 		rep.Outcome = out
 	}
-	if cause := interrupted(ctx); cause != nil {
+	if cause := answer.Interrupted(ctx); cause != nil {
 		err = cause // not the partial outcome made of cancelled calls
 	}
 	if err != nil {
@@ -378,7 +382,7 @@ func (s *Server) answer(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 		return res, nil
 	}
 	defer release()
-	rr, mode, err := server.DecodeMCP(rawArguments(req), true, s.serverOptions())
+	rr, mode, err := answer.DecodeTool(rawArguments(req), true, s.limits)
 	if err != nil {
 		return s.fail(rep, err), nil
 	}
@@ -387,7 +391,7 @@ func (s *Server) answer(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	if out != nil {
 		rep.Outcome, rep.Council = out.Routing, out.Council
 	}
-	if cause := interrupted(ctx); cause != nil {
+	if cause := answer.Interrupted(ctx); cause != nil {
 		err = cause
 	}
 	if err != nil {
@@ -401,21 +405,6 @@ func (s *Server) answer(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	return mcp.NewToolResultStructured(out, final), nil
 }
 
-// interrupted is why ctx ended, when the transport ended it for a reason of its own (the HTTP
-// API's: the client left, the server shuts down), as the HTTP API answers such a request: the
-// cause, which server.StatusOf maps. Nil when ctx has not ended, or ended at a deadline (the
-// outcome reports what was gathered) or by a plain cancel (nobody is waiting for the answer).
-func interrupted(ctx context.Context) error {
-	if ctx.Err() == nil {
-		return nil
-	}
-	cause := context.Cause(ctx)
-	if errors.Is(cause, context.DeadlineExceeded) || cause == context.Canceled {
-		return nil
-	}
-	return cause
-}
-
 // rawArguments is a call's arguments as JSON; none is an empty object.
 func rawArguments(req mcp.CallToolRequest) []byte {
 	if req.Params.Arguments == nil {
@@ -426,10 +415,6 @@ func rawArguments(req mcp.CallToolRequest) []byte {
 		return []byte("null")
 	}
 	return b
-}
-
-func (s *Server) serverOptions() server.Options {
-	return server.Options{MaxQueryBytes: s.o.MaxQueryBytes, MaxHistory: s.o.MaxHistory, MaxDeadline: s.o.MaxDeadline}
 }
 
 // begin starts a tools/call's report and admits it. A call without an identity, or that the
@@ -472,10 +457,10 @@ func traceHeaders(h http.Header) func(string) string {
 }
 
 // fail reports a call that failed with err and returns its isError result: the code and message
-// the HTTP API would answer with (server.StatusOf).
+// the HTTP API would answer with (answer.Classify).
 func (s *Server) fail(rep *observe.Report, err error) *mcp.CallToolResult {
-	status, code, msg := server.StatusOf(err, s.o.Redactor, s.o.Logger)
-	return s.finish(rep, status, code, msg)
+	p := answer.Classify(err, s.o.Redactor, s.o.Logger)
+	return s.finish(rep, p.Status, p.Code, p.Message)
 }
 
 // finish reports a failed call and returns its isError result.

@@ -7,15 +7,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpgo "github.com/mark3labs/mcp-go/server"
 
 	"toolrouter/access"
+	"toolrouter/answer"
 	"toolrouter/auth"
-	"toolrouter/server"
 )
 
 // sessionPrefix starts every session ID this server mints, as mcp-go's own do.
@@ -48,17 +50,17 @@ type reservation struct {
 
 type reservationKey struct{}
 
-// admit takes a place for a session of identity, or refuses it at a cap (server.ErrTooManySessions).
+// admit takes a place for a session of identity, or refuses it at a cap (answer.ErrTooManySessions).
 func (s *sessions) admit(identity string) (*reservation, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
 	case s.count[identity] >= s.perIdentity:
 		return nil, fmt.Errorf("%w: identity %q already has %d open (mcp_server.max_sessions_per_identity); end one with DELETE /mcp or let one idle out (mcp_server.session_idle_ttl)",
-			server.ErrTooManySessions, identity, s.perIdentity)
+			answer.ErrTooManySessions, identity, s.perIdentity)
 	case s.open >= s.max:
 		return nil, fmt.Errorf("%w: the server already has %d open (mcp_server.max_sessions); retry once one has ended or idled out (mcp_server.session_idle_ttl)",
-			server.ErrTooManySessions, s.max)
+			answer.ErrTooManySessions, s.max)
 	}
 	s.count[identity]++
 	s.open++
@@ -122,7 +124,7 @@ func (s *sessions) Generate() string { return sessionPrefix + rand.Text() }
 // Validate reports an error for a session that is not open: never opened or ended.
 func (s *sessions) Validate(session string) (bool, error) {
 	if _, ok := s.ownerOf(session); !ok {
-		return false, fmt.Errorf("%w %q", server.ErrUnknownSession, session)
+		return false, fmt.Errorf("%w %q", answer.ErrUnknownSession, session)
 	}
 	return false, nil
 }
@@ -141,7 +143,7 @@ func (s *sessions) Terminate(session string) (bool, error) {
 // sessionGate is the /mcp handler in front of mcp-go's: it admits each initialize within the
 // caps, and lets a request name a session (Mcp-Session-Id) only if its own identity opened it, so
 // that one identity can neither use nor DELETE another's session. A refusal is answered as the
-// HTTP API answers its errors (server.WriteError): 429 too_many_sessions at a cap, 404
+// HTTP API answers its errors (writeProblem): 429 too_many_sessions at a cap, 404
 // session_not_found for a session that is not open or not the caller's.
 type sessionGate struct {
 	next     http.Handler
@@ -151,8 +153,26 @@ type sessionGate struct {
 
 func (g *sessionGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := g.serve(w, r); err != nil {
-		server.WriteError(w, err, g.srv.o.Redactor, g.srv.o.Logger)
+		writeProblem(w, answer.Classify(err, g.srv.o.Redactor, g.srv.o.Logger), g.srv.o.Logger)
 	}
+}
+
+// writeProblem answers p on w as the HTTP API answers its errors: its status, headers and
+// {"error":{"code","message"}} body.
+func writeProblem(w http.ResponseWriter, p *answer.Problem, log *slog.Logger) {
+	if p.Challenge != "" {
+		w.Header().Set("WWW-Authenticate", p.Challenge)
+	}
+	if p.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(p.RetryAfter))
+	}
+	b, err := json.Marshal(p.Body())
+	if err != nil {
+		log.Error("encoding an error", "err", err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(p.Status)
+	_, _ = w.Write(b)
 }
 
 // serve runs the request through mcp-go, or returns why it is refused.
@@ -173,7 +193,7 @@ func (g *sessionGate) serve(w http.ResponseWriter, r *http.Request) error {
 	}
 	if session := r.Header.Get(mcpgo.HeaderKeySessionID); session != "" && !initialize {
 		if owner, ok := g.sessions.ownerOf(session); !ok || owner != who {
-			return fmt.Errorf("%w: it ended, or was not opened by this identity; initialize a new session", server.ErrUnknownSession)
+			return fmt.Errorf("%w: it ended, or was not opened by this identity; initialize a new session", answer.ErrUnknownSession)
 		}
 	}
 	if initialize {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"toolrouter/answer"
 	"toolrouter/config"
 	"toolrouter/observe"
 )
@@ -20,9 +21,9 @@ func (h *handlers) accessLog(c *fiber.Ctx) error {
 	start := time.Now()
 	rep := &served{Report: observe.Report{Start: start, Header: traceHeaders(c)}, method: strings.Clone(c.Method()), path: strings.Clone(c.Path())}
 	c.Locals(reportKey{}, rep)
-	var e *apiError
+	var e *answer.Problem
 	if err := c.Next(); err != nil {
-		e = h.apiErrorOf(err) // once: it logs an internal error
+		e = h.problemOf(err) // once: it logs an internal error
 		if err := h.errorHandler(c, e); err != nil {
 			return err
 		}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -16,75 +15,69 @@ type Councillor interface {
 	Run(ctx context.Context, in council.Input, emit func(council.Event)) (*council.Result, error)
 }
 
-// answerRequest is the body of POST /v1/answer.
-type answerRequest struct {
-	routeRequest
-	Synthesize *answer.Synthesize `json:"synthesize"`
-}
+// This file serves toolrouter's own doors, POST /v1/route and /v1/answer, and their streams: each
+// decodes its body (answer.DecodeRoute, answer.DecodeAnswer), takes the identity the credential
+// and caller allow, and runs the router or answer.Service under h.serve or h.stream.
 
-const answerFields = routeFields + ", synthesize"
-
-// decodeAnswer parses and checks a /v1/answer body; every problem is a 400 naming it. It returns
-// the body's caller apart, as decodeRoute does.
-func (h *handlers) decodeAnswer(body []byte) (router.Request, string, answer.Synthesize, error) {
-	var req answerRequest
-	if err := decodeBody(body, &req, answerFields); err != nil {
-		return router.Request{}, "", "", err
-	}
-	mode := answer.Auto
-	if req.Synthesize != nil {
-		mode = *req.Synthesize
-	}
-	if !mode.Valid() {
-		return router.Request{}, "", "", badRequest("bad_synthesize", fmt.Sprintf(`synthesize must be "auto", "always" or "never", got %q`, mode))
-	}
-	rr, err := h.checkRoute(req.routeRequest)
-	return rr, req.Caller, mode, err
-}
-
-// decodeAnswerFor decodes a /v1/answer body and the identity it acts for.
-func (h *handlers) decodeAnswerFor(c *fiber.Ctx) (router.Request, answer.Synthesize, error) {
-	req, caller, mode, err := h.decodeAnswer(c.Body())
+// route serves POST /v1/route: the routing's outcome.
+func (h *handlers) route(c *fiber.Ctx) error {
+	req, err := h.routeRequest(c)
 	if err != nil {
-		return req, mode, err
+		return err
+	}
+	rep := reportOf(c)
+	return h.serve(c, func(ctx context.Context) (any, error) {
+		out, err := h.d.Router.Route(ctx, req)
+		reportRoute(rep, out)
+		return out, err
+	})
+}
+
+// routeStream serves POST /v1/route/stream: the same routing as /v1/route, with each step sent as
+// a Server-Sent Event as it happens, then complete (the outcome) or error.
+func (h *handlers) routeStream(c *fiber.Ctx) error {
+	req, err := h.routeRequest(c)
+	if err != nil {
+		return err
+	}
+	rep := reportOf(c)
+	return h.stream(c, func(ctx context.Context, send sendFunc) (any, error) {
+		req.OnEvent = func(ev router.Event) { send(string(ev.Type), ev) }
+		out, err := h.d.Router.Route(ctx, req)
+		reportRoute(rep, out)
+		return out, err
+	})
+}
+
+// routeRequest decodes a route body and the identity it acts for.
+func (h *handlers) routeRequest(c *fiber.Ctx) (router.Request, error) {
+	req, caller, err := answer.DecodeRoute(c.Body(), h.limits)
+	if err != nil {
+		return req, err
 	}
 	req.Identity, err = h.actingAs(c, caller)
-	return req, mode, err
+	return req, err
 }
 
 // answer serves POST /v1/answer: route, then answer from the tool or convene the council.
 func (h *handlers) answer(c *fiber.Ctx) error {
-	req, mode, err := h.decodeAnswerFor(c)
+	req, mode, err := h.answerRequest(c)
 	if err != nil {
 		return err
 	}
-	if err := h.ans.Check(mode); err != nil {
-		return err
-	}
-	ctx, end, err := h.request(c.UserContext(), c.Context().Conn())
-	if err != nil {
-		return err
-	}
-	defer end()
-	out, err := h.ans.Run(ctx, req, mode, nil)
-	reportAnswer(reportOf(c), out)
-	if cause := interrupted(ctx); cause != nil {
-		return cause // not the partial answer made of cancelled calls
-	}
-	if err != nil {
-		return err
-	}
-	return c.JSON(out)
+	rep := reportOf(c)
+	return h.serve(c, func(ctx context.Context) (any, error) {
+		out, err := h.ans.Run(ctx, req, mode, nil)
+		reportAnswer(rep, out)
+		return out, err
+	})
 }
 
 // answerStream serves POST /v1/answer/stream: the routing events, the council's stage events, then
 // complete (the /v1/answer response) or error.
 func (h *handlers) answerStream(c *fiber.Ctx) error {
-	req, mode, err := h.decodeAnswerFor(c)
+	req, mode, err := h.answerRequest(c)
 	if err != nil {
-		return err
-	}
-	if err := h.ans.Check(mode); err != nil {
 		return err
 	}
 	rep := reportOf(c)
@@ -93,4 +86,37 @@ func (h *handlers) answerStream(c *fiber.Ctx) error {
 		reportAnswer(rep, out)
 		return out, err
 	})
+}
+
+// answerRequest decodes an answer body and the identity it acts for, and refuses a mode the
+// service cannot answer in before any work.
+func (h *handlers) answerRequest(c *fiber.Ctx) (router.Request, answer.Synthesize, error) {
+	req, caller, mode, err := answer.DecodeAnswer(c.Body(), h.limits)
+	if err != nil {
+		return req, mode, err
+	}
+	if req.Identity, err = h.actingAs(c, caller); err != nil {
+		return req, mode, err
+	}
+	return req, mode, h.ans.Check(mode)
+}
+
+// serve runs work for a plain (not streamed) request and answers its result as JSON. work's
+// context ends at the request timeout, when the server shuts down and when the client goes away;
+// a request cut short for the last two is answered with that cause, not with the partial result
+// its cancelled calls made.
+func (h *handlers) serve(c *fiber.Ctx, work func(ctx context.Context) (any, error)) error {
+	ctx, end, err := h.request(c.UserContext(), c.Context().Conn())
+	if err != nil {
+		return err
+	}
+	defer end()
+	out, err := work(ctx)
+	if cause := answer.Interrupted(ctx); cause != nil {
+		return cause
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(out)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"toolrouter/access"
+	"toolrouter/answer"
 	"toolrouter/auth"
 )
 
@@ -63,8 +64,8 @@ func identity(c *fiber.Ctx) (access.Identity, bool) {
 // the identity is never taken from the request itself. The result replaces the credential's
 // identity for the access log.
 func (h *handlers) actingAs(c *fiber.Ctx, caller string) (access.Identity, error) {
-	if len(caller) > maxCallerBytes {
-		return access.Identity{}, badRequest("caller_too_long", fmt.Sprintf("caller is %d bytes; the limit is %d", len(caller), maxCallerBytes))
+	if len(caller) > answer.MaxCallerBytes {
+		return access.Identity{}, answer.BadRequest("caller_too_long", fmt.Sprintf("caller is %d bytes; the limit is %d", len(caller), answer.MaxCallerBytes))
 	}
 	id, ok := identity(c)
 	if !ok {

@@ -2,20 +2,14 @@ package server
 
 import (
 	"context"
-	"errors"
 	"net"
 	"syscall"
 	"time"
+
+	"toolrouter/answer"
 )
 
-// errClientGone is the cause of a request's end when its client closed the connection first.
-var errClientGone = errors.New("the client closed the connection")
-
-// statusClientClosed is what the access log records for a request whose client left (nginx's 499);
-// nobody receives it.
-const statusClientClosed = 499
-
-// watchConn returns a context derived from parent that is cancelled, with cause errClientGone, as
+// watchConn returns a context derived from parent that is cancelled, with cause answer.ErrClientGone, as
 // soon as the peer of conn closes or resets the connection; stop ends the watch and must be called
 // before fasthttp reads from conn again (before the handler, or a stream's body writer, returns).
 //
@@ -39,7 +33,7 @@ func watchConn(parent context.Context, conn net.Conn) (context.Context, func()) 
 	go func() {
 		defer close(done)
 		if peerClosed(rc) {
-			cancel(errClientGone)
+			cancel(answer.ErrClientGone)
 		}
 	}()
 	return ctx, func() {

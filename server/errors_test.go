@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -132,36 +131,5 @@ func TestErrorMessagesAreOneLine(t *testing.T) {
 	}
 	if ev.Error.Message != want || ev.Error.Code != "model_unavailable" || ev.Error.Status != http.StatusBadGateway {
 		t.Errorf("stream: got error %+v, want model_unavailable, 502 and message %q", ev.Error, want)
-	}
-}
-
-// TestWriteError: an error a net/http handler of the API answers (the MCP server's sessions) has
-// the API's status, code and body.
-func TestWriteError(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		err        error
-		wantStatus int
-		wantCode   string
-	}{
-		{"session cap", fmt.Errorf("%w: mcp_server.max_sessions", server.ErrTooManySessions), http.StatusTooManyRequests, "too_many_sessions"},
-		{"unknown session", fmt.Errorf("%w: not yours", server.ErrUnknownSession), http.StatusNotFound, "session_not_found"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			w := httptest.NewRecorder()
-			server.WriteError(w, tc.err, nil, slog.New(slog.DiscardHandler))
-			var body struct {
-				Error struct{ Code, Message string } `json:"error"`
-			}
-			if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil {
-				t.Fatalf("body %q: %v", w.Body, err)
-			}
-			if w.Code != tc.wantStatus || body.Error.Code != tc.wantCode || body.Error.Message != tc.err.Error() {
-				t.Errorf("got %d %s %q, want %d %s %q", w.Code, body.Error.Code, body.Error.Message, tc.wantStatus, tc.wantCode, tc.err)
-			}
-			if ct := w.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-				t.Errorf("got Content-Type %q, want application/json", ct)
-			}
-		})
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"toolrouter/answer"
+
 	"github.com/gofiber/fiber/v2"
 )
 
@@ -30,13 +32,13 @@ func (h *handlers) guard(c *fiber.Ctx) error {
 			if host != "" {
 				msg = fmt.Sprintf("requests for host %q are refused: it is not the listen address or in http.allowed_hosts", clipHeader(host))
 			}
-			return &apiError{status: fiber.StatusForbidden, code: "host_not_allowed", msg: msg}
+			return &answer.Problem{Status: fiber.StatusForbidden, Code: "host_not_allowed", Message: msg}
 		}
 	}
 	if origin := c.Get(fiber.HeaderOrigin); origin != "" {
 		if !slices.Contains(h.o.AllowedOrigins, origin) {
-			return &apiError{status: fiber.StatusForbidden, code: "origin_not_allowed",
-				msg: fmt.Sprintf("requests from the browser origin %q are refused: it is not in http.allowed_origins", clipHeader(origin))}
+			return &answer.Problem{Status: fiber.StatusForbidden, Code: "origin_not_allowed",
+				Message: fmt.Sprintf("requests from the browser origin %q are refused: it is not in http.allowed_origins", clipHeader(origin))}
 		}
 		c.Vary(fiber.HeaderOrigin)
 		c.Set(fiber.HeaderAccessControlAllowOrigin, origin)
@@ -79,8 +81,8 @@ func (h *handlers) accepts(c *fiber.Ctx) error {
 			if ct != "" {
 				got = fmt.Sprintf("%q", clipHeader(ct))
 			}
-			return &apiError{status: fiber.StatusUnsupportedMediaType, code: "unsupported_media_type",
-				msg: "the body must be JSON, sent with Content-Type: application/json; got " + got}
+			return &answer.Problem{Status: fiber.StatusUnsupportedMediaType, Code: "unsupported_media_type",
+				Message: "the body must be JSON, sent with Content-Type: application/json; got " + got}
 		}
 	}
 	return c.Next()

@@ -2,18 +2,16 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"sync"
 	"time"
 
+	"toolrouter/answer"
+
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 )
-
-// errShuttingDown is the cause of a request's end when the server shut down before it finished.
-var errShuttingDown = errors.New("the server is shutting down")
 
 // Serve serves the API on ln until ctx ends, then shuts down within o.ShutdownTimeout: it stops
 // accepting connections and lets the requests in flight finish until the last part of the timeout
@@ -82,7 +80,7 @@ func (l *lifecycle) admit(c *fiber.Ctx) error {
 	l.mu.Unlock()
 	if closing {
 		c.Set(fiber.HeaderConnection, "close")
-		return errShuttingDown
+		return answer.ErrShuttingDown
 	}
 	return c.Next()
 }
@@ -102,14 +100,14 @@ func (l *lifecycle) connState(conn net.Conn, st fasthttp.ConnState) {
 }
 
 // work returns the context of one request's work, a child of parent that ends when the server
-// shuts down (cause errShuttingDown), and the function that releases it.
+// shuts down (cause answer.ErrShuttingDown), and the function that releases it.
 func (l *lifecycle) work(parent context.Context) (context.Context, func(), error) {
 	ctx, cancel := context.WithCancelCause(parent)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closing {
-		cancel(errShuttingDown)
-		return nil, nil, errShuttingDown
+		cancel(answer.ErrShuttingDown)
+		return nil, nil, answer.ErrShuttingDown
 	}
 	id := l.next
 	l.next++
@@ -139,12 +137,12 @@ func (l *lifecycle) inFlight() int {
 	return len(l.cancels)
 }
 
-// cancelAll ends the work of every request in flight with cause errShuttingDown.
+// cancelAll ends the work of every request in flight with cause answer.ErrShuttingDown.
 func (l *lifecycle) cancelAll() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, cancel := range l.cancels {
-		cancel(errShuttingDown)
+		cancel(answer.ErrShuttingDown)
 	}
 }
 
@@ -166,8 +164,8 @@ func (l *lifecycle) waitAnswered(ctx context.Context) int {
 }
 
 // request returns the context for one request's work, a child of parent, with its end: it ends at
-// the request timeout, when the client closes conn (cause errClientGone) or when the server shuts
-// down (cause errShuttingDown). end must be called before fasthttp uses conn again.
+// the request timeout, when the client closes conn (cause answer.ErrClientGone) or when the server shuts
+// down (cause answer.ErrShuttingDown). end must be called before fasthttp uses conn again.
 func (h *handlers) request(parent context.Context, conn net.Conn) (context.Context, func(), error) {
 	ctx, release, err := h.life.work(parent)
 	if err != nil {
@@ -176,13 +174,4 @@ func (h *handlers) request(parent context.Context, conn net.Conn) (context.Conte
 	ctx, stop := watchConn(ctx, conn)
 	ctx, cancel := context.WithTimeout(ctx, h.o.RequestTimeout)
 	return ctx, func() { cancel(); stop(); release() }, nil
-}
-
-// interrupted returns why ctx's work was cut short, errShuttingDown or errClientGone; nil when it
-// was not (it finished, or the request timed out: the router reports what it gathered).
-func interrupted(ctx context.Context) error {
-	if cause := context.Cause(ctx); errors.Is(cause, errShuttingDown) || errors.Is(cause, errClientGone) {
-		return cause
-	}
-	return nil
 }

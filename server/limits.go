@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"toolrouter/access"
+	"toolrouter/answer"
 	"toolrouter/auth"
 )
 
@@ -49,7 +50,7 @@ func (h *handlers) limit(c *fiber.Ctx) error {
 		Caller string `json:"caller"`
 	}
 	// Only a body that names a caller is decoded here; the handler decodes (and checks) it anyway.
-	if bytes.Contains(c.Body(), []byte(`"caller"`)) && json.Unmarshal(c.Body(), &body) == nil && body.Caller != "" && len(body.Caller) <= maxCallerBytes {
+	if bytes.Contains(c.Body(), []byte(`"caller"`)) && json.Unmarshal(c.Body(), &body) == nil && body.Caller != "" && len(body.Caller) <= answer.MaxCallerBytes {
 		if narrowed, err := auth.Narrow(id, body.Caller, h.d.Access); err == nil {
 			id = narrowed
 		}

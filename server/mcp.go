@@ -19,7 +19,6 @@ import (
 	"toolrouter/access"
 	"toolrouter/answer"
 	"toolrouter/auth"
-	"toolrouter/router"
 )
 
 // pathMCP is where Deps.MCP, the MCP server's streamable HTTP transport, is served.
@@ -199,7 +198,7 @@ func (h *handlers) grace(done <-chan struct{}) bool {
 
 // cause is the error a request whose context ended before its answer gets.
 func (h *handlers) cause(ctx context.Context) error {
-	if err := interrupted(ctx); err != nil {
+	if err := answer.Interrupted(ctx); err != nil {
 		return err
 	}
 	return context.Cause(ctx)
@@ -227,7 +226,7 @@ func (h *handlers) listen(c *fiber.Ctx) (context.Context, func(), error) {
 	go func() {
 		select {
 		case <-h.life.shutdown:
-			cancel(errShuttingDown)
+			cancel(answer.ErrShuttingDown)
 		case <-quit:
 		}
 	}()
@@ -357,38 +356,4 @@ func (w *mcpWriter) fail() {
 		w.commitLocked(http.StatusInternalServerError)
 		w.buf = append(w.buf, "internal error\n"...)
 	}
-}
-
-// mcpFields are the fields of the MCP server's route tool; its answer tool adds synthesize.
-const mcpFields = "query, history, max_tool_calls, deadline_ms"
-
-// DecodeMCP checks the arguments of the MCP server's route and answer tools (answer, with
-// synthesize) as /v1/route and /v1/answer check their bodies: the same fields but caller (MCP has
-// none: the credential's identity is used), the same limits (o's, a zero one config.Default's)
-// and the same errors, which StatusOf maps.
-func DecodeMCP(args []byte, answerTool bool, o Options) (router.Request, answer.Synthesize, error) {
-	h := &handlers{o: o.withDefaults()}
-	fields := mcpFields
-	if answerTool {
-		fields += ", synthesize"
-	}
-	var req answerRequest
-	if err := decodeBody(args, &req, fields); err != nil {
-		return router.Request{}, "", err
-	}
-	switch {
-	case req.Caller != "":
-		return router.Request{}, "", badRequest("unknown_field", `json: unknown field "caller"; the MCP server acts for the credential's identity; allowed: `+fields)
-	case req.Synthesize != nil && !answerTool:
-		return router.Request{}, "", badRequest("unknown_field", `json: unknown field "synthesize"; allowed: `+fields)
-	}
-	mode := answer.Auto
-	if req.Synthesize != nil {
-		mode = *req.Synthesize
-	}
-	if !mode.Valid() {
-		return router.Request{}, "", badRequest("bad_synthesize", fmt.Sprintf(`synthesize must be "auto", "always" or "never", got %q`, mode))
-	}
-	rr, err := h.checkRoute(req.routeRequest)
-	return rr, mode, err
 }

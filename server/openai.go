@@ -3,14 +3,13 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"regexp"
 	"slices"
 	"strings"
-	"unicode/utf8"
+
+	"toolrouter/answer"
 
 	"github.com/ollama/ollama/api"
 )
@@ -19,9 +18,6 @@ import (
 // request. Unknown fields are tolerated (OpenAI clients send many); the fields below are read,
 // and those that cannot be honoured (n > 1, images, tool_choice "required", the legacy functions)
 // are refused with a 400 naming them.
-
-// CouncilModel is the model name that has the council answer a chat completion.
-const CouncilModel = "council"
 
 // Limits of a chat-completions request beyond the router's (router.max_query_bytes, max_history).
 const (
@@ -82,25 +78,11 @@ type chatToolFunction struct {
 	Arguments string `json:"arguments"` // a JSON object, as a string
 }
 
-// chatInput is a checked chat-completions request.
+// chatInput is a checked chat-completions request: what answer.Chat runs, and how to answer it.
 type chatInput struct {
-	model        string
+	answer.ChatRequest
 	stream       bool
 	includeUsage bool
-	// messages are the request's messages in Ollama's types ("developer" becomes "system").
-	messages []api.Message
-	// tools are the client's own tools; not nil means pass-through: no routing.
-	tools api.Tools
-	// last is the index in messages of the last user message, the one routed.
-	last int
-	// options are the sampling fields in Ollama's option names.
-	options map[string]any
-	// toolChoice is the request's tool_choice: "auto" (or absent) or "none".
-	toolChoice toolChoice
-	// format is Ollama's format from response_format: "json", a JSON Schema, or nil.
-	format json.RawMessage
-	// think is Ollama's think from reasoning_effort; nil: not set.
-	think *api.ThinkValue
 }
 
 // toolChoice is a tool_choice the pass-through honours.
@@ -111,77 +93,61 @@ const (
 	toolChoiceNone toolChoice = "none"
 )
 
-// chatParamError is a 400 naming the request field at fault (OpenAI's error param).
-func chatParamError(code, param, msg string) *apiError {
-	e := badRequest(code, msg)
-	e.param = param
-	return e
-}
-
 // decodeChat parses and checks a chat-completions body; every problem is a 400 naming it.
 func (h *handlers) decodeChat(body []byte) (*chatInput, error) {
-	if !utf8.Valid(body) {
-		return nil, badRequest("bad_encoding", "body must be UTF-8")
+	var req chatRequest
+	if err := answer.DecodeJSON(body, &req, ""); err != nil {
+		return nil, err
 	}
-	var p *chatRequest
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&p); err != nil {
-		return nil, jsonError(err, "")
-	}
-	if p == nil {
-		return nil, badRequest("wrong_type", "body must be a JSON object, got null")
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, badRequest("malformed_json", "body must hold exactly one JSON object")
-	}
-	req := *p
 	in := &chatInput{}
 	switch {
 	case req.Model == nil || strings.TrimSpace(*req.Model) == "":
-		return nil, chatParamError("missing_model", "model", `model is required: "council", a model of the router's provider, or "PROVIDER/MODEL"`)
+		return nil, answer.ParamError("missing_model", "model", `model is required: "council", a model of the router's provider, or "PROVIDER/MODEL"`)
 	case len(*req.Model) > maxModelNameBytes:
-		return nil, chatParamError("bad_model", "model", fmt.Sprintf("model is %d bytes; the limit is %d", len(*req.Model), maxModelNameBytes))
+		return nil, answer.ParamError("bad_model", "model", fmt.Sprintf("model is %d bytes; the limit is %d", len(*req.Model), maxModelNameBytes))
 	case len(req.Messages) == 0:
-		return nil, chatParamError("missing_messages", "messages", "messages is required and must not be empty")
+		return nil, answer.ParamError("missing_messages", "messages", "messages is required and must not be empty")
 	case req.N != nil && *req.N != 1:
-		return nil, chatParamError("unsupported_n", "n", fmt.Sprintf("n must be 1: one choice is answered, got %d", *req.N))
+		return nil, answer.ParamError("unsupported_n", "n", fmt.Sprintf("n must be 1: one choice is answered, got %d", *req.N))
 	}
-	in.model = strings.TrimSpace(*req.Model)
+	in.Model = strings.TrimSpace(*req.Model)
 	in.stream = req.Stream != nil && *req.Stream
 	if req.StreamOptions != nil {
 		if !in.stream {
-			return nil, chatParamError("bad_stream_options", "stream_options", "stream_options is only allowed with stream: true")
+			return nil, answer.ParamError("bad_stream_options", "stream_options", "stream_options is only allowed with stream: true")
 		}
 		in.includeUsage = req.StreamOptions.IncludeUsage
 	}
 	if len(req.Functions) > 0 {
-		return nil, chatParamError("unsupported_functions", "functions", `functions (the legacy form of tools) is not supported: send tools, [{"type":"function","function":{name, description, parameters}}]`)
+		return nil, answer.ParamError("unsupported_functions", "functions", `functions (the legacy form of tools) is not supported: send tools, [{"type":"function","function":{name, description, parameters}}]`)
 	}
 	if present(req.FunctionCall) {
-		return nil, chatParamError("unsupported_functions", "function_call", "function_call (the legacy form of tool_choice) is not supported: send tools and tool_choice")
+		return nil, answer.ParamError("unsupported_functions", "function_call", "function_call (the legacy form of tool_choice) is not supported: send tools and tool_choice")
 	}
 	var err error
-	if in.tools, err = chatTools(req.Tools); err != nil {
+	if in.Tools, err = chatTools(req.Tools); err != nil {
 		return nil, err
 	}
-	if in.model == CouncilModel && in.tools != nil {
-		return nil, chatParamError("council_with_tools", "tools", `model "council" cannot take the client's tools: `+
+	if in.Model == answer.CouncilModel && in.Tools != nil {
+		return nil, answer.ParamError("council_with_tools", "tools", `model "council" cannot take the client's tools: `+
 			`the council answers with toolrouter's own tools; name a model (one of GET /v1/models) to pass tools through to it`)
 	}
-	if in.toolChoice, err = chatToolChoice(req.ToolChoice); err != nil {
+	choice, err := chatToolChoice(req.ToolChoice)
+	if err != nil {
 		return nil, err
 	}
-	if in.think, err = chatThink(req.ReasoningEffort); err != nil {
+	in.NoTools = choice == toolChoiceNone
+	if in.Think, err = chatThink(req.ReasoningEffort); err != nil {
 		return nil, err
 	}
-	if in.format, err = chatFormat(req.ResponseFormat); err != nil {
+	if in.Format, err = chatFormat(req.ResponseFormat); err != nil {
 		return nil, err
 	}
-	if in.model == CouncilModel && in.format != nil {
-		return nil, chatParamError("council_with_response_format", "response_format", `model "council" cannot answer in a response_format: `+
+	if in.Model == answer.CouncilModel && in.Format != nil {
+		return nil, answer.ParamError("council_with_response_format", "response_format", `model "council" cannot answer in a response_format: `+
 			`the council's chairman writes prose; name a model (one of GET /v1/models) for a JSON answer`)
 	}
-	if in.options, err = chatOptions(req); err != nil {
+	if in.Options, err = chatOptions(req); err != nil {
 		return nil, err
 	}
 	if err := h.chatMessages(in, req.Messages); err != nil {
@@ -194,7 +160,7 @@ func (h *handlers) decodeChat(body []byte) (*chatInput, error) {
 // router.max_query_bytes, the other messages (system messages aside) by router.max_history, and
 // all of them together by four times router.max_query_bytes, as /v1/route bounds query and history.
 func (h *handlers) chatMessages(in *chatInput, msgs []chatMessage) error {
-	in.last = -1
+	in.Last = -1
 	total, others := 0, 0
 	for i, m := range msgs {
 		param := fmt.Sprintf("messages[%d]", i)
@@ -204,11 +170,11 @@ func (h *handlers) chatMessages(in *chatInput, msgs []chatMessage) error {
 			role = "system"
 		case "system", "user", "assistant":
 		case "tool":
-			if in.tools == nil {
-				return chatParamError("bad_role", param+".role", param+`.role is "tool", but the request has no tools: tool results belong to a conversation with tools`)
+			if in.Tools == nil {
+				return answer.ParamError("bad_role", param+".role", param+`.role is "tool", but the request has no tools: tool results belong to a conversation with tools`)
 			}
 		default:
-			return chatParamError("bad_role", param+".role", fmt.Sprintf(`%s.role must be "system", "developer", "user", "assistant" or "tool", got %q`, param, m.Role))
+			return answer.ParamError("bad_role", param+".role", fmt.Sprintf(`%s.role must be "system", "developer", "user", "assistant" or "tool", got %q`, param, m.Role))
 		}
 		text, err := chatContent(m.Content, param)
 		if err != nil {
@@ -217,7 +183,7 @@ func (h *handlers) chatMessages(in *chatInput, msgs []chatMessage) error {
 		msg := api.Message{Role: role, Content: text}
 		if len(m.ToolCalls) > 0 {
 			if role != "assistant" {
-				return chatParamError("bad_tool_calls", param+".tool_calls", param+" has tool_calls, which only an assistant message may have")
+				return answer.ParamError("bad_tool_calls", param+".tool_calls", param+" has tool_calls, which only an assistant message may have")
 			}
 			if msg.ToolCalls, err = ollamaToolCalls(m.ToolCalls, param); err != nil {
 				return err
@@ -227,28 +193,28 @@ func (h *handlers) chatMessages(in *chatInput, msgs []chatMessage) error {
 			msg.ToolCallID = m.ToolCallID
 		}
 		if role == "user" {
-			in.last = len(in.messages)
+			in.Last = len(in.Messages)
 		}
 		if role != "system" {
 			others++
 		}
 		total += len(text)
-		in.messages = append(in.messages, msg)
+		in.Messages = append(in.Messages, msg)
 	}
-	if in.last < 0 {
-		return chatParamError("missing_user_message", "messages", `messages must include a message with role "user"`)
+	if in.Last < 0 {
+		return answer.ParamError("missing_user_message", "messages", `messages must include a message with role "user"`)
 	}
-	if n := len(in.messages[in.last].Content); n > h.o.MaxQueryBytes {
-		return chatParamError("message_too_long", "messages", fmt.Sprintf("the last user message is %d bytes; the limit is %d (router.max_query_bytes)", n, h.o.MaxQueryBytes))
+	if n := len(in.Messages[in.Last].Content); n > h.limits.MaxQueryBytes {
+		return answer.ParamError("message_too_long", "messages", fmt.Sprintf("the last user message is %d bytes; the limit is %d (router.max_query_bytes)", n, h.limits.MaxQueryBytes))
 	}
-	if strings.TrimSpace(in.messages[in.last].Content) == "" && in.tools == nil {
-		return chatParamError("empty_message", "messages", "the last user message must not be empty: it is what the tools are chosen for")
+	if strings.TrimSpace(in.Messages[in.Last].Content) == "" && in.Tools == nil {
+		return answer.ParamError("empty_message", "messages", "the last user message must not be empty: it is what the tools are chosen for")
 	}
-	if others-1 > h.o.MaxHistory {
-		return chatParamError("too_many_messages", "messages", fmt.Sprintf("messages has %d messages besides system messages and the last user message; the limit is %d (router.max_history)", others-1, h.o.MaxHistory))
+	if others-1 > h.limits.MaxHistory {
+		return answer.ParamError("too_many_messages", "messages", fmt.Sprintf("messages has %d messages besides system messages and the last user message; the limit is %d (router.max_history)", others-1, h.limits.MaxHistory))
 	}
-	if limit := 4 * h.o.MaxQueryBytes; total > limit {
-		return chatParamError("messages_too_long", "messages", fmt.Sprintf("the messages' contents are %d bytes; the limit is %d (four times router.max_query_bytes)", total, limit))
+	if limit := 4 * h.limits.MaxQueryBytes; total > limit {
+		return answer.ParamError("messages_too_long", "messages", fmt.Sprintf("the messages' contents are %d bytes; the limit is %d (four times router.max_query_bytes)", total, limit))
 	}
 	return nil
 }
@@ -263,7 +229,7 @@ func chatContent(raw json.RawMessage, param string) (string, error) {
 	var s string
 	if raw[0] == '"' {
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", chatParamError("bad_content", param+".content", param+".content is not a valid JSON string")
+			return "", answer.ParamError("bad_content", param+".content", param+".content is not a valid JSON string")
 		}
 		return s, nil
 	}
@@ -272,7 +238,7 @@ func chatContent(raw json.RawMessage, param string) (string, error) {
 		Text *string `json:"text"`
 	}
 	if raw[0] != '[' || json.Unmarshal(raw, &parts) != nil {
-		return "", chatParamError("bad_content", param+".content", param+".content must be a string or an array of text parts")
+		return "", answer.ParamError("bad_content", param+".content", param+".content must be a string or an array of text parts")
 	}
 	texts := make([]string, 0, len(parts))
 	for j, part := range parts {
@@ -281,11 +247,11 @@ func chatContent(raw json.RawMessage, param string) (string, error) {
 		case part.Type == "text" && part.Text != nil:
 			texts = append(texts, *part.Text)
 		case part.Type == "text":
-			return "", chatParamError("bad_content", pp, pp+` is a text part without "text"`)
+			return "", answer.ParamError("bad_content", pp, pp+` is a text part without "text"`)
 		case part.Type == "image_url" || part.Type == "input_image":
-			return "", chatParamError("unsupported_content", pp, pp+" is an image: images are not supported; send text parts only")
+			return "", answer.ParamError("unsupported_content", pp, pp+" is an image: images are not supported; send text parts only")
 		default:
-			return "", chatParamError("unsupported_content", pp, fmt.Sprintf("%s is a %q part: only text parts are supported", pp, part.Type))
+			return "", answer.ParamError("unsupported_content", pp, fmt.Sprintf("%s is a %q part: only text parts are supported", pp, part.Type))
 		}
 	}
 	return strings.Join(texts, "\n"), nil
@@ -297,12 +263,12 @@ func ollamaToolCalls(calls []chatToolCall, param string) ([]api.ToolCall, error)
 	for j, tc := range calls {
 		pp := fmt.Sprintf("%s.tool_calls[%d]", param, j)
 		if tc.Function.Name == "" {
-			return nil, chatParamError("bad_tool_calls", pp, pp+".function.name is required")
+			return nil, answer.ParamError("bad_tool_calls", pp, pp+".function.name is required")
 		}
 		args := api.NewToolCallFunctionArguments()
 		if a := strings.TrimSpace(tc.Function.Arguments); a != "" {
 			if err := json.Unmarshal([]byte(a), &args); err != nil {
-				return nil, chatParamError("bad_tool_calls", pp, pp+".function.arguments must be a JSON object in a string")
+				return nil, answer.ParamError("bad_tool_calls", pp, pp+".function.arguments must be a JSON object in a string")
 			}
 		}
 		out = append(out, api.ToolCall{ID: tc.ID, Function: api.ToolCallFunction{Index: j, Name: tc.Function.Name, Arguments: args}})
@@ -316,19 +282,19 @@ var toolName = regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,64}$`)
 // non-nil slice never.
 func chatTools(tools []json.RawMessage) (api.Tools, error) {
 	if len(tools) > maxTools {
-		return nil, chatParamError("too_many_tools", "tools", fmt.Sprintf("the request has %d tools; the limit is %d", len(tools), maxTools))
+		return nil, answer.ParamError("too_many_tools", "tools", fmt.Sprintf("the request has %d tools; the limit is %d", len(tools), maxTools))
 	}
 	var out api.Tools
 	add := func(param string, raw json.RawMessage) error {
 		var t api.Tool
 		if err := json.Unmarshal(raw, &t); err != nil {
-			return chatParamError("bad_tools", param, param+` must be {"type":"function","function":{name, description, parameters}}: `+err.Error())
+			return answer.ParamError("bad_tools", param, param+` must be {"type":"function","function":{name, description, parameters}}: `+err.Error())
 		}
 		switch {
 		case t.Type != "function":
-			return chatParamError("bad_tools", param, fmt.Sprintf(`%s.type must be "function", got %q`, param, t.Type))
+			return answer.ParamError("bad_tools", param, fmt.Sprintf(`%s.type must be "function", got %q`, param, t.Type))
 		case !toolName.MatchString(t.Function.Name):
-			return chatParamError("bad_tools", param, fmt.Sprintf("%s: the function name must be 1 to 64 letters, digits, _ . or -, got %q", param, t.Function.Name))
+			return answer.ParamError("bad_tools", param, fmt.Sprintf("%s: the function name must be 1 to 64 letters, digits, _ . or -, got %q", param, t.Function.Name))
 		}
 		if t.Function.Parameters.Type == "" {
 			t.Function.Parameters.Type = "object"
@@ -363,9 +329,9 @@ func chatToolChoice(raw json.RawMessage) (toolChoice, error) {
 		case toolChoiceAuto, toolChoiceNone:
 			return toolChoice(s), nil
 		case "required":
-			return "", chatParamError("unsupported_tool_choice", "tool_choice", `tool_choice "required" is not supported: the model cannot be made to call a tool; send "auto" or "none"`)
+			return "", answer.ParamError("unsupported_tool_choice", "tool_choice", `tool_choice "required" is not supported: the model cannot be made to call a tool; send "auto" or "none"`)
 		}
-		return "", chatParamError("bad_tool_choice", "tool_choice", fmt.Sprintf(`tool_choice must be "auto", "none" or "required", got %q`, s))
+		return "", answer.ParamError("bad_tool_choice", "tool_choice", fmt.Sprintf(`tool_choice must be "auto", "none" or "required", got %q`, s))
 	}
 	var named struct {
 		Type     string `json:"type"`
@@ -374,9 +340,9 @@ func chatToolChoice(raw json.RawMessage) (toolChoice, error) {
 		} `json:"function"`
 	}
 	if json.Unmarshal(raw, &named) == nil && named.Type == "function" && named.Function.Name != "" {
-		return "", chatParamError("unsupported_tool_choice", "tool_choice", fmt.Sprintf(`tool_choice naming the function %q is not supported: the model cannot be made to call a tool; send "auto" or "none"`, named.Function.Name))
+		return "", answer.ParamError("unsupported_tool_choice", "tool_choice", fmt.Sprintf(`tool_choice naming the function %q is not supported: the model cannot be made to call a tool; send "auto" or "none"`, named.Function.Name))
 	}
-	return "", chatParamError("bad_tool_choice", "tool_choice", `tool_choice must be "auto", "none", "required" or {"type":"function","function":{"name"}}`)
+	return "", answer.ParamError("bad_tool_choice", "tool_choice", `tool_choice must be "auto", "none", "required" or {"type":"function","function":{"name"}}`)
 }
 
 // chatThink maps reasoning_effort to Ollama's think: "low", "medium" and "high" are the level,
@@ -391,7 +357,7 @@ func chatThink(effort *string) (*api.ThinkValue, error) {
 	case "none", "minimal":
 		return &api.ThinkValue{Value: false}, nil
 	}
-	return nil, chatParamError("bad_reasoning_effort", "reasoning_effort", fmt.Sprintf(`reasoning_effort must be "none", "minimal", "low", "medium" or "high", got %q`, *effort))
+	return nil, answer.ParamError("bad_reasoning_effort", "reasoning_effort", fmt.Sprintf(`reasoning_effort must be "none", "minimal", "low", "medium" or "high", got %q`, *effort))
 }
 
 // chatFormat maps response_format to Ollama's format: {"type":"json_object"} is "json",
@@ -408,7 +374,7 @@ func chatFormat(raw json.RawMessage) (json.RawMessage, error) {
 		} `json:"json_schema"`
 	}
 	if err := json.Unmarshal(raw, &rf); err != nil {
-		return nil, chatParamError("bad_response_format", "response_format", `response_format must be {"type": "text", "json_object" or "json_schema"}`)
+		return nil, answer.ParamError("bad_response_format", "response_format", `response_format must be {"type": "text", "json_object" or "json_schema"}`)
 	}
 	switch rf.Type {
 	case "text":
@@ -417,15 +383,15 @@ func chatFormat(raw json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage(`"json"`), nil
 	case "json_schema":
 		if rf.JSONSchema == nil {
-			return nil, chatParamError("bad_response_format", "response_format", `response_format {"type":"json_schema"} needs json_schema.schema, a JSON Schema object`)
+			return nil, answer.ParamError("bad_response_format", "response_format", `response_format {"type":"json_schema"} needs json_schema.schema, a JSON Schema object`)
 		}
 		schema := bytes.TrimSpace(rf.JSONSchema.Schema)
 		if len(schema) == 0 || schema[0] != '{' {
-			return nil, chatParamError("bad_response_format", "response_format", "response_format.json_schema.schema must be a JSON Schema object")
+			return nil, answer.ParamError("bad_response_format", "response_format", "response_format.json_schema.schema must be a JSON Schema object")
 		}
 		return json.RawMessage(slices.Clone(schema)), nil
 	}
-	return nil, chatParamError("bad_response_format", "response_format", fmt.Sprintf(`response_format.type must be "text", "json_object" or "json_schema", got %q`, rf.Type))
+	return nil, answer.ParamError("bad_response_format", "response_format", fmt.Sprintf(`response_format.type must be "text", "json_object" or "json_schema", got %q`, rf.Type))
 }
 
 // chatOptions checks the sampling fields and names them as Ollama does; provider.OpenAI names
@@ -437,7 +403,7 @@ func chatOptions(req chatRequest) (map[string]any, error) {
 			return nil
 		}
 		if math.IsNaN(*v) || *v < lo || *v > hi {
-			return chatParamError("bad_"+name, name, fmt.Sprintf("%s must be from %g to %g, got %g", name, lo, hi, *v))
+			return answer.ParamError("bad_"+name, name, fmt.Sprintf("%s must be from %g to %g, got %g", name, lo, hi, *v))
 		}
 		opts[ollama] = *v
 		return nil
@@ -464,7 +430,7 @@ func chatOptions(req chatRequest) (map[string]any, error) {
 			continue
 		}
 		if *f.v < 1 {
-			return nil, chatParamError("bad_"+f.name, f.name, fmt.Sprintf("%s must be at least 1, got %d", f.name, *f.v))
+			return nil, answer.ParamError("bad_"+f.name, f.name, fmt.Sprintf("%s must be at least 1, got %d", f.name, *f.v))
 		}
 		opts["num_predict"] = *f.v
 	}
@@ -479,7 +445,7 @@ func chatOptions(req chatRequest) (map[string]any, error) {
 			many = []string{one}
 		case json.Unmarshal(stop, &many) == nil && len(many) <= maxStops:
 		default:
-			return nil, chatParamError("bad_stop", "stop", fmt.Sprintf("stop must be a string or an array of at most %d strings", maxStops))
+			return nil, answer.ParamError("bad_stop", "stop", fmt.Sprintf("stop must be a string or an array of at most %d strings", maxStops))
 		}
 		opts["stop"] = many
 	}

@@ -5,23 +5,15 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/ollama/ollama/api"
 
-	"toolrouter/access"
 	"toolrouter/answer"
-	"toolrouter/council"
-	"toolrouter/observe"
-	"toolrouter/prompts"
-	"toolrouter/provider"
-	"toolrouter/router"
 )
 
 // This file serves the OpenAI-compatible front door: POST /v1/chat/completions and GET
@@ -29,64 +21,12 @@ import (
 // names answer with the tool results as evidence (or the whole council, for model "council"). A
 // request with its own tools is passed through to the model, without routing.
 
-// Completer makes one chat completion with the named model: main wires it over the configured
-// providers. Check says, before anything runs for the request, whether a model name can answer:
-// nil, an error wrapping ErrUnknownModel, or another error when its provider could not say.
-// Complete calls onDelta, when not nil, with each piece of the answer's text and thinking as it
-// comes; it bounds the answer's size (ollama.max_response_bytes). A model its provider does not
-// have is an error wrapping ErrUnknownModel.
-type Completer interface {
-	Check(ctx context.Context, model string) error
-	Complete(ctx context.Context, req CompletionRequest, onDelta func(Delta)) (Completion, error)
-}
-
-// Delta is one piece of a streamed answer: text or thinking (one of them set).
-type Delta struct {
-	Text, Thinking string
-}
-
-// CompletionRequest is one completion: the model's name as the client gave it, the messages, the
-// client's tools (nil: none), model options in Ollama's names (temperature, top_p,
-// num_predict, stop, seed, frequency_penalty, presence_penalty), and Ollama's format and think
-// (nil: not set).
-type CompletionRequest struct {
-	Model    string
-	Messages []api.Message
-	Tools    api.Tools
-	Options  map[string]any
-	// Format is Ollama's format: "json" or a JSON Schema (from response_format).
-	Format json.RawMessage
-	// Think is Ollama's think: false, or a level "low", "medium", "high" (from reasoning_effort).
-	Think *api.ThinkValue
-}
-
-// Completion is a finished completion.
-type Completion struct {
-	Text string
-	// Thinking is the model's reasoning, apart from its answer ("" when it gave none).
-	Thinking  string
-	ToolCalls []api.ToolCall
-	// FinishReason is OpenAI's: "stop", "length" or "tool_calls".
-	FinishReason string
-	// Stats are the call's tokens and server-side times (provider.Call's).
-	Stats provider.Stats
-}
-
 // ModelInfo is one model GET /v1/models lists: its name as a chat completion takes it, and the
 // provider that serves it.
 type ModelInfo struct {
 	ID      string
 	OwnedBy string
 }
-
-// ErrUnknownModel is the Completer's error for a model its provider does not have.
-var ErrUnknownModel = errors.New("model not found")
-
-var (
-	errCompletion     = errors.New("completion model failed")
-	errNoCompleter    = errors.New("chat completions are not wired to a model provider")
-	errNoCouncilModel = errors.New(`model "council" asks for the council, but none is configured (council.members in the configuration)`)
-)
 
 // openAIPath reports whether a path is one of the OpenAI-compatible routes', whose errors take
 // OpenAI's shape.
@@ -103,10 +43,10 @@ type openAIErrorBody struct {
 }
 
 // openAIError renders e in OpenAI's shape, {"error": {message, type, param, code}}.
-func openAIError(e *apiError) fiber.Map {
-	b := openAIErrorBody{Message: e.msg, Code: e.code, Type: openAIErrorType(e.status)}
-	if e.param != "" {
-		b.Param = &e.param
+func openAIError(e *answer.Problem) fiber.Map {
+	b := openAIErrorBody{Message: e.Message, Code: e.Code, Type: openAIErrorType(e.Status)}
+	if e.Param != "" {
+		b.Param = &e.Param
 	}
 	return fiber.Map{"error": b}
 }
@@ -126,43 +66,12 @@ func openAIErrorType(status int) string {
 	return "invalid_request_error"
 }
 
-// chatUsage is OpenAI's usage object.
-type chatUsage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
-}
-
-// completionUsage is the answering model's call: its tokens and the split of the server's time.
-type completionUsage struct {
-	chatUsage
-	provider.Breakdown
-}
-
-// chatTrace is a response's x_toolrouter field: how it was answered.
-type chatTrace struct {
-	// Mode is "routed" (tools routed, the named model answered), "council" or "passthrough"
-	// (the client's own tools; nothing routed).
-	Mode    string          `json:"mode"`
-	Routing *router.Outcome `json:"routing,omitempty"`
-	Council *council.Result `json:"council,omitempty"`
-	// CompletionUsage is the answering model's call, apart from the routing's (in routing.usage)
-	// and the council's (in council.usage).
-	CompletionUsage *completionUsage `json:"completion_usage,omitempty"`
-}
-
-// chatResult is a chat completion's answer.
+// chatResult is a chat completion's answer (answer.Chat's) and its OpenAI ids.
 type chatResult struct {
 	id      string
 	created int64
 	model   string
-	text    string
-	// thinking is the answering model's reasoning.
-	thinking string
-	calls    []api.ToolCall
-	finish   string
-	usage    chatUsage
-	trace    chatTrace
+	out     *answer.ChatResult
 }
 
 // chatMessageOut is a response's message.
@@ -183,13 +92,13 @@ type chatChoice struct {
 
 // chatCompletion is the body of a non-streaming answer.
 type chatCompletion struct {
-	ID          string       `json:"id"`
-	Object      string       `json:"object"`
-	Created     int64        `json:"created"`
-	Model       string       `json:"model"`
-	Choices     []chatChoice `json:"choices"`
-	Usage       chatUsage    `json:"usage"`
-	XToolrouter chatTrace    `json:"x_toolrouter"`
+	ID          string           `json:"id"`
+	Object      string           `json:"object"`
+	Created     int64            `json:"created"`
+	Model       string           `json:"model"`
+	Choices     []chatChoice     `json:"choices"`
+	Usage       answer.Tokens    `json:"usage"`
+	XToolrouter answer.ChatTrace `json:"x_toolrouter"`
 }
 
 type chatDelta struct {
@@ -214,8 +123,8 @@ type chatChunk struct {
 	Model   string            `json:"model"`
 	Choices []chatChunkChoice `json:"choices"`
 	// Usage is sent, null but on the last chunk, when the request's stream_options asks for it.
-	Usage       *chatUsage `json:"usage,omitempty"`
-	XToolrouter *chatTrace `json:"x_toolrouter,omitempty"`
+	Usage       *answer.Tokens    `json:"usage,omitempty"`
+	XToolrouter *answer.ChatTrace `json:"x_toolrouter,omitempty"`
 }
 
 // openAIToolCalls converts a model's tool calls to OpenAI's shape.
@@ -239,7 +148,8 @@ func openAIToolCalls(calls []api.ToolCall, indexed bool) []chatToolCall {
 	return out
 }
 
-// chatCompletions serves POST /v1/chat/completions.
+// chatCompletions serves POST /v1/chat/completions: the body checked (decodeChat), the model
+// checked, then answer.Chat's answer in OpenAI's shape, streamed or not.
 func (h *handlers) chatCompletions(c *fiber.Ctx) error {
 	in, err := h.decodeChat(c.Body())
 	if err != nil {
@@ -251,15 +161,21 @@ func (h *handlers) chatCompletions(c *fiber.Ctx) error {
 	}
 	// Every error known before the work starts is answered with its status, a stream's too: no
 	// tool or model call is made for a request that ends in one.
-	if err := h.checkModel(c.UserContext(), in.model); err != nil {
+	if err := h.chat.Check(c.UserContext(), in.Model); err != nil {
 		return err
 	}
-	res := &chatResult{id: "chatcmpl-" + rand.Text(), created: time.Now().Unix(), model: in.model}
+	res := &chatResult{id: "chatcmpl-" + rand.Text(), created: time.Now().Unix(), model: in.Model, out: &answer.ChatResult{}}
 	rep := reportOf(c)
+	run := func(ctx context.Context, onDelta func(answer.Delta)) error {
+		out, err := h.chat.Run(ctx, in.ChatRequest, id, onDelta)
+		res.out = out
+		reportChat(rep, out)
+		return err
+	}
 	if in.stream {
 		return h.streamAs(c, chatEvents(res, in.includeUsage), func(ctx context.Context, send sendFunc) (any, error) {
 			send("", res.chunk(chatDelta{Role: "assistant", Content: new(string)}, nil))
-			return res, h.runChat(ctx, in, id, rep, res, func(d Delta) {
+			return res, run(ctx, func(d answer.Delta) {
 				if d.Thinking != "" {
 					send("", res.chunk(chatDelta{ReasoningContent: &d.Thinking}, nil))
 				}
@@ -269,150 +185,21 @@ func (h *handlers) chatCompletions(c *fiber.Ctx) error {
 			})
 		})
 	}
-	ctx, end, err := h.request(c.UserContext(), c.Context().Conn())
-	if err != nil {
-		return err
-	}
-	defer end()
-	err = h.runChat(ctx, in, id, rep, res, nil)
-	if cause := interrupted(ctx); cause != nil {
-		return cause
-	}
-	if err != nil {
-		return err
-	}
-	msg := chatMessageOut{Role: "assistant", Content: &res.text, ReasoningContent: res.thinking}
-	if len(res.calls) > 0 {
-		msg.ToolCalls = openAIToolCalls(res.calls, false)
-		if res.text == "" {
-			msg.Content = nil
+	return h.serve(c, func(ctx context.Context) (any, error) {
+		if err := run(ctx, nil); err != nil {
+			return nil, err
 		}
-	}
-	return c.JSON(chatCompletion{ID: res.id, Object: "chat.completion", Created: res.created, Model: res.model,
-		Choices: []chatChoice{{Message: msg, FinishReason: res.finish}}, Usage: res.usage, XToolrouter: res.trace})
-}
-
-// checkModel is the one place a chat completion's model name is found known or not, before the
-// request is routed: "council" is the council, which must be configured (decodeChat has refused
-// it with the client's tools); any other name is the Completer's to check (Completer.Check),
-// within Options.ProbeTimeout. An unknown model is a 404, a provider that cannot say a 502 (504
-// on its timeout).
-func (h *handlers) checkModel(ctx context.Context, model string) error {
-	if model == CouncilModel {
-		if h.ans.Check(answer.Always) != nil {
-			return errNoCouncilModel
+		out := res.out
+		msg := chatMessageOut{Role: "assistant", Content: &out.Text, ReasoningContent: out.Thinking}
+		if len(out.ToolCalls) > 0 {
+			msg.ToolCalls = openAIToolCalls(out.ToolCalls, false)
+			if out.Text == "" {
+				msg.Content = nil
+			}
 		}
-		return nil
-	}
-	if h.d.Completer == nil {
-		return errNoCompleter
-	}
-	ctx, cancel := context.WithTimeout(ctx, h.o.ProbeTimeout)
-	defer cancel()
-	switch err := h.d.Completer.Check(ctx, model); {
-	case errors.Is(err, ErrUnknownModel):
-		return fmt.Errorf("checking the model: %w", err)
-	case err != nil:
-		return fmt.Errorf("%w: checking the model: %w", errCompletion, err)
-	}
-	return nil
-}
-
-// runChat answers in into res: passed through with the client's tools, by the council, or by the
-// named model with the routed tools' results as evidence. onDelta, when not nil, gets the answer's
-// text and thinking as they come.
-func (h *handlers) runChat(ctx context.Context, in *chatInput, id access.Identity, rep *served, res *chatResult, onDelta func(Delta)) error {
-	if in.tools != nil {
-		res.trace.Mode = "passthrough"
-		tools := in.tools
-		if in.toolChoice == toolChoiceNone {
-			tools = nil
-		}
-		return h.complete(ctx, rep, res, CompletionRequest{Model: in.model, Messages: in.messages, Tools: tools, Options: in.options,
-			Format: in.format, Think: in.think}, onDelta)
-	}
-	req := router.Request{Query: in.messages[in.last].Content, Identity: id}
-	for _, m := range in.messages[:in.last] {
-		if m.Role == "user" || m.Role == "assistant" {
-			req.History = append(req.History, router.Message{Role: m.Role, Content: m.Content})
-		}
-	}
-	if in.model == CouncilModel {
-		res.trace.Mode = "council"
-		out, err := h.ans.Run(ctx, req, answer.Always, nil)
-		reportAnswer(rep, out)
-		if out != nil {
-			res.trace.Routing, res.trace.Council = out.Routing, out.Council
-		}
-		if err != nil {
-			return err
-		}
-		res.text, res.finish = out.Final, "stop"
-		res.usage = usage(out.Usage.Total.PromptTokens, out.Usage.Total.CompletionTokens)
-		if onDelta != nil && res.text != "" {
-			onDelta(Delta{Text: res.text})
-		}
-		return nil
-	}
-	res.trace.Mode = "routed"
-	out, err := h.d.Router.Route(ctx, req)
-	reportRoute(rep, out)
-	res.trace.Routing = out
-	if err != nil {
-		return err
-	}
-	msgs, err := h.withEvidence(in.messages, out)
-	if err != nil {
-		return err
-	}
-	if err := h.complete(ctx, rep, res, CompletionRequest{Model: in.model, Messages: msgs, Options: in.options, Format: in.format, Think: in.think}, onDelta); err != nil {
-		return err
-	}
-	res.usage = usage(res.usage.PromptTokens+out.Usage.PromptTokens, res.usage.CompletionTokens+out.Usage.CompletionTokens)
-	return nil
-}
-
-func usage(prompt, completion int) chatUsage {
-	return chatUsage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
-}
-
-// withEvidence returns msgs with the tool results as a system message after the leading system
-// messages: each result shortened to council.max_evidence_bytes, as the council sees them.
-func (h *handlers) withEvidence(msgs []api.Message, out *router.Outcome) ([]api.Message, error) {
-	text, err := prompts.CompletionEvidence(council.PromptEvidence(answer.Evidence(out), h.o.MaxEvidenceBytes))
-	if err != nil {
-		return nil, err
-	}
-	at := slices.IndexFunc(msgs, func(m api.Message) bool { return m.Role != "system" })
-	return slices.Insert(slices.Clone(msgs), at, api.Message{Role: "system", Content: text}), nil
-}
-
-// complete makes the completion call and records it in the report.
-func (h *handlers) complete(ctx context.Context, rep *served, res *chatResult, req CompletionRequest, onDelta func(Delta)) error {
-	start := time.Now()
-	comp, err := h.d.Completer.Complete(ctx, req, onDelta)
-	call := observe.ModelCall{Phase: "completion", Model: req.Model, Start: start, Duration: time.Since(start),
-		PromptTokens: comp.Stats.PromptTokens, CompletionTokens: comp.Stats.DecodeTokens, Breakdown: comp.Stats.Breakdown}
-	if err != nil {
-		call.Err = err.Error()
-	}
-	rep.ModelCalls = append(rep.ModelCalls, call)
-	if err != nil {
-		if errors.Is(err, ErrUnknownModel) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-			return fmt.Errorf("completion: %w", err)
-		}
-		return fmt.Errorf("%w: %w", errCompletion, err)
-	}
-	cu := usage(comp.Stats.PromptTokens, comp.Stats.DecodeTokens)
-	res.text, res.thinking, res.calls, res.finish, res.usage = comp.Text, comp.Thinking, comp.ToolCalls, comp.FinishReason, cu
-	res.trace.CompletionUsage = &completionUsage{chatUsage: cu, Breakdown: comp.Stats.Breakdown}
-	switch {
-	case len(res.calls) > 0:
-		res.finish = "tool_calls"
-	case res.finish == "":
-		res.finish = "stop"
-	}
-	return nil
+		return chatCompletion{ID: res.id, Object: "chat.completion", Created: res.created, Model: res.model,
+			Choices: []chatChoice{{Message: msg, FinishReason: out.Finish}}, Usage: out.Usage, XToolrouter: out.Trace}, nil
+	})
 }
 
 // chunk is a stream event of res with one choice's delta (and finish reason, on the last).
@@ -445,23 +232,24 @@ func chatEvents(res *chatResult, includeUsage bool) eventFormat {
 			}
 			return w.Flush()
 		},
-		end: func(send sendFunc, _ any, e *apiError) {
+		end: func(send sendFunc, _ any, e *answer.Problem) {
 			if e != nil {
 				send("", openAIError(e))
 				send("", sseDone{})
 				return
 			}
+			out := res.out
 			var d chatDelta
-			if len(res.calls) > 0 {
-				d.ToolCalls = openAIToolCalls(res.calls, true)
+			if len(out.ToolCalls) > 0 {
+				d.ToolCalls = openAIToolCalls(out.ToolCalls, true)
 			}
-			last := res.chunk(d, &res.finish)
+			last := res.chunk(d, &out.Finish)
 			if includeUsage {
 				send("", last)
 				last = chatChunk{ID: res.id, Object: "chat.completion.chunk", Created: res.created, Model: res.model,
-					Choices: []chatChunkChoice{}, Usage: &res.usage}
+					Choices: []chatChunkChoice{}, Usage: &out.Usage}
 			}
-			last.XToolrouter = &res.trace
+			last.XToolrouter = &out.Trace
 			send("", last)
 			send("", sseDone{})
 		},
@@ -493,8 +281,8 @@ func (h *handlers) model(c *fiber.Ctx) error {
 			return c.JSON(m)
 		}
 	}
-	return &apiError{status: fiber.StatusNotFound, code: "model_not_found", param: "model",
-		msg: fmt.Sprintf("model %q is not listed: GET /v1/models lists the models served", clipHeader(id))}
+	return &answer.Problem{Status: fiber.StatusNotFound, Code: "model_not_found", Param: "model",
+		Message: fmt.Sprintf("model %q is not listed: GET /v1/models lists the models served", clipHeader(id))}
 }
 
 // modelList is what GET /v1/models lists: "council" when a council is configured, the configured
@@ -510,7 +298,7 @@ func (h *handlers) modelList(ctx context.Context) []openAIModel {
 		}
 	}
 	if h.d.Council != nil {
-		add(CouncilModel, "toolrouter")
+		add(answer.CouncilModel, "toolrouter")
 	}
 	for _, m := range h.o.Models {
 		add(m.ID, m.OwnedBy)

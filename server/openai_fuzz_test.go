@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"toolrouter/answer"
+
 	"github.com/gofiber/fiber/v2"
 )
 
@@ -26,25 +28,25 @@ func FuzzDecodeChat(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		in, err := h.decodeChat(body)
 		if err != nil {
-			var ae *apiError
-			if !errors.As(err, &ae) || ae.status != fiber.StatusBadRequest || ae.code == "" || ae.msg == "" {
+			var ae *answer.Problem
+			if !errors.As(err, &ae) || ae.Status != fiber.StatusBadRequest || ae.Code == "" || ae.Message == "" {
 				t.Fatalf("%q: got error %#v, want a 400 with a code and a message", body, err)
 			}
-			if e := h.apiErrorOf(err); strings.ContainsAny(e.msg, "\r\n") {
-				t.Errorf("%q: got message %q, want one line", body, e.msg)
+			if e := h.problemOf(err); strings.ContainsAny(e.Message, "\r\n") {
+				t.Errorf("%q: got message %q, want one line", body, e.Message)
 			}
 			return
 		}
-		if in.model == "" || len(in.messages) == 0 || in.last < 0 || in.last >= len(in.messages) || in.messages[in.last].Role != "user" {
-			t.Fatalf("%q: accepted model %q with %d messages, last user message at %d", body, in.model, len(in.messages), in.last)
+		if in.Model == "" || len(in.Messages) == 0 || in.Last < 0 || in.Last >= len(in.Messages) || in.Messages[in.Last].Role != "user" {
+			t.Fatalf("%q: accepted model %q with %d messages, last user message at %d", body, in.Model, len(in.Messages), in.Last)
 		}
-		if n := len(in.messages[in.last].Content); n > h.o.MaxQueryBytes {
-			t.Errorf("%q: accepted a last user message of %d bytes, want at most %d", body, n, h.o.MaxQueryBytes)
+		if n := len(in.Messages[in.Last].Content); n > h.limits.MaxQueryBytes {
+			t.Errorf("%q: accepted a last user message of %d bytes, want at most %d", body, n, h.limits.MaxQueryBytes)
 		}
 		others, total := 0, 0
-		for i, m := range in.messages {
+		for i, m := range in.Messages {
 			switch {
-			case m.Role == "tool" && in.tools == nil:
+			case m.Role == "tool" && in.Tools == nil:
 				t.Errorf("%q: accepted messages[%d], a tool message without tools", body, i)
 			case m.Role != "system" && m.Role != "user" && m.Role != "assistant" && m.Role != "tool":
 				t.Errorf("%q: accepted messages[%d].role %q", body, i, m.Role)
@@ -54,8 +56,8 @@ func FuzzDecodeChat(f *testing.F) {
 			}
 			total += len(m.Content)
 		}
-		if others-1 > h.o.MaxHistory || total > 4*h.o.MaxQueryBytes {
-			t.Errorf("%q: accepted %d other messages and %d bytes, want at most %d and %d", body, others-1, total, h.o.MaxHistory, 4*h.o.MaxQueryBytes)
+		if others-1 > h.limits.MaxHistory || total > 4*h.limits.MaxQueryBytes {
+			t.Errorf("%q: accepted %d other messages and %d bytes, want at most %d and %d", body, others-1, total, h.limits.MaxHistory, 4*h.limits.MaxQueryBytes)
 		}
 	})
 }

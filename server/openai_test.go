@@ -17,6 +17,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/ollama/ollama/api"
 
+	"toolrouter/answer"
 	"toolrouter/internal/fakeollama"
 	"toolrouter/provider"
 	"toolrouter/router"
@@ -28,7 +29,7 @@ import (
 type fakeCompleter struct {
 	thinking []string
 	pieces   []string
-	reply    server.Completion
+	reply    answer.Completion
 	err      error
 	// hang, when not nil, makes Complete wait for its context's end after the pieces, then send
 	// the context's cause on hang.
@@ -39,7 +40,7 @@ type fakeCompleter struct {
 	checkErr error
 
 	mu     sync.Mutex // guards reqs, checks
-	reqs   []server.CompletionRequest
+	reqs   []answer.CompletionRequest
 	checks []string
 }
 
@@ -48,42 +49,42 @@ func (f *fakeCompleter) Check(_ context.Context, model string) error {
 	f.checks = append(f.checks, model)
 	f.mu.Unlock()
 	if slices.Contains(f.missing, model) {
-		return fmt.Errorf("model %s: %w", model, server.ErrUnknownModel)
+		return fmt.Errorf("model %s: %w", model, answer.ErrUnknownModel)
 	}
 	return f.checkErr
 }
 
-func (f *fakeCompleter) Complete(ctx context.Context, req server.CompletionRequest, onDelta func(server.Delta)) (server.Completion, error) {
+func (f *fakeCompleter) Complete(ctx context.Context, req answer.CompletionRequest, onDelta func(answer.Delta)) (answer.Completion, error) {
 	f.mu.Lock()
 	f.reqs = append(f.reqs, req)
 	f.mu.Unlock()
 	if f.err != nil {
-		return server.Completion{}, f.err
+		return answer.Completion{}, f.err
 	}
 	for _, p := range f.thinking {
 		if onDelta != nil {
-			onDelta(server.Delta{Thinking: p})
+			onDelta(answer.Delta{Thinking: p})
 		}
 	}
 	for _, p := range f.pieces {
 		if err := ctx.Err(); err != nil {
-			return server.Completion{}, err
+			return answer.Completion{}, err
 		}
 		if onDelta != nil {
-			onDelta(server.Delta{Text: p})
+			onDelta(answer.Delta{Text: p})
 		}
 	}
 	if f.hang != nil {
 		<-ctx.Done()
 		f.hang <- context.Cause(ctx)
-		return server.Completion{}, ctx.Err()
+		return answer.Completion{}, ctx.Err()
 	}
 	out := f.reply
 	out.Text, out.Thinking = strings.Join(f.pieces, ""), strings.Join(f.thinking, "")
 	return out, nil
 }
 
-func (f *fakeCompleter) requests() []server.CompletionRequest {
+func (f *fakeCompleter) requests() []answer.CompletionRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.reqs)
@@ -239,7 +240,7 @@ func TestChatCompletionsRejectsBadRequests(t *testing.T) {
 // has the routing and the completion call.
 func TestChatCompletionsRouted(t *testing.T) {
 	model := fakeollama.New(t, selectAdd(true)...)
-	comp := &fakeCompleter{pieces: []string{"2 + 3 ", "is 5."}, reply: server.Completion{FinishReason: "stop", Stats: provider.Stats{PromptTokens: 40, DecodeTokens: 6,
+	comp := &fakeCompleter{pieces: []string{"2 + 3 ", "is 5."}, reply: answer.Completion{FinishReason: "stop", Stats: provider.Stats{PromptTokens: 40, DecodeTokens: 6,
 		Breakdown: provider.Breakdown{LoadMS: 1, PrefillMS: 8, DecodeMS: 30, RestMS: 2, UncachedTokens: 12}}}}
 	e := newChatEnv(t, model, comp, nil, server.Options{})
 	body := `{"model":"qwen2.5:7b","temperature":0.2,"max_tokens":64,"stop":"END","seed":7,"user":"someone","logit_bias":{},
@@ -318,7 +319,7 @@ func TestChatCompletionsPassThrough(t *testing.T) {
 	args := api.NewToolCallFunctionArguments()
 	args.Set("city", "Paris")
 	model := fakeollama.New(t)
-	comp := &fakeCompleter{reply: server.Completion{ToolCalls: []api.ToolCall{{ID: "call_1", Function: api.ToolCallFunction{Name: "get_weather", Arguments: args}}},
+	comp := &fakeCompleter{reply: answer.Completion{ToolCalls: []api.ToolCall{{ID: "call_1", Function: api.ToolCallFunction{Name: "get_weather", Arguments: args}}},
 		FinishReason: "stop", Stats: provider.Stats{PromptTokens: 20, DecodeTokens: 9}}}
 	e := newChatEnv(t, model, comp, nil, server.Options{})
 	body := `{"model":"openai/gpt-4o-mini","tool_choice":"auto","tools":[{"type":"function","function":{"name":"get_weather","description":"weather",
@@ -395,7 +396,7 @@ func TestChatCompletionsErrors(t *testing.T) {
 		{"council without one", http.MethodPost, "/v1/chat/completions", `{"model":"council","messages":[{"role":"user","content":"hi"}]}`,
 			&fakeCompleter{}, http.StatusServiceUnavailable, "no_council", "server_error"},
 		{"unknown model", http.MethodPost, "/v1/chat/completions", `{"model":"nope","tools":[{"type":"function","function":{"name":"f"}}],"messages":[{"role":"user","content":"hi"}]}`,
-			&fakeCompleter{err: fmt.Errorf("model nope: %w", server.ErrUnknownModel)}, http.StatusNotFound, "model_not_found", "invalid_request_error"},
+			&fakeCompleter{err: fmt.Errorf("model nope: %w", answer.ErrUnknownModel)}, http.StatusNotFound, "model_not_found", "invalid_request_error"},
 		{"model down", http.MethodPost, "/v1/chat/completions", `{"model":"m","tools":[{"type":"function","function":{"name":"f"}}],"messages":[{"role":"user","content":"hi"}]}`,
 			&fakeCompleter{err: errors.New("connection refused")}, http.StatusBadGateway, "model_unavailable", "server_error"},
 		{"no completer", http.MethodPost, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`,
@@ -450,7 +451,7 @@ func TestChatCompletionsStream(t *testing.T) {
 		wantText     string
 		wantError    string // the code of the stream's error event
 	}{
-		{"with usage", true, &fakeCompleter{pieces: []string{"It ", "is ", "5."}, reply: server.Completion{Stats: provider.Stats{PromptTokens: 30, DecodeTokens: 3}}}, "It is 5.", ""},
+		{"with usage", true, &fakeCompleter{pieces: []string{"It ", "is ", "5."}, reply: answer.Completion{Stats: provider.Stats{PromptTokens: 30, DecodeTokens: 3}}}, "It is 5.", ""},
 		{"without usage", false, &fakeCompleter{pieces: []string{"5"}}, "5", ""},
 		{"model fails", false, &fakeCompleter{err: errors.New("connection refused")}, "", "model_unavailable"},
 	}

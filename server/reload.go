@@ -6,6 +6,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"toolrouter/answer"
 	"toolrouter/auth"
 	"toolrouter/reload"
 )
@@ -34,7 +35,7 @@ func (h *handlers) admin(c *fiber.Ctx) bool {
 // connects, not the reload, which goes on.
 func (h *handlers) reload(c *fiber.Ctx) error {
 	if h.d.Reload == nil {
-		return errNoReload
+		return answer.ErrNoReload
 	}
 	if !h.admin(c) {
 		return fmt.Errorf("%w: reloading the configuration needs admin scope (auth.admins)", auth.ErrForbidden)

@@ -11,8 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gofiber/fiber/v2"
 	"net/http/httptest"
+
+	"github.com/gofiber/fiber/v2"
 
 	"toolrouter/auth"
 	"toolrouter/config"

@@ -69,16 +69,16 @@ func (h *handlers) observe(r *served) {
 // had sent its 200, to nobody who stayed for the answer), and without the degraded reason the
 // router made of its cancelled calls: that reads as a deadline, and nothing degraded an answer
 // nobody received. Its model calls stay in the report: they were made.
-func (r *served) finish(status int, e *apiError) {
+func (r *served) finish(status int, e *answer.Problem) {
 	r.Status = status
 	if e == nil {
 		return
 	}
-	r.ErrorCode = e.code
-	if e.status != statusClientClosed {
+	r.ErrorCode = e.Code
+	if e.Status != answer.StatusClientClosed {
 		return
 	}
-	r.Status = statusClientClosed
+	r.Status = answer.StatusClientClosed
 	if o := r.Outcome; o != nil && o.DegradedReason != "" {
 		cut := *o // the router's outcome is left as it made it
 		cut.Degraded, cut.DegradedReason = "", ""
@@ -91,6 +91,19 @@ func reportAnswer(r *served, out *answer.Response) {
 	if out != nil {
 		r.Outcome, r.Council, r.answeredBy = out.Routing, out.Council, out.AnsweredBy
 	}
+}
+
+// reportChat records a chat completion's routing, council run and model calls in the report.
+func reportChat(r *served, out *answer.ChatResult) {
+	if out == nil {
+		return
+	}
+	if out.Answered != nil {
+		reportAnswer(r, out.Answered)
+	} else {
+		reportRoute(r, out.Trace.Routing)
+	}
+	r.ModelCalls = append(r.ModelCalls, out.Calls...)
 }
 
 // reportRoute records a routing in the report.

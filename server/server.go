@@ -1,6 +1,8 @@
-// Package server is toolrouter's HTTP API (fiber): it decodes and checks requests, calls the router
-// and reports the inventory and readiness. It holds no routing logic; it exists as its own package
-// so that main stays wiring only and the handlers can be tested through app.Test.
+// Package server is toolrouter's HTTP API (fiber): it translates each request into a call of
+// package answer (which checks its fields, routes, answers and classifies its errors) and the
+// result into JSON, OpenAI's shapes or Server-Sent Events, and reports the inventory and
+// readiness. It holds no routing logic and no request checks beyond HTTP's own (methods, content
+// types, Host and Origin, credentials, rate limits).
 package server
 
 import (
@@ -121,7 +123,7 @@ type Deps struct {
 	// Reload, if not nil, serves POST /v1/admin/reload.
 	Reload Reloader
 	// Completer, if not nil, makes the model calls of POST /v1/chat/completions.
-	Completer Completer
+	Completer answer.Completer
 	// Metrics, if not nil, serves GET /metrics (the Prometheus exposition).
 	Metrics http.Handler
 	// Limiter, if not nil, admits each request of the work endpoints against its identity's rate
@@ -161,9 +163,14 @@ func build(d Deps, o Options, listening string) (*fiber.App, *handlers) {
 		}
 	}
 	h := &handlers{d: d, o: o, life: newLifecycle(), hosts: newHostSet(listen, o.AllowedHosts),
-		ans: &answer.Service{Router: d.Router}}
+		ans:    &answer.Service{Router: d.Router},
+		limits: answer.Limits{MaxQueryBytes: o.MaxQueryBytes, MaxHistory: o.MaxHistory, MaxDeadline: o.MaxDeadline}}
 	if d.Council != nil {
 		h.ans.Council = d.Council
+	}
+	h.chat = &answer.Chat{Router: d.Router, Answers: h.ans, MaxEvidenceBytes: o.MaxEvidenceBytes, CheckTimeout: o.ProbeTimeout}
+	if d.Completer != nil {
+		h.chat.Completer = d.Completer
 	}
 	app := fiber.New(fiber.Config{
 		AppName:               "toolrouter",
@@ -212,7 +219,7 @@ func build(d Deps, o Options, listening string) (*fiber.App, *handlers) {
 		if err := h.unrouted(c); err != nil {
 			return err
 		}
-		return &apiError{status: fiber.StatusNotFound, code: "not_found", msg: "no route " + c.Method() + " " + c.Path()}
+		return &answer.Problem{Status: fiber.StatusNotFound, Code: "not_found", Message: "no route " + c.Method() + " " + c.Path()}
 	})
 	return app, h
 }
@@ -268,9 +275,9 @@ func (h *handlers) unrouted(c *fiber.Ctx) error {
 		}
 		allow := strings.Join(r.methods, ", ")
 		c.Set(fiber.HeaderAllow, allow)
-		return &apiError{status: fiber.StatusMethodNotAllowed, code: "method_not_allowed", msg: c.Method() + " is not allowed on " + c.Path() + "; use " + allow}
+		return &answer.Problem{Status: fiber.StatusMethodNotAllowed, Code: "method_not_allowed", Message: c.Method() + " is not allowed on " + c.Path() + "; use " + allow}
 	}
-	return &apiError{status: fiber.StatusNotFound, code: "not_found", msg: "no route " + c.Method() + " " + c.Path()}
+	return &answer.Problem{Status: fiber.StatusNotFound, Code: "not_found", Message: "no route " + c.Method() + " " + c.Path()}
 }
 
 // withDefaults fills o's zero fields from config.Default (and the fixed defaults of the fields
@@ -319,6 +326,8 @@ type handlers struct {
 	d      Deps
 	o      Options
 	ans    *answer.Service
+	chat   *answer.Chat
+	limits answer.Limits // of every request's routing fields
 	life   *lifecycle
 	hosts  *hostSet // nil: any Host
 	routes []route  // the paths served and their methods (unrouted)
@@ -385,11 +394,11 @@ func (h *handlers) search(c *fiber.Ctx) error {
 	q := strings.TrimSpace(c.Query("q"))
 	switch {
 	case q == "":
-		return badRequest("bad_query", "q is required: the query to rank tools for")
+		return answer.BadRequest("bad_query", "q is required: the query to rank tools for")
 	case len(q) > h.o.MaxQueryBytes:
-		return badRequest("query_too_large", fmt.Sprintf("q is %d bytes, over the limit of %d", len(q), h.o.MaxQueryBytes))
+		return answer.BadRequest("query_too_large", fmt.Sprintf("q is %d bytes, over the limit of %d", len(q), h.o.MaxQueryBytes))
 	case !utf8.ValidString(q):
-		return badRequest("bad_query", "q is not valid UTF-8")
+		return answer.BadRequest("bad_query", "q is not valid UTF-8")
 	}
 	id, err := h.actingAs(c, c.Query("caller"))
 	if err != nil {
@@ -399,7 +408,7 @@ func (h *handlers) search(c *fiber.Ctx) error {
 	if s := c.Query("k"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > maxSearchK {
-			return badRequest("bad_k", fmt.Sprintf("k must be a whole number from 1 to %d, got %q", maxSearchK, s))
+			return answer.BadRequest("bad_k", fmt.Sprintf("k must be a whole number from 1 to %d, got %q", maxSearchK, s))
 		}
 		k = n
 	}
@@ -409,7 +418,7 @@ func (h *handlers) search(c *fiber.Ctx) error {
 	}
 	defer end()
 	offer, err := h.d.Search.Search(ctx, strings.Clone(q), id, k)
-	if cause := interrupted(ctx); cause != nil {
+	if cause := answer.Interrupted(ctx); cause != nil {
 		return cause
 	}
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"toolrouter/answer"
 	"toolrouter/router"
 )
 
@@ -22,25 +23,6 @@ type sseEvent struct {
 
 // sendFunc sends one event to the client; it never blocks past the request's end.
 type sendFunc func(name string, data any)
-
-// routeStream serves POST /v1/route/stream: the same routing as /v1/route, with each step sent as
-// a Server-Sent Event as it happens, then complete (the outcome) or error.
-func (h *handlers) routeStream(c *fiber.Ctx) error {
-	req, caller, err := h.decodeRoute(c.Body())
-	if err != nil {
-		return err
-	}
-	if req.Identity, err = h.actingAs(c, caller); err != nil {
-		return err
-	}
-	rep := reportOf(c)
-	return h.stream(c, func(ctx context.Context, send sendFunc) (any, error) {
-		req.OnEvent = func(ev router.Event) { send(string(ev.Type), ev) }
-		out, err := h.d.Router.Route(ctx, req)
-		reportRoute(rep, out)
-		return out, err
-	})
-}
 
 // stream runs work in the background and sends its events to the client as they come, then
 // complete (work's result) or error ({"error": {code, message, status}}). work's context ends at
@@ -55,14 +37,14 @@ func (h *handlers) stream(c *fiber.Ctx, work func(ctx context.Context, send send
 type eventFormat struct {
 	write func(w *bufio.Writer, ev sseEvent) error
 	// end sends the last events: work's result out, or e when it failed.
-	end func(send sendFunc, out any, e *apiError)
+	end func(send sendFunc, out any, e *answer.Problem)
 }
 
 // namedEvents is the format of toolrouter's own streams: named events, ending with complete or
 // error ({"error": {code, message, status}}).
-var namedEvents = eventFormat{write: writeEvent, end: func(send sendFunc, out any, e *apiError) {
+var namedEvents = eventFormat{write: writeEvent, end: func(send sendFunc, out any, e *answer.Problem) {
 	if e != nil {
-		send(string(router.EventError), fiber.Map{"type": router.EventError, "error": fiber.Map{"code": e.code, "message": e.msg, "status": e.status}})
+		send(string(router.EventError), fiber.Map{"type": router.EventError, "error": fiber.Map{"code": e.Code, "message": e.Message, "status": e.Status}})
 		return
 	}
 	send(string(router.EventComplete), completeEvent(out))
@@ -89,13 +71,13 @@ func (h *handlers) streamAs(c *fiber.Ctx, f eventFormat, work func(ctx context.C
 	go func() {
 		defer close(events)
 		out, err := h.safely(ctx, send, work)
-		if cause := interrupted(ctx); cause != nil {
+		if cause := answer.Interrupted(ctx); cause != nil {
 			err = cause // whatever the work made of its cancelled calls
 		}
-		var e *apiError
+		var e *answer.Problem
 		if err != nil {
-			out, e = nil, h.apiErrorOf(err)
-			rep.failed = e.status
+			out, e = nil, h.problemOf(err)
+			rep.failed = e.Status
 		}
 		rep.finish(fiber.StatusOK, e)
 		f.end(send, out, e)
@@ -126,7 +108,7 @@ func (h *handlers) streamAs(c *fiber.Ctx, f eventFormat, work func(ctx context.C
 					return // the client is gone: end stops the work
 				}
 			case <-ended:
-				if errors.Is(context.Cause(ctx), errClientGone) {
+				if errors.Is(context.Cause(ctx), answer.ErrClientGone) {
 					return
 				}
 				ended = nil // a timeout or a shutdown: the work's error event is still to come

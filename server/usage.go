@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"toolrouter/answer"
 	"toolrouter/auth"
 	records "toolrouter/usage"
 )
@@ -41,7 +42,7 @@ func (h *handlers) usageQuery(c *fiber.Ctx) error {
 	}
 	defer end()
 	s, err := h.d.Usage.Query(ctx, q)
-	if cause := interrupted(ctx); cause != nil {
+	if cause := answer.Interrupted(ctx); cause != nil {
 		return cause
 	}
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package answer
 
 import (
 	"context"
@@ -11,11 +11,9 @@ import (
 
 	"github.com/ollama/ollama/api"
 
-	"toolrouter/config"
 	"toolrouter/internal/fakeollama"
 	"toolrouter/internal/fakeopenai"
 	"toolrouter/provider"
-	"toolrouter/server"
 )
 
 // TestCompleter drives the chat completions' completer over real provider clients and fake
@@ -48,7 +46,7 @@ func TestCompleter(t *testing.T) {
 			fakeopenai.Reply{ToolCalls: []fakeopenai.ToolCall{{ID: "call_9", Name: "get_weather", Arguments: `{"city":"Paris"}`}}},
 			"remote", "gpt-4o-mini", "", 1, "tool_calls", nil, provider.Stats{}},
 		{"a model the provider lacks", "nope", fakeollama.Reply{Status: http.StatusNotFound, Error: `model "nope" not found, try pulling it first`}, fakeopenai.Reply{},
-			"ollama", "nope", "", 0, "", server.ErrUnknownModel, provider.Stats{}},
+			"ollama", "nope", "", 0, "", ErrUnknownModel, provider.Stats{}},
 		{"an answer over the bound", "remote/gpt-4o-mini", fakeollama.Reply{}, fakeopenai.Reply{Flood: 1 << 20},
 			"remote", "gpt-4o-mini", "", 0, "", provider.ErrResponseTooLarge, provider.Stats{}},
 	}
@@ -56,21 +54,17 @@ func TestCompleter(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ollama := fakeollama.New(t, tc.ollama)
 			remote := fakeopenai.New(t, tc.openai)
-			cfg := config.Default()
-			cfg.Ollama.Host = ollama.URL
-			cfg.Ollama.MaxResponseBytes = 64 << 10
-			cfg.Providers["remote"] = config.Provider{Type: config.ProviderOpenAI, BaseURL: remote.BaseURL()}
 			u, _ := url.Parse(ollama.URL)
-			limit := provider.WithMaxResponseBytes(cfg.Ollama.MaxResponseBytes)
-			c := newCompleter(cfg, map[string]provider.Chatter{
-				"ollama": provider.NewOllama(u, nil, limit),
-				"remote": provider.NewOpenAI(remote.BaseURL(), "", nil, limit),
-			}, nil)
+			limit := provider.WithMaxResponseBytes(64 << 10)
+			c := testCompleter(map[string]Provider{
+				"ollama": {Client: provider.NewOllama(u, nil, limit), Ollama: true},
+				"remote": {Client: provider.NewOpenAI(remote.BaseURL(), "", nil, limit)},
+			}, 64<<10)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			var streamed strings.Builder
-			out, err := c.Complete(ctx, server.CompletionRequest{Model: tc.model, Messages: []api.Message{{Role: "user", Content: "2+3?"}},
-				Options: map[string]any{"temperature": 0.5}}, func(d server.Delta) { streamed.WriteString(d.Text) })
+			out, err := c.Complete(ctx, CompletionRequest{Model: tc.model, Messages: []api.Message{{Role: "user", Content: "2+3?"}},
+				Options: map[string]any{"temperature": 0.5}}, func(d Delta) { streamed.WriteString(d.Text) })
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
 				t.Fatalf("got error %v, want %v", err, tc.wantErr)
 			}
@@ -111,21 +105,6 @@ func TestCompleter(t *testing.T) {
 	}
 }
 
-func TestChatModels(t *testing.T) {
-	cfg := config.Default()
-	cfg.Providers["remote"] = config.Provider{Type: config.ProviderOpenAI, BaseURL: "http://127.0.0.1:1/v1"}
-	cfg.Council.Members = []config.Member{{Name: "a", Provider: "ollama", Model: "llama3.1:8b"}, {Name: "b", Provider: "remote", Model: "gpt-4o-mini"}}
-	cfg.Council.Chairman = config.Member{Name: "chair", Provider: "remote", Model: "gpt-4o"}
-	var got []string
-	for _, m := range chatModels(cfg) {
-		got = append(got, m.ID+"@"+m.OwnedBy)
-	}
-	want := "qwen2.5:7b@ollama,llama3.1:8b@ollama,remote/gpt-4o-mini@remote,remote/gpt-4o@remote"
-	if strings.Join(got, ",") != want {
-		t.Errorf("got %s, want %s", strings.Join(got, ","), want)
-	}
-}
-
 // TestCompleterCheck: a chat completion's model is checked before the request is routed. An
 // Ollama provider is asked (/api/show) for any name, configured or not, and its "found" is
 // trusted for modelFoundTTL; an OpenAI-compatible provider's names are taken as they are.
@@ -140,8 +119,8 @@ func TestCompleterCheck(t *testing.T) {
 	}{
 		{"the configured model", "qwen2.5:7b", false, nil, false, []string{"qwen2.5:7b"}},
 		{"a pulled model that is not configured", "llama3.1", false, nil, false, []string{"llama3.1"}},
-		{"a model Ollama lacks", "nope", false, server.ErrUnknownModel, false, []string{"nope", "nope"}},
-		{"an unknown provider's prefix is an Ollama name", "elsewhere/gpt-4o", false, server.ErrUnknownModel, false, []string{"elsewhere/gpt-4o", "elsewhere/gpt-4o"}},
+		{"a model Ollama lacks", "nope", false, ErrUnknownModel, false, []string{"nope", "nope"}},
+		{"an unknown provider's prefix is an Ollama name", "elsewhere/gpt-4o", false, ErrUnknownModel, false, []string{"elsewhere/gpt-4o", "elsewhere/gpt-4o"}},
 		{"ollama/ names the Ollama provider", "ollama/llama3.1:latest", false, nil, false, []string{"llama3.1:latest"}},
 		{"an OpenAI-compatible provider's model is not asked", "remote/gpt-4o-mini", false, nil, false, nil},
 		{"Ollama down", "qwen2.5:7b", true, nil, true, nil},
@@ -150,14 +129,11 @@ func TestCompleterCheck(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ollama := fakeollama.New(t)
 			ollama.Models = []string{"qwen2.5:7b", "llama3.1:latest"}
-			cfg := config.Default()
-			cfg.Ollama.Host = ollama.URL
-			cfg.Providers["remote"] = config.Provider{Type: config.ProviderOpenAI, BaseURL: "http://127.0.0.1:1/v1"}
 			u, _ := url.Parse(ollama.URL)
-			c := newCompleter(cfg, map[string]provider.Chatter{
-				"ollama": provider.NewOllama(u, nil),
-				"remote": provider.NewOpenAI("http://127.0.0.1:1/v1", "", nil),
-			}, map[string]modelShower{"ollama": api.NewClient(u, http.DefaultClient)})
+			c := testCompleter(map[string]Provider{
+				"ollama": {Client: provider.NewOllama(u, nil), Show: api.NewClient(u, http.DefaultClient), Ollama: true},
+				"remote": {Client: provider.NewOpenAI("http://127.0.0.1:1/v1", "", nil)},
+			}, 0)
 			now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 			c.now = func() time.Time { return now }
 			if tc.down {
@@ -168,7 +144,7 @@ func TestCompleterCheck(t *testing.T) {
 			for i := range 2 {
 				err := c.Check(ctx, tc.model)
 				switch {
-				case tc.wantOther && (err == nil || errors.Is(err, server.ErrUnknownModel)):
+				case tc.wantOther && (err == nil || errors.Is(err, ErrUnknownModel)):
 					t.Fatalf("check %d: got %v, want an error other than ErrUnknownModel", i, err)
 				case !tc.wantOther && (!errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil)):
 					t.Fatalf("check %d: got %v, want %v", i, err, tc.wantErr)
@@ -190,9 +166,8 @@ func TestCompleterCheck(t *testing.T) {
 func TestCompleterCheckExpires(t *testing.T) {
 	ollama := fakeollama.New(t)
 	ollama.Models = []string{"qwen2.5:7b"}
-	cfg := config.Default()
 	u, _ := url.Parse(ollama.URL)
-	c := newCompleter(cfg, map[string]provider.Chatter{"ollama": provider.NewOllama(u, nil)}, map[string]modelShower{"ollama": api.NewClient(u, http.DefaultClient)})
+	c := testCompleter(map[string]Provider{"ollama": {Client: provider.NewOllama(u, nil), Show: api.NewClient(u, http.DefaultClient), Ollama: true}}, 0)
 	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	c.now = func() time.Time { return now }
 	ctx := context.Background()
@@ -205,10 +180,16 @@ func TestCompleterCheckExpires(t *testing.T) {
 		t.Fatalf("within the TTL: got %v, want the cached answer", err)
 	}
 	now = now.Add(2 * time.Second)
-	if err := c.Check(ctx, "qwen2.5:7b"); !errors.Is(err, server.ErrUnknownModel) {
+	if err := c.Check(ctx, "qwen2.5:7b"); !errors.Is(err, ErrUnknownModel) {
 		t.Fatalf("after the TTL: got %v, want ErrUnknownModel", err)
 	}
 	if n := len(ollama.Shown()); n != 2 {
 		t.Errorf("got Ollama asked %d times, want 2", n)
 	}
+}
+
+// testCompleter is the completer over providers as the default configuration sets it: the
+// router's provider "ollama", its num_ctx 8192 and a keep_alive.
+func testCompleter(providers map[string]Provider, maxResponse int) *ProviderCompleter {
+	return NewCompleter(CompleterOptions{Providers: providers, Fallback: "ollama", NumCtx: 8192, KeepAlive: 5 * time.Minute, MaxResponseBytes: maxResponse})
 }

@@ -1,0 +1,268 @@
+package answer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"toolrouter/access"
+	"toolrouter/council"
+	"toolrouter/observe"
+	"toolrouter/prompts"
+	"toolrouter/provider"
+	"toolrouter/router"
+)
+
+// CouncilModel is the model name that has the council answer a chat completion.
+const CouncilModel = "council"
+
+// Completer makes one chat completion with the named model (NewCompleter makes one over the
+// configured providers). Check says, before anything runs for the request, whether a model name
+// can answer: nil, an error wrapping ErrUnknownModel, or another error when its provider could
+// not say. Complete calls onDelta, when not nil, with each piece of the answer's text and
+// thinking as it comes; it bounds the answer's size. A model its provider does not have is an
+// error wrapping ErrUnknownModel.
+type Completer interface {
+	Check(ctx context.Context, model string) error
+	Complete(ctx context.Context, req CompletionRequest, onDelta func(Delta)) (Completion, error)
+}
+
+// Delta is one piece of a streamed answer: text or thinking (one of them set).
+type Delta struct {
+	Text, Thinking string
+}
+
+// CompletionRequest is one completion: the model's name as the client gave it, the messages, the
+// client's tools (nil: none), model options in Ollama's names (temperature, top_p, num_predict,
+// stop, seed, frequency_penalty, presence_penalty), and Ollama's format and think (nil: not set).
+type CompletionRequest struct {
+	Model    string
+	Messages []api.Message
+	Tools    api.Tools
+	Options  map[string]any
+	// Format is Ollama's format: "json" or a JSON Schema.
+	Format json.RawMessage
+	// Think is Ollama's think: false, or a level "low", "medium", "high".
+	Think *api.ThinkValue
+}
+
+// Completion is a finished completion.
+type Completion struct {
+	Text string
+	// Thinking is the model's reasoning, apart from its answer ("" when it gave none).
+	Thinking  string
+	ToolCalls []api.ToolCall
+	// FinishReason is OpenAI's: "stop", "length" or "tool_calls".
+	FinishReason string
+	// Stats are the call's tokens and server-side times (provider.Call's).
+	Stats provider.Stats
+}
+
+// ChatRequest is a checked chat completion in Ollama's types: what a front door decoded.
+type ChatRequest struct {
+	Model    string
+	Messages []api.Message
+	// Last is the index in Messages of the last user message, the one routed.
+	Last int
+	// Tools are the client's own tools; not nil means pass-through: nothing is routed.
+	Tools api.Tools
+	// NoTools withholds Tools from the model (tool_choice "none").
+	NoTools bool
+	Options map[string]any
+	Format  json.RawMessage
+	Think   *api.ThinkValue
+}
+
+// Tokens is a chat completion's token use (OpenAI's usage object).
+type Tokens struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+func tokens(prompt, completion int) Tokens {
+	return Tokens{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
+}
+
+// CompletionUsage is the answering model's call: its tokens and the split of the server's time.
+type CompletionUsage struct {
+	Tokens
+	provider.Breakdown
+}
+
+// Chat modes: how a chat completion was answered.
+const (
+	// ModeRouted: tools routed, the named model answered with their results as evidence.
+	ModeRouted = "routed"
+	// ModeCouncil: the council answered (model "council").
+	ModeCouncil = "council"
+	// ModePassthrough: the client's own tools went to the model; nothing was routed.
+	ModePassthrough = "passthrough"
+)
+
+// ChatTrace is how a chat completion was answered (the OpenAI door's x_toolrouter field).
+type ChatTrace struct {
+	Mode    string          `json:"mode"`
+	Routing *router.Outcome `json:"routing,omitempty"`
+	Council *council.Result `json:"council,omitempty"`
+	// CompletionUsage is the answering model's call, apart from the routing's (in routing.usage)
+	// and the council's (in council.usage).
+	CompletionUsage *CompletionUsage `json:"completion_usage,omitempty"`
+}
+
+// ChatResult is a chat completion's answer, and what it did for the request's report.
+type ChatResult struct {
+	Text string
+	// Thinking is the answering model's reasoning.
+	Thinking  string
+	ToolCalls []api.ToolCall
+	// Finish is OpenAI's finish_reason.
+	Finish string
+	Usage  Tokens
+	Trace  ChatTrace
+	// Answered is the council's answer, in ModeCouncil.
+	Answered *Response
+	// Calls are the model calls made beyond the routing's and the council's: the completion's.
+	Calls []observe.ModelCall
+}
+
+// Chat answers chat completions: passed through with the client's tools, by the council, or by
+// the named model with the routed tools' results as evidence.
+type Chat struct {
+	Router    Router
+	Answers   *Service
+	Completer Completer // nil: only model "council" answers
+	// MaxEvidenceBytes bounds each tool result the answering model is shown, as the council's;
+	// negative shows results whole.
+	MaxEvidenceBytes int
+	// CheckTimeout bounds Check's question to the provider.
+	CheckTimeout time.Duration
+}
+
+// Check is the one place a chat completion's model name is found known or not, before the
+// request is routed: "council" is the council, which must be configured; any other name is the
+// Completer's to check, within CheckTimeout. An unknown model is ErrUnknownModel, a provider that
+// cannot say ErrCompletion (or a deadline).
+func (c *Chat) Check(ctx context.Context, model string) error {
+	if model == CouncilModel {
+		if c.Answers.Check(Always) != nil {
+			return ErrNoCouncilModel
+		}
+		return nil
+	}
+	if c.Completer == nil {
+		return ErrNoCompleter
+	}
+	if c.CheckTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.CheckTimeout)
+		defer cancel()
+	}
+	switch err := c.Completer.Check(ctx, model); {
+	case errors.Is(err, ErrUnknownModel):
+		return fmt.Errorf("checking the model: %w", err)
+	case err != nil:
+		return fmt.Errorf("%w: checking the model: %w", ErrCompletion, err)
+	}
+	return nil
+}
+
+// Run answers in for id. onDelta, when not nil, gets the answer's text and thinking as they come.
+// The result is never nil: on an error it holds what was done, for the request's report.
+func (c *Chat) Run(ctx context.Context, in ChatRequest, id access.Identity, onDelta func(Delta)) (*ChatResult, error) {
+	res := &ChatResult{}
+	if in.Tools != nil {
+		res.Trace.Mode = ModePassthrough
+		tools := in.Tools
+		if in.NoTools {
+			tools = nil
+		}
+		return res, c.complete(ctx, res, CompletionRequest{Model: in.Model, Messages: in.Messages, Tools: tools, Options: in.Options,
+			Format: in.Format, Think: in.Think}, onDelta)
+	}
+	req := router.Request{Query: in.Messages[in.Last].Content, Identity: id}
+	for _, m := range in.Messages[:in.Last] {
+		if m.Role == "user" || m.Role == "assistant" {
+			req.History = append(req.History, router.Message{Role: m.Role, Content: m.Content})
+		}
+	}
+	if in.Model == CouncilModel {
+		res.Trace.Mode = ModeCouncil
+		out, err := c.Answers.Run(ctx, req, Always, nil)
+		res.Answered = out
+		if out != nil {
+			res.Trace.Routing, res.Trace.Council = out.Routing, out.Council
+		}
+		if err != nil {
+			return res, err
+		}
+		res.Text, res.Finish = out.Final, "stop"
+		res.Usage = tokens(out.Usage.Total.PromptTokens, out.Usage.Total.CompletionTokens)
+		if onDelta != nil && res.Text != "" {
+			onDelta(Delta{Text: res.Text})
+		}
+		return res, nil
+	}
+	res.Trace.Mode = ModeRouted
+	out, err := c.Router.Route(ctx, req)
+	res.Trace.Routing = out
+	if err != nil {
+		return res, err
+	}
+	msgs, err := c.withEvidence(in.Messages, out)
+	if err != nil {
+		return res, err
+	}
+	if err := c.complete(ctx, res, CompletionRequest{Model: in.Model, Messages: msgs, Options: in.Options, Format: in.Format, Think: in.Think}, onDelta); err != nil {
+		return res, err
+	}
+	res.Usage = tokens(res.Usage.PromptTokens+out.Usage.PromptTokens, res.Usage.CompletionTokens+out.Usage.CompletionTokens)
+	return res, nil
+}
+
+// withEvidence returns msgs with the tool results as a system message after the leading system
+// messages: each result shortened to MaxEvidenceBytes, as the council sees them.
+func (c *Chat) withEvidence(msgs []api.Message, out *router.Outcome) ([]api.Message, error) {
+	text, err := prompts.CompletionEvidence(council.PromptEvidence(Evidence(out), c.MaxEvidenceBytes))
+	if err != nil {
+		return nil, err
+	}
+	at := slices.IndexFunc(msgs, func(m api.Message) bool { return m.Role != "system" })
+	return slices.Insert(slices.Clone(msgs), at, api.Message{Role: "system", Content: text}), nil
+}
+
+// complete makes the completion call into res.
+func (c *Chat) complete(ctx context.Context, res *ChatResult, req CompletionRequest, onDelta func(Delta)) error {
+	if c.Completer == nil {
+		return ErrNoCompleter
+	}
+	start := time.Now()
+	comp, err := c.Completer.Complete(ctx, req, onDelta)
+	call := observe.ModelCall{Phase: "completion", Model: req.Model, Start: start, Duration: time.Since(start),
+		PromptTokens: comp.Stats.PromptTokens, CompletionTokens: comp.Stats.DecodeTokens, Breakdown: comp.Stats.Breakdown}
+	if err != nil {
+		call.Err = err.Error()
+	}
+	res.Calls = append(res.Calls, call)
+	if err != nil {
+		if errors.Is(err, ErrUnknownModel) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			return fmt.Errorf("completion: %w", err)
+		}
+		return fmt.Errorf("%w: %w", ErrCompletion, err)
+	}
+	cu := tokens(comp.Stats.PromptTokens, comp.Stats.DecodeTokens)
+	res.Text, res.Thinking, res.ToolCalls, res.Finish, res.Usage = comp.Text, comp.Thinking, comp.ToolCalls, comp.FinishReason, cu
+	res.Trace.CompletionUsage = &CompletionUsage{Tokens: cu, Breakdown: comp.Stats.Breakdown}
+	switch {
+	case len(res.ToolCalls) > 0:
+		res.Finish = "tool_calls"
+	case res.Finish == "":
+		res.Finish = "stop"
+	}
+	return nil
+}

@@ -136,7 +136,7 @@ func parse(args []string, stdout, stderr io.Writer, uf *usageFlags) (cmd string,
 	fs.Var(&mcpConfigs, "mcp-config", "an MCP client's server list to serve too (Claude Desktop, Cursor, Windsurf, VS Code mcp.json); repeatable")
 	model := fs.String("model", "", "tool-calling model (config key ollama.model)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
-	asFlag := fs.String("as", "", "route, search, list the inventory or serve mcp as this org[/team[/agent]] of orgs (default: the operator, every tool)")
+	asFlag := fs.String("as", "", "route, search, list the inventory or serve mcp as this org[/team[/agent]] of orgs (default: the operator, every tool; mcp: org default, as a request without a credential)")
 	showVersion := fs.Bool("version", false, "print the version and the revision built from, and exit")
 	uf.register(fs)
 	// Flags and positional arguments interleave: parse flags up to the next positional, take it,

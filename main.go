@@ -13,8 +13,8 @@
 //	toolrouter mcp-builtin NAME [-http ADDR]
 //	                                      serve a built-in MCP server over stdio (or streamable HTTP)
 //
-// route, inventory, search and mcp act for the operator, with every tool, unless -as names an identity
-// of the orgs hierarchy. serve authenticates callers (auth) and refuses to start on a non-loopback
+// route, inventory and search act for the operator, with every tool, and mcp for org default, as a
+// request without a credential does, unless -as names an identity of the orgs hierarchy. serve authenticates callers (auth) and refuses to start on a non-loopback
 // address when none can authenticate, unless auth.allow_anonymous is set, and reloads its
 // configuration on SIGHUP or POST /v1/admin/reload (package reload). Flags may come before or
 // after the command and its query; -h prints the usage, -version the version. The exit codes are
@@ -155,6 +155,13 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 	var learner router.Learner
 	if cfg.Retrieval.LearnExamples {
 		learner = examples
+	}
+	if cmd == "mcp" && as.Depth() == 0 {
+		// The MCP server over stdio, like every door without a credential, acts for org default.
+		as = auth.Anonymous()
+		if len(cfg.Orgs) > 0 && !orgs.Has(as) {
+			logger.Warn("toolrouter mcp acts for org " + access.DefaultOrg + ", which orgs does not define: its calls will be refused; name an identity with -as")
+		}
 	}
 	applies := len(cfg.Orgs) > 0 && (cmd == "serve" || as.Depth() > 0) // the orgs' policy
 	rt := newRouter(cfg, chat, inv, traj, policy(orgs, applies), ranker, est, learner, logger)

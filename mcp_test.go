@@ -60,7 +60,8 @@ func mcpConfig(t *testing.T, model *fakeollama.Server, orgs bool) string {
 		"mcp_server": map[string]any{"expose_inventory": true},
 	}
 	if orgs {
-		c["orgs"] = map[string]any{"acme": map[string]any{"allow": []string{"calculator"}}}
+		c["orgs"] = map[string]any{"acme": map[string]any{"allow": []string{"calculator"}},
+			"default": map[string]any{"allow": []string{"calculator", "clock"}}}
 	}
 	b, _ := json.Marshal(c)
 	if err := os.WriteFile(path, b, 0o600); err != nil {
@@ -111,6 +112,10 @@ func TestInspectorStdio(t *testing.T) {
 	call := inspector(t, "--config", servers, "--server", "toolrouter", "--method", "tools/call",
 		"--tool-name", "route", "--tool-arg", "query=what is 2 plus 40?")
 	checkInspector(t, list, call)
+	// Without -as, stdio acts for org default, as an HTTP request without a credential does.
+	if out, _ := call["structuredContent"].(map[string]any); out["identity"] != "default" {
+		t.Errorf("tools/call route without -as: got identity %v, want default", out["identity"])
+	}
 
 	// -as acme: the org's tools only.
 	acme := names(inspector(t, "--config", servers, "--server", "acme", "--method", "tools/list"))

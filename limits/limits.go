@@ -28,7 +28,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"sync"
 	"time"
 
 	"toolrouter/access"
@@ -124,8 +123,8 @@ type Options struct {
 type Limiter struct {
 	o      Options
 	levels table
-	local  *local // the counters without Redis, or with Redis down and OnRedisDown local
-	redis  *redisBackend
+	b      backend               // the counters: in process, or in Redis behind OnRedisDown's fallback
+	stop   func(context.Context) // closes b's connection, if it has one
 }
 
 // New builds a Limiter; with a Redis URL it connects lazily, on the first request with a limit.
@@ -149,13 +148,15 @@ func New(o Options) (*Limiter, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	l := &Limiter{o: o, levels: compile(o.Orgs, o.Anonymous), local: newLocal(o.Now)}
+	l := &Limiter{o: o, levels: compile(o.Orgs, o.Anonymous), b: newMemory(o.Now), stop: func(context.Context) {}}
 	if o.RedisURL != "" {
-		r, err := newRedis(o, l.local)
+		f := newFallback(o.OnRedisDown, o.Replicas, o.Now)
+		r, err := newRedis(o, f.spill)
 		if err != nil {
 			return nil, err
 		}
-		l.redis = r
+		f.primary = r
+		l.b, l.stop = f, r.close
 	}
 	return l, nil
 }
@@ -170,32 +171,14 @@ func (l *Limiter) Admit(ctx context.Context, id access.Identity) (release func()
 	if len(specs) == 0 {
 		return noRelease, nil
 	}
-	if l.redis != nil {
-		if l.redis.up() {
-			rel, denied, wait, err := l.redis.admit(ctx, specs)
-			switch {
-			case err == nil && denied < 0:
-				return rel, nil
-			case err == nil:
-				return nil, l.refuse(specs[denied], id, wait)
-			case ctx.Err() != nil:
-				return nil, fmt.Errorf("admitting: %w", context.Cause(ctx))
-			}
-			l.redis.fail(err)
-		}
-		switch l.o.OnRedisDown {
-		case config.RedisFailOpen:
-			return noRelease, nil
-		case config.RedisClosed:
-			return nil, ErrUnavailable
-		}
-		specs = share(specs, l.o.Replicas)
+	a, err := l.b.admit(ctx, specs)
+	if err != nil {
+		return nil, err
 	}
-	rel, denied, wait := l.local.admit(specs)
-	if denied >= 0 {
-		return nil, l.refuse(specs[denied], id, wait)
+	if a.denied >= 0 {
+		return nil, l.refuse(specs[a.denied], id, a.wait)
 	}
-	return rel, nil
+	return a.release, nil
 }
 
 func (l *Limiter) refuse(s spec, id access.Identity, wait time.Duration) *Exceeded {
@@ -232,11 +215,7 @@ func (l *Limiter) Observe(_ context.Context, r *observe.Report) {
 	if len(specs) == 0 {
 		return
 	}
-	if l.redis != nil {
-		l.redis.charge(charge{specs: specs, tokens: tokens, tools: tools})
-		return
-	}
-	l.local.charge(specs, tokens, tools)
+	l.b.charge(specs, tokens, tools)
 }
 
 // usage is what a request used: the tokens of every model call (routing, council, others) and
@@ -261,135 +240,42 @@ func usage(r *observe.Report) (tokens, tools int) {
 
 // Backend says where the counters are: BackendLocal, BackendRedis or, while Redis is down,
 // BackendFallback.
-func (l *Limiter) Backend() string {
-	switch {
-	case l.redis == nil:
-		return BackendLocal
-	case l.redis.up():
-		return BackendRedis
-	}
-	return BackendFallback
-}
+func (l *Limiter) Backend() string { return l.b.state().where }
 
 // DroppedCharges counts the charges dropped because the queue to Redis was full.
-func (l *Limiter) DroppedCharges() uint64 {
-	if l.redis == nil {
-		return 0
-	}
-	return l.redis.dropped.Load()
-}
+func (l *Limiter) DroppedCharges() uint64 { return l.b.state().dropped }
 
 // Close sends the queued charges and releases to Redis until ctx ends, then closes the
 // connection; without Redis it does nothing.
-func (l *Limiter) Close(ctx context.Context) {
-	if l.redis != nil {
-		l.redis.close(ctx)
-	}
+func (l *Limiter) Close(ctx context.Context) { l.stop(ctx) }
+
+// backend keeps the counters. Limiter hands it the specs of a request's levels, top first, and
+// turns its answers into *Exceeded: memory counts in process, redisBackend in Redis, and fallback
+// wraps redisBackend with what OnRedisDown does while Redis does not answer.
+type backend interface {
+	// admit checks every spec and takes them all, or none: a request from each take spec's
+	// bucket, a slot of each lease spec until the admission's release. An error refuses the
+	// request without counting it.
+	admit(ctx context.Context, specs []spec) (admission, error)
+	// charge takes a finished request's tokens and tool calls from its debt specs' buckets,
+	// below zero if need be. It never blocks.
+	charge(specs []spec, tokens, tools int)
+	// state says where the counters are now and what was dropped on the way to them.
+	state() state
 }
 
-// local is the counters in process.
-type local struct {
-	now func() time.Time
-	mu  sync.Mutex // guards buckets and leases
-	// buckets and leases are keyed by spec.key: their keys come from the configured hierarchy.
-	buckets map[string]bucket
-	leases  map[string]int
+// admission is a backend's answer to admit.
+type admission struct {
+	release func()        // admitted: ends the hold on the request's slots; nil when refused
+	denied  int           // the first refusing spec, -1 when admitted
+	wait    time.Duration // the longest any refusing spec needs
 }
 
-// bucket is a token bucket's level at a time; it may be below zero (a debt).
-type bucket struct {
-	tokens float64
-	at     time.Time
-}
+// admitted is an admission that holds nothing.
+var admitted = admission{release: noRelease, denied: -1}
 
-func newLocal(now func() time.Time) *local {
-	return &local{now: now, buckets: map[string]bucket{}, leases: map[string]int{}}
-}
-
-// level is s's bucket level at now.
-func (l *local) level(s spec, now time.Time) float64 {
-	b, ok := l.buckets[s.key]
-	if !ok {
-		return s.capacity()
-	}
-	return min(s.capacity(), b.tokens+now.Sub(b.at).Seconds()*s.rate())
-}
-
-// admit checks every spec, then takes them all, or none: denied is the first spec that refuses
-// (-1 when none does) and wait the longest any refusing spec needs.
-func (l *local) admit(specs []spec) (release func(), denied int, wait time.Duration) {
-	now := l.now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	denied = -1
-	levels := make([]float64, len(specs))
-	for i, s := range specs {
-		var w time.Duration
-		switch s.kind {
-		case kindTake:
-			levels[i] = l.level(s, now)
-			if levels[i] < 1 {
-				w = seconds((1 - levels[i]) / s.rate())
-			}
-		case kindDebt:
-			if lv := l.level(s, now); lv <= 0 {
-				w = seconds(-lv/s.rate()) + time.Millisecond
-			}
-		case kindLease:
-			if l.leases[s.key] >= s.concurrent() {
-				w = time.Second // unknown: whenever a request ends
-			}
-		}
-		if w > 0 {
-			if denied < 0 {
-				denied = i
-			}
-			wait = max(wait, w)
-		}
-	}
-	if denied >= 0 {
-		return nil, denied, wait
-	}
-	var held []string
-	for i, s := range specs {
-		switch s.kind {
-		case kindTake:
-			l.buckets[s.key] = bucket{tokens: levels[i] - 1, at: now}
-		case kindLease:
-			l.leases[s.key]++
-			held = append(held, s.key)
-		}
-	}
-	if len(held) == 0 {
-		return noRelease, -1, 0
-	}
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			for _, k := range held {
-				if l.leases[k]--; l.leases[k] <= 0 {
-					delete(l.leases, k)
-				}
-			}
-		})
-	}, -1, 0
-}
-
-// charge takes tokens and tools from the debt specs' buckets, below zero if need be.
-func (l *local) charge(specs []spec, tokens, tools int) {
-	now := l.now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, s := range specs {
-		if n := s.amount(tokens, tools); n > 0 {
-			l.buckets[s.key] = bucket{tokens: l.level(s, now) - float64(n), at: now}
-		}
-	}
-}
-
-// seconds is s seconds rounded up to the millisecond, as the Redis script counts.
-func seconds(s float64) time.Duration {
-	return time.Duration(math.Ceil(s*1000-1e-6)) * time.Millisecond
+// state is a backend's view of itself, for Limiter.Backend and Limiter.DroppedCharges.
+type state struct {
+	where   string // BackendLocal, BackendRedis or BackendFallback
+	dropped uint64 // ends of requests (charges, releases) dropped on the way to the counters
 }

@@ -206,7 +206,8 @@ func TestBoundedKeys(t *testing.T) {
 		}
 		l.Observe(context.Background(), tokens(id("stranger", "t", "a"), i, i))
 	}
-	if n := len(l.local.buckets) + len(l.local.leases); n != 2 {
+	m := l.b.(*memory)
+	if n := len(m.buckets) + len(m.leases); n != 2 {
 		t.Errorf("counters: got %d, want 2 (acme's requests and concurrent)", n)
 	}
 }

@@ -145,14 +145,15 @@ func (s spec) scriptArgs() [3]any {
 	return [3]any{k, strconv.FormatFloat(rate, 'g', -1, 64), strconv.FormatFloat(capacity, 'g', -1, 64)}
 }
 
-// redisBackend keeps the counters in Redis, and goes to o.OnRedisDown's behaviour while Redis
-// does not answer: it notices on a failed call, logs once, and retries in the background.
+// redisBackend keeps the counters in Redis. It notices Redis is down on a failed call, logs once,
+// answers errDown and hands the charges it cannot send to spill until a background ping finds
+// Redis back; fallback decides what admission does meanwhile.
 type redisBackend struct {
 	c        *redis.Client
 	o        Options
-	ttl      int64  // o.LeaseTTL in ms, as the script reads it
-	fallback *local // charges made while Redis is down
-	instance string // this process's lease prefix
+	ttl      int64                                 // o.LeaseTTL in ms, as the script reads it
+	spill    func(specs []spec, tokens, tools int) // the charges not sent while Redis is down
+	instance string                                // this process's lease prefix
 	seq      atomic.Uint64
 	healthy  atomic.Bool
 	dropped  atomic.Uint64
@@ -163,7 +164,7 @@ type redisBackend struct {
 	once     sync.Once
 }
 
-func newRedis(o Options, fallback *local) (*redisBackend, error) {
+func newRedis(o Options, spill func(specs []spec, tokens, tools int)) (*redisBackend, error) {
 	ro, err := redis.ParseURL(o.RedisURL)
 	if err != nil {
 		return nil, fmt.Errorf("limits.redis_url %s: %w", redact.URL(o.RedisURL), err)
@@ -187,7 +188,7 @@ func newRedis(o Options, fallback *local) (*redisBackend, error) {
 	quietOnce.Do(func() { redis.SetLogger(debugLog{o.Logger}) })
 	var id [6]byte
 	_, _ = rand.Read(id[:])
-	r := &redisBackend{c: redis.NewClient(ro), o: o, ttl: o.LeaseTTL.Milliseconds(), fallback: fallback,
+	r := &redisBackend{c: redis.NewClient(ro), o: o, ttl: o.LeaseTTL.Milliseconds(), spill: spill,
 		instance: hex.EncodeToString(id[:]),
 		charges:  make(chan charge, queueSize), releases: make(chan leases, queueSize), done: make(chan struct{})}
 	r.healthy.Store(true)
@@ -198,8 +199,29 @@ func newRedis(o Options, fallback *local) (*redisBackend, error) {
 
 func (r *redisBackend) up() bool { return r.healthy.Load() }
 
-// admit runs admission in Redis: denied is the index of the refusing spec, -1 when admitted.
-func (r *redisBackend) admit(ctx context.Context, specs []spec) (release func(), denied int, wait time.Duration, err error) {
+func (r *redisBackend) state() state {
+	s := state{where: BackendRedis, dropped: r.dropped.Load()}
+	if !r.up() {
+		s.where = BackendFallback
+	}
+	return s
+}
+
+// admit runs admission in Redis, or answers errDown while Redis is down. A call that fails while
+// ctx lives marks Redis down.
+func (r *redisBackend) admit(ctx context.Context, specs []spec) (admission, error) {
+	if !r.up() {
+		return admission{}, errDown
+	}
+	a, err := r.run(ctx, specs)
+	if err != nil && ctx.Err() == nil {
+		r.fail(err)
+	}
+	return a, err
+}
+
+// run is one admission in Redis, in one script call.
+func (r *redisBackend) run(ctx context.Context, specs []spec) (admission, error) {
 	lease := ""
 	var held []spec
 	for _, s := range specs {
@@ -221,19 +243,19 @@ func (r *redisBackend) admit(ctx context.Context, specs []spec) (release func(),
 	}
 	res, err := lua.Run(ctx, r.c, keys, args...).Int64Slice()
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("rate limits in redis: %w", err)
+		return admission{}, fmt.Errorf("rate limits in redis: %w", err)
 	}
 	if len(res) != 2 || res[0] < 0 || int(res[0]) > len(specs) {
-		return nil, 0, 0, fmt.Errorf("rate limits in redis: unexpected answer %v", res)
+		return admission{}, fmt.Errorf("rate limits in redis: unexpected answer %v", res)
 	}
 	if res[0] > 0 {
-		return nil, int(res[0]) - 1, time.Duration(res[1]) * time.Millisecond, nil
+		return admission{denied: int(res[0]) - 1, wait: time.Duration(res[1]) * time.Millisecond}, nil
 	}
 	if held == nil {
-		return noRelease, -1, 0, nil
+		return admitted, nil
 	}
 	var once sync.Once
-	return func() {
+	return admission{denied: -1, release: func() {
 		once.Do(func() {
 			select {
 			case r.releases <- leases{specs: held, id: lease}:
@@ -241,13 +263,13 @@ func (r *redisBackend) admit(ctx context.Context, specs []spec) (release func(),
 				r.dropped.Add(1)
 			}
 		})
-	}, -1, 0, nil
+	}}, nil
 }
 
 // charge queues a charge; a full queue drops it.
-func (r *redisBackend) charge(c charge) {
+func (r *redisBackend) charge(specs []spec, tokens, tools int) {
 	select {
-	case r.charges <- c:
+	case r.charges <- charge{specs: specs, tokens: tokens, tools: tools}:
 	default:
 		r.dropped.Add(1)
 	}
@@ -294,11 +316,11 @@ func (r *redisBackend) take(rels []leases, chs []charge) ([]leases, []charge) {
 }
 
 // flush ends a batch of requests in one script call, within RedisTimeout: their releases and
-// charges together. While Redis is down, or when the call fails, the charges go to the counters
-// in process and the releases are left to expire.
+// charges together. While Redis is down, or when the call fails, the charges go to spill and the
+// releases are left to expire.
 func (r *redisBackend) flush(rels []leases, chs []charge) {
 	if !r.up() {
-		r.local(chs)
+		r.unsent(chs)
 		return
 	}
 	keys, args := r.ends(rels, chs)
@@ -311,7 +333,7 @@ func (r *redisBackend) flush(rels []leases, chs []charge) {
 	// sends the script itself, which Redis keeps.
 	if err := lua.Run(ctx, r.c, keys, args...).Err(); err != nil {
 		r.fail(fmt.Errorf("rate limits in redis: %w", err))
-		r.local(chs)
+		r.unsent(chs)
 	}
 }
 
@@ -363,10 +385,10 @@ func (r *redisBackend) ends(rels []leases, chs []charge) ([]string, []any) {
 	return keys, args
 }
 
-// local charges chs to the counters in process, each replica its share.
-func (r *redisBackend) local(chs []charge) {
+// unsent hands the charges Redis did not take to spill.
+func (r *redisBackend) unsent(chs []charge) {
 	for _, c := range chs {
-		r.fallback.charge(share(c.specs, r.o.Replicas), c.tokens, c.tools)
+		r.spill(c.specs, c.tokens, c.tools)
 	}
 }
 

@@ -106,7 +106,7 @@ func BenchmarkRedisAdmit(b *testing.B) {
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer c.Close()
 	var rt trips
-	l.redis.c.AddHook(&rt)
+	redisOf(l).c.AddHook(&rt)
 	st := scriptStats(b, c)
 	b.ReportAllocs()
 	b.ResetTimer()

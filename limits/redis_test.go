@@ -42,6 +42,9 @@ func newReplica(t *testing.T, srv *redistest.Server, orgs access.Orgs, mode conf
 	return replica{l, backend}
 }
 
+// redisOf is l's counters in Redis, behind the fallback of on_redis_down.
+func redisOf(l *Limiter) *redisBackend { return l.b.(*fallback).primary.(*redisBackend) }
+
 // driver runs workers per replica, each admitting who as fast as it can (and releasing at once),
 // until stop or attempts per worker; counts are per replica and per phase.
 type driver struct {
@@ -316,8 +319,9 @@ func TestRedisEnd(t *testing.T) {
 			ctx := context.Background()
 			// Stop a's worker, so that what its requests' ends queue stays queued until the test
 			// sends it. Close then finds the backend closed and leaves the client to the test.
-			a.redis.once.Do(func() { close(a.redis.done); a.redis.wg.Wait() })
-			t.Cleanup(func() { _ = a.redis.c.Close() })
+			ra := redisOf(a.Limiter)
+			ra.once.Do(func() { close(ra.done); ra.wg.Wait() })
+			t.Cleanup(func() { _ = ra.c.Close() })
 			who := id("acme", "t", "a")
 			for range 3 {
 				release, err := a.Admit(ctx, who)
@@ -338,12 +342,12 @@ func TestRedisEnd(t *testing.T) {
 				}
 			}
 			before := scriptCalls(t, c)
-			rels, chs := a.redis.take(nil, nil)
+			rels, chs := ra.take(nil, nil)
 			if len(rels) != 3 || len(chs) != 3 {
 				t.Fatalf("queued: got %d releases and %d charges, want 3 and 3", len(rels), len(chs))
 			}
-			a.redis.flush(rels, chs)
-			if !a.redis.up() {
+			ra.flush(rels, chs)
+			if !ra.up() {
 				t.Fatal("sending the ends marked Redis down")
 			}
 			if got, want := scriptCalls(t, c)-before, 1; !flush && got != want {

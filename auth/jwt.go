@@ -17,7 +17,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/time/rate"
 
-	"toolrouter/internal/redact"
+	"toolrouter/redact"
 )
 
 // Defaults of Options' JWT settings.

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"toolrouter/access"
-	"toolrouter/internal/redact"
+	"toolrouter/redact"
 )
 
 // FieldError is one invalid configuration value: Key is the koanf key

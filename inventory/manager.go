@@ -13,8 +13,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"toolrouter/config"
-	"toolrouter/internal/redact"
 	"toolrouter/inventory/builtin"
+	"toolrouter/redact"
 	"toolrouter/schema"
 )
 

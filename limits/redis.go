@@ -15,7 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"toolrouter/internal/redact"
+	"toolrouter/redact"
 )
 
 // script checks and takes every spec of a request at once (admit), or ends a batch of requests

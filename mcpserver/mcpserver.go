@@ -32,9 +32,9 @@ import (
 	"toolrouter/access"
 	"toolrouter/answer"
 	"toolrouter/config"
-	"toolrouter/internal/redact"
 	"toolrouter/inventory"
 	"toolrouter/observe"
+	"toolrouter/redact"
 	"toolrouter/router"
 )
 

@@ -25,9 +25,9 @@ import (
 	"toolrouter/answer"
 	"toolrouter/auth"
 	"toolrouter/config"
-	"toolrouter/internal/redact"
 	"toolrouter/inventory"
 	"toolrouter/observe"
+	"toolrouter/redact"
 	"toolrouter/router"
 	"toolrouter/trajectory"
 )

@@ -122,10 +122,21 @@ const (
 	cmdVersion = "-version"
 )
 
+// invocation is a parsed command line: the command, its arguments, the configuration loaded, the
+// log (to stderr), the identity of -as, and reread, which loads the configuration again as it was
+// loaded now (file, environment, flags).
+type invocation struct {
+	cmd    string
+	rest   []string
+	cfg    config.Config
+	logger *slog.Logger
+	as     access.Identity
+	reread func() (config.Config, error)
+}
+
 // parse reads the command line: flags may come before or after the command and after its query.
-// -h and -version print to stdout and return cmdHelp or cmdVersion, loading nothing. The log goes
-// to stderr. reread loads the configuration again as it was loaded now (file, environment, flags).
-func parse(args []string, stdout, stderr io.Writer, uf *usageFlags) (cmd string, rest []string, cfg config.Config, logger *slog.Logger, as access.Identity, reread func() (config.Config, error), err error) {
+// -h and -version print to stdout and return cmdHelp or cmdVersion, loading nothing.
+func parse(args []string, stdout, stderr io.Writer, uf *usageFlags) (invocation, error) {
 	fs := flag.NewFlagSet("toolrouter", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // the error says it all; -h prints the usage to stdout
 	fs.Usage = func() {}
@@ -143,13 +154,13 @@ func parse(args []string, stdout, stderr io.Writer, uf *usageFlags) (cmd string,
 	// and go on. Everything after "--" is positional.
 	var pos []string
 	for {
-		if err = fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		err := fs.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
 			usage(stdout, fs)
-			return cmdHelp, nil, cfg, nil, as, nil, nil
+			return invocation{cmd: cmdHelp}, nil
 		}
 		if err != nil {
-			err = fmt.Errorf("%w (toolrouter -h lists the flags)", err)
-			return
+			return invocation{}, fmt.Errorf("%w (toolrouter -h lists the flags)", err)
 		}
 		left := fs.Args()
 		if n := len(args) - len(left); n > 0 && args[n-1] == "--" {
@@ -163,43 +174,38 @@ func parse(args []string, stdout, stderr io.Writer, uf *usageFlags) (cmd string,
 	}
 	if *showVersion {
 		fmt.Fprintln(stdout, version())
-		return cmdVersion, nil, cfg, nil, as, nil, nil
+		return invocation{cmd: cmdVersion}, nil
 	}
-	cmd, rest = "serve", pos
+	cmd, rest := "serve", pos
 	if len(rest) > 0 {
 		cmd, rest = rest[0], rest[1:]
 	}
 	// The arguments are checked before anything is loaded or connected.
 	switch {
 	case cmd != "serve" && cmd != "route" && cmd != "inventory" && cmd != "search" && cmd != "mcp" && cmd != "usage":
-		err = fmt.Errorf("unknown command %q: want serve, route, search, inventory, mcp, usage or mcp-builtin", cmd)
-		return
+		return invocation{}, fmt.Errorf("unknown command %q: want serve, route, search, inventory, mcp, usage or mcp-builtin", cmd)
 	case cmd != "usage" && uf.set():
-		err = errors.New("-since, -until and -by apply to usage")
-		return
+		return invocation{}, errors.New("-since, -until and -by apply to usage")
 	case (cmd == "route" || cmd == "search") && len(rest) != 1:
-		err = fmt.Errorf(`usage: toolrouter [flags] %s "QUERY" (one argument; got %d)`, cmd, len(rest))
-		return
+		return invocation{}, fmt.Errorf(`usage: toolrouter [flags] %s "QUERY" (one argument; got %d)`, cmd, len(rest))
 	case (cmd == "serve" || cmd == "inventory" || cmd == "mcp" || cmd == "usage") && len(rest) > 0:
-		err = fmt.Errorf("usage: toolrouter [flags] %s (no arguments; got %q)", cmd, rest)
-		return
+		return invocation{}, fmt.Errorf("usage: toolrouter [flags] %s (no arguments; got %q)", cmd, rest)
 	}
 	var lvl slog.Level
-	if err = lvl.UnmarshalText([]byte(*level)); err != nil {
-		err = fmt.Errorf("-log-level: %w", err)
-		return
+	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
+		return invocation{}, fmt.Errorf("-log-level: %w", err)
 	}
+	var as access.Identity
 	if *asFlag != "" {
 		if cmd == "serve" {
-			err = errors.New("-as applies to route, search, inventory and mcp; serve takes each request's identity from its credential")
-			return
+			return invocation{}, errors.New("-as applies to route, search, inventory and mcp; serve takes each request's identity from its credential")
 		}
+		var err error
 		if as, err = access.ParseIdentity(*asFlag); err != nil {
-			err = fmt.Errorf("-as: %w", err)
-			return
+			return invocation{}, fmt.Errorf("-as: %w", err)
 		}
 	}
-	logger = slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 	flags := map[string]any{}
 	for key, v := range map[string]string{"listen": *listen, "ollama.host": *host, "ollama.model": *model} {
 		if v != "" {
@@ -212,14 +218,15 @@ func parse(args []string, stdout, stderr io.Writer, uf *usageFlags) (cmd string,
 		}
 	}
 	file := *path
-	reread = func() (config.Config, error) { return config.Load(file, flags, mcpConfigs...) }
-	if cfg, err = reread(); err != nil {
-		return
+	reread := func() (config.Config, error) { return config.Load(file, flags, mcpConfigs...) }
+	cfg, err := reread()
+	if err != nil {
+		return invocation{}, err
 	}
 	if as.Depth() > 0 && !cfg.Orgs.Has(as) {
-		err = fmt.Errorf("-as: %s is not in orgs", as)
+		return invocation{}, fmt.Errorf("-as: %s is not in orgs", as)
 	}
-	return
+	return invocation{cmd: cmd, rest: rest, cfg: cfg, logger: logger, as: as, reread: reread}, nil
 }
 
 // stringList is a repeatable string flag.

@@ -23,26 +23,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
-
-	"toolrouter/access"
-	"toolrouter/auth"
-	"toolrouter/config"
-	"toolrouter/inventory"
-	"toolrouter/observe"
-	"toolrouter/redact"
-	"toolrouter/reload"
-	"toolrouter/router"
-	"toolrouter/server"
-	"toolrouter/tokens"
 )
 
 func main() {
@@ -73,7 +59,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready fun
 	return runWith(ctx, args, stdout, stderr, runOptions{ready: ready})
 }
 
-// runWith is run with what main gives beside the arguments (o).
+// runWith is run with what main gives beside the arguments (o): the commands that need no
+// configuration, then the configuration, the parts every command shares (open), and the command.
 func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o runOptions) error {
 	if len(args) > 0 && args[0] == "mcp-builtin" {
 		logger := slog.New(slog.NewJSONHandler(stderr, nil))
@@ -84,11 +71,11 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 		return newKey(args[1:], stdout)
 	}
 	var uf usageFlags
-	cmd, rest, cfg, logger, as, reread, err := parse(args, stdout, stderr, &uf)
-	if err != nil || cmd == cmdHelp || cmd == cmdVersion {
+	inv, err := parse(args, stdout, stderr, &uf)
+	if err != nil || inv.cmd == cmdHelp || inv.cmd == cmdVersion {
 		return err
 	}
-	if cmd != "serve" && o.reload != nil {
+	if inv.cmd != "serve" && o.reload != nil {
 		// Only a server reloads: for another command a hangup ends it, as it would by default.
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithCancel(ctx)
@@ -101,171 +88,25 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 			}
 		}()
 	}
-	if cmd == "usage" {
-		return printUsage(ctx, cfg.Usage, &uf, stdout)
-	}
-	// Every log line and model error loses the credentials the configuration holds or names.
-	red := secrets(cfg)
-	logger = slog.New(red.Handler(logger.Handler()))
-	processLogs(logger, stderr)
-	orgs, err := access.New(cfg.Orgs)
-	if err != nil {
-		return fmt.Errorf("orgs: %w", err) // config.Load validated them
-	}
-	// Checked first, so that a refused start opens nothing.
-	anonymous := false
-	if cmd == "serve" {
-		if anonymous, err = auth.AnonymousAllowed(cfg.Listen, cfg.Auth); err != nil {
-			return err
-		}
-		if anonymous && len(cfg.Orgs) > 0 && !orgs.Has(auth.Anonymous()) {
-			logger.Warn("requests without a credential act for org " + access.DefaultOrg + ", which orgs does not define: they will be refused")
-		}
+	if inv.cmd == "usage" {
+		return printUsage(ctx, inv.cfg.Usage, &uf, stdout)
 	}
 	// What run opened is closed when it returns, last first: after serving, within the end of
-	// http.shutdown_timeout (closeBy); after another command, however long it takes.
-	var (
-		closers []func(context.Context)
-		closeBy time.Time
-	)
-	defer func() { closeAll(closers, closeBy) }()
-	inv := inventory.New(cfg.Servers, inventory.Options{Logger: logger})
-	inv.Start(ctx) // returns after every server's first attempt, at most its connect_timeout
-	closers = append(closers, inv.Shutdown)
-
-	est := tokens.New()
-	chat, probe, cncl, comp, err := models(cfg, est, red, logger)
-	if err != nil {
+	// http.shutdown_timeout (p.closeBy); after another command, however long it takes.
+	p := &parts{invocation: inv}
+	defer func() { closeAll(p.closers, p.closeBy) }()
+	if err := p.open(ctx, stderr); err != nil {
 		return err
 	}
-	traj, err := openTrajectory(cfg.Trajectory, logger)
-	if err != nil {
+	switch inv.cmd {
+	case "inventory", "route", "search":
+		return p.local(ctx, stdout)
+	}
+	if err := p.observe(ctx); err != nil {
 		return err
 	}
-	closers = append(closers, func(ctx context.Context) {
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		_ = traj.Close(ctx)
-	})
-	ranker, examples, err := retrieval(cfg, logger)
-	if err != nil {
-		return err
+	if inv.cmd == "mcp" {
+		return serveMCPStdio(ctx, p.mcpServer(), p.as, os.Stdin, stdout)
 	}
-	closers = append(closers, func(context.Context) { _ = examples.Close() })
-	var learner router.Learner
-	if cfg.Retrieval.LearnExamples {
-		learner = examples
-	}
-	if cmd == "mcp" && as.Depth() == 0 {
-		// The MCP server over stdio, like every door without a credential, acts for org default.
-		as = auth.Anonymous()
-		if len(cfg.Orgs) > 0 && !orgs.Has(as) {
-			logger.Warn("toolrouter mcp acts for org " + access.DefaultOrg + ", which orgs does not define: its calls will be refused; name an identity with -as")
-		}
-	}
-	applies := len(cfg.Orgs) > 0 && (cmd == "serve" || as.Depth() > 0) // the orgs' policy
-	rt := newRouter(cfg, chat, inv, traj, policy(orgs, applies), ranker, est, learner, logger)
-
-	switch cmd {
-	case "inventory":
-		if as.Depth() > 0 {
-			_, permits := orgs.Policy(as)
-			return printJSON(stdout, inv.Snapshot().ExportFor(permits))
-		}
-		return printJSON(stdout, inv.Snapshot().Export())
-	case "route":
-		if err := noServerUp(inv.Snapshot()); err != nil {
-			return err
-		}
-		out, err := rt.Route(ctx, router.Request{Query: rest[0], Identity: as})
-		if errors.Is(err, router.ErrModel) {
-			return &exitError{exitDegraded, err}
-		}
-		if err != nil {
-			return err
-		}
-		if err := printJSON(stdout, out); err != nil {
-			return err
-		}
-		if out.Degraded != "" {
-			return &exitError{exitDegraded, fmt.Errorf("degraded: %s", out.Degraded)}
-		}
-		return nil
-	case "search":
-		offer, err := rt.Search(ctx, rest[0], as, 20)
-		if err != nil {
-			return err
-		}
-		return printJSON(stdout, offer)
-	}
-	// Served requests, over HTTP or MCP, are admitted by the rate limits and reported to each
-	// observer, in order: the rate limits' charges first.
-	watch, err := observers(ctx, cfg, inv, orgs, logger)
-	if err != nil {
-		return err
-	}
-	closers = append(closers, watch.closers...)
-	lim, err := rateLimiter(cfg, watch, logger)
-	if err != nil {
-		return err
-	}
-	closers = append(closers, lim.Close)
-	fanout := append(observe.Fanout{lim}, watch.Fanout...)
-	if cmd == "mcp" {
-		return serveMCPStdio(ctx, newMCPServer(cfg, rt, inv, cncl, policy(orgs, applies), lim, fanout, red, logger), as, os.Stdin, stdout)
-	}
-	rl := reload.New(ctx, cfg, reload.Options{Load: reread, Inventory: inv, Examples: examples, Logger: logger,
-		NewAuth: func(ctx context.Context, c config.Config) (*auth.Authenticator, error) {
-			anonymous, err := auth.AnonymousAllowed(cfg.Listen, c.Auth) // the listen address is the running one
-			if err != nil {
-				return nil, err
-			}
-			return auth.New(ctx, c.Auth, auth.Options{Anonymous: anonymous, Logger: logger})
-		}})
-	authn, err := rl.Auth()
-	if err != nil {
-		return err
-	}
-	if o.reload != nil {
-		go rl.Watch(ctx, o.reload)
-	}
-	deps := server.Deps{Router: rt, Inventory: inv, Model: probe, Auth: authn, Access: orgs, Estimates: est, Reload: rl, Completer: comp,
-		Observer: fanout, Metrics: watch.handler, Limiter: lim}
-	if ranker != nil {
-		deps.Search = rt
-	}
-	if cncl != nil {
-		deps.Council = cncl
-	}
-	if traj != nil {
-		deps.Trajectory = traj
-	}
-	// Each MCP tool call is admitted and charged as a request of the work endpoints is.
-	mcpSrv := newMCPServer(cfg, rt, inv, cncl, policy(orgs, applies), lim, fanout, red, logger)
-	go mcpSrv.Watch(ctx)
-	deps.MCP = mcpSrv.Handler()
-	if watch.usage != nil {
-		deps.Usage = watch.usage
-	}
-	// A shutdown ends within http.shutdown_timeout: the HTTP server's drain, then closing the
-	// rest in the last part (a quarter, at most a second).
-	shutdown := cfg.HTTP.ShutdownTimeout.D()
-	closing := min(shutdown/4, time.Second)
-	opts := serverOptions(cfg, red, logger, shutdown-closing)
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("listening on %s: %w", cfg.Listen, err)
-	}
-	logger.Info("serving", "listen", ln.Addr().String(), "model", cfg.Ollama.Model, "ollama", redact.URL(cfg.Ollama.Host),
-		"api_keys", len(cfg.Auth.Keys), "jwt", cfg.Auth.JWT.Enabled(), "anonymous", anonymous, "orgs", len(cfg.Orgs),
-		"rate_limits", lim.Backend())
-	if o.ready != nil {
-		o.ready(ln.Addr().String())
-	}
-	err = server.Serve(ctx, ln, deps, opts)
-	closeBy = time.Now().Add(closing)
-	if err != nil {
-		return fmt.Errorf("serving on %s: %w", cfg.Listen, err)
-	}
-	return nil
+	return p.serve(ctx, o)
 }

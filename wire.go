@@ -22,7 +22,6 @@ import (
 	"toolrouter/answer"
 	"toolrouter/config"
 	"toolrouter/council"
-	"toolrouter/inventory"
 	"toolrouter/limits"
 	"toolrouter/mcpserver"
 	"toolrouter/metrics"
@@ -42,7 +41,16 @@ import (
 // models builds one client per configured provider, then the router's model, the readiness probe,
 // the council (nil when none is configured) and the chat completions' completer. Every client's errors go through red: a model
 // server's URL may carry a credential, and errors quote URLs.
-func models(cfg config.Config, est *tokens.Estimator, red *redact.Redactor, logger *slog.Logger) (router.Chatter, server.ModelProbe, *council.Council, *answer.ProviderCompleter, error) {
+// modelParts are the model clients the parts use: the router's model, the readiness probe, the
+// council (nil when none is configured) and the chat completions' completer.
+type modelParts struct {
+	router    router.Chatter
+	probe     server.ModelProbe
+	council   *council.Council
+	completer *answer.ProviderCompleter
+}
+
+func models(cfg config.Config, est *tokens.Estimator, red *redact.Redactor, logger *slog.Logger) (modelParts, error) {
 	hc := &http.Client{Transport: &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: 64,
@@ -58,7 +66,7 @@ func models(cfg config.Config, est *tokens.Estimator, red *redact.Redactor, logg
 		case config.ProviderOllama:
 			u, err := url.Parse(p.BaseURL)
 			if err != nil {
-				return nil, nil, nil, nil, fmt.Errorf("providers.%s.base_url: %w", name, err)
+				return modelParts{}, fmt.Errorf("providers.%s.base_url: %w", name, err)
 			}
 			o := provider.NewOllama(u, hc, limit)
 			clients[name] = redactedChat{o, red}
@@ -76,8 +84,9 @@ func models(cfg config.Config, est *tokens.Estimator, red *redact.Redactor, logg
 	}
 	comp := answer.NewCompleter(answer.CompleterOptions{Providers: providers, Fallback: cfg.Router.Provider,
 		NumCtx: router.NumCtx(cfg.Ollama.Options), KeepAlive: cfg.Ollama.KeepAlive.D(), MaxResponseBytes: cfg.Ollama.MaxResponseBytes})
+	out := modelParts{router: clients[cfg.Router.Provider], probe: probe, completer: comp}
 	if !cfg.Council.Enabled() {
-		return clients[cfg.Router.Provider], probe, nil, comp, nil
+		return out, nil
 	}
 	member := func(m config.Member) council.Member {
 		cm := provider.ChatModel{Client: clients[m.Provider], Model: m.Model, Options: m.Options,
@@ -105,11 +114,11 @@ func models(cfg config.Config, est *tokens.Estimator, red *redact.Redactor, logg
 	for _, m := range cfg.Council.Members {
 		members = append(members, member(m))
 	}
-	c := council.New(members, member(cfg.Council.Chairman), council.Options{
+	out.council = council.New(members, member(cfg.Council.Chairman), council.Options{
 		PeerReview: cfg.Council.PeerReview, Quorum: cfg.Council.Quorum,
 		StageTimeout: cfg.Council.StageTimeout.D(), MaxEvidenceBytes: cfg.Council.MaxEvidenceBytes, Logger: logger,
 	})
-	return clients[cfg.Router.Provider], probe, c, comp, nil
+	return out, nil
 }
 
 // redactedChat masks credentials in a model client's errors.
@@ -363,19 +372,19 @@ func rateLimiter(cfg config.Config, w *watchers, logger *slog.Logger) (*limits.L
 		LeaseTTL: cfg.HTTP.RequestTimeout.D(), Logger: logger, OnReject: w.rateLimited, OnBackend: w.redisUp})
 }
 
-// newMCPServer builds toolrouter's MCP server (mcpserver) over the router, the inventory and the
-// council; acl is the router's access policy (nil: every tool), lim admits each tool call (nil:
-// no limits) and obs is told what it did (nil: nothing).
-func newMCPServer(cfg config.Config, rt *router.Router, inv *inventory.Manager, cncl *council.Council, acl router.Access,
-	lim mcpserver.Limiter, obs observe.Observer, red *redact.Redactor, logger *slog.Logger) *mcpserver.Server {
-	d := mcpserver.Deps{Router: rt, Inventory: inv, Access: acl, Limiter: lim, Observer: obs}
-	if cncl != nil {
-		d.Council = cncl
+// mcpServer builds toolrouter's MCP server (mcpserver) over the router, the inventory and the
+// council, with the router's access policy; each tool call is admitted by the rate limits and
+// reported to the observers.
+func (p *parts) mcpServer() *mcpserver.Server {
+	cfg := p.cfg
+	d := mcpserver.Deps{Router: p.rt, Inventory: p.inv, Access: p.acl, Limiter: p.lim, Observer: p.fanout}
+	if p.models.council != nil {
+		d.Council = p.models.council
 	}
 	return mcpserver.New(d, mcpserver.Options{
 		ExposeInventory: cfg.MCPServer.ExposeInventory,
 		MaxQueryBytes:   cfg.Router.MaxQueryBytes, MaxHistory: cfg.Router.MaxHistory, MaxDeadline: cfg.Router.Deadline.D(),
-		Redactor: red, Logger: logger, Version: moduleVersion(),
+		Redactor: p.red, Logger: p.logger, Version: moduleVersion(),
 		SessionIdleTTL: cfg.MCPServer.SessionIdleTTL.D(), MaxSessions: cfg.MCPServer.MaxSessions,
 		MaxSessionsPerIdentity: cfg.MCPServer.MaxSessionsPerIdentity,
 	})
@@ -447,10 +456,20 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// newRouter builds the router from the configuration and the parts it uses.
-func newRouter(cfg config.Config, chat router.Chatter, inv *inventory.Manager, traj *trajectory.Writer, acl router.Access,
-	ranker router.Ranker, est *tokens.Estimator, learner router.Learner, logger *slog.Logger) *router.Router {
-	return router.New(chat, inv, inv, router.Settings{
+// learner is where the router learns example queries: the examples, with
+// retrieval.learn_examples; nil otherwise.
+func (p *parts) learner() router.Learner {
+	if p.cfg.Retrieval.LearnExamples {
+		return p.examples
+	}
+	return nil
+}
+
+// newRouter builds the router over the parts' model, inventory, trajectory, policy, retrieval and
+// estimator, with the configuration's router, model and retrieval settings.
+func newRouter(p *parts) *router.Router {
+	cfg := p.cfg
+	return router.New(p.models.router, p.inv, p.inv, router.Settings{
 		Model:            cfg.Ollama.Model,
 		KeepAlive:        cfg.Ollama.KeepAlive.D(),
 		Options:          cfg.Ollama.Options,
@@ -468,16 +487,16 @@ func newRouter(cfg config.Config, chat router.Chatter, inv *inventory.Manager, t
 		ParallelCalls:    cfg.Router.ParallelCalls,
 		Deadline:         cfg.Router.Deadline.D(),
 		ContextReserve:   cfg.Router.ContextReserve,
-		Recorder:         recorder(traj),
-		Access:           acl,
-		Ranker:           ranker,
+		Recorder:         recorder(p.traj),
+		Access:           p.acl,
+		Ranker:           p.ranker,
 		PromptBudget:     cfg.Retrieval.PromptBudget,
 		MaxSearches:      cfg.Retrieval.MaxSearches,
 		SharedPrefix:     cfg.Router.SharedPrefix,
 		Think:            cfg.Router.Think,
-		Estimator:        est,
-		Learner:          learner,
-	}, logger)
+		Estimator:        p.est,
+		Learner:          p.learner(),
+	}, p.logger)
 }
 
 // serverOptions are the HTTP API's options from the configuration; shutdown bounds its drain.

@@ -66,7 +66,7 @@ func printUsage(ctx context.Context, c config.Usage, f *usageFlags, stdout io.Wr
 // openUsage opens the usage database and starts its recorder, which calls onDrop (if not nil) for
 // each record it drops and records only the identities known reports (nil: all); nil when usage
 // is off.
-func openUsage(ctx context.Context, c config.Usage, logger *slog.Logger, onDrop func(), known func(access.Identity) bool) (*records.Recorder, error) {
+func openUsage(ctx context.Context, c config.Usage, logger *slog.Logger, onDrop, onFileLost func(), known func(access.Identity) bool) (*records.Recorder, error) {
 	if !c.Enabled() {
 		return nil, nil
 	}
@@ -78,6 +78,6 @@ func openUsage(ctx context.Context, c config.Usage, logger *slog.Logger, onDrop 
 	}
 	return records.NewRecorder(store, records.Options{
 		QueueSize: c.QueueSize, BatchSize: c.BatchSize, FlushInterval: c.FlushInterval.D(),
-		WriteTimeout: c.WriteTimeout.D(), Retention: c.Retention.D(), OnDrop: onDrop, Known: known, Logger: logger,
+		WriteTimeout: c.WriteTimeout.D(), Retention: c.Retention.D(), OnDrop: onDrop, OnFileLost: onFileLost, Known: known, Logger: logger,
 	}), nil
 }

@@ -282,12 +282,13 @@ func observers(ctx context.Context, cfg config.Config, inv metrics.Inventory, or
 			logger.Info("serving metrics", "listen", addr)
 		}
 	}
-	// Usage records; a record dropped is counted in the metrics, when they are on.
-	var onDrop func()
+	// Usage records; a record dropped and a database file lost are counted in the metrics, when
+	// they are on.
+	var onDrop, onFileLost func()
 	if met != nil {
-		onDrop = met.UsageDropped
+		onDrop, onFileLost = met.UsageDropped, met.UsageFileLost
 	}
-	rec, err := openUsage(ctx, cfg.Usage, logger, onDrop, orgs.Has)
+	rec, err := openUsage(ctx, cfg.Usage, logger, onDrop, onFileLost, orgs.Has)
 	if err != nil {
 		for _, c := range closers {
 			c(ctx)

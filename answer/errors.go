@@ -130,6 +130,8 @@ func Classify(err error, red *redact.Redactor, log *slog.Logger) *Problem {
 		e = Problem{Status: http.StatusUnauthorized, Code: "missing_credential", Message: err.Error(), Challenge: auth.Challenge(err)}
 	case errors.Is(err, auth.ErrInvalid):
 		e = Problem{Status: http.StatusUnauthorized, Code: "invalid_credential", Message: err.Error(), Challenge: auth.Challenge(err)}
+	case errors.Is(err, auth.ErrKeysUnavailable):
+		e = Problem{Status: http.StatusServiceUnavailable, Code: "jwks_unavailable", Message: err.Error()}
 	case errors.Is(err, auth.ErrForbidden):
 		e = Problem{Status: http.StatusForbidden, Code: "forbidden", Message: err.Error()}
 	case errors.As(err, &le):

@@ -6,7 +6,8 @@
 //
 // The package decides nothing about tools (package access does) and nothing about HTTP: it
 // returns ErrMissing, ErrInvalid and ErrForbidden, which the server maps to 401 (with Challenge
-// as WWW-Authenticate) and 403. Its errors never contain a credential.
+// as WWW-Authenticate) and 403, and ErrKeysUnavailable (503) while a token cannot be checked for
+// want of the issuer's keys. Its errors never contain a credential.
 package auth
 
 import (
@@ -43,6 +44,9 @@ var (
 	ErrInvalid = errors.New("invalid credential")
 	// ErrForbidden: the credential is good but does not allow what the request asks (403).
 	ErrForbidden = errors.New("forbidden")
+	// ErrKeysUnavailable: the request's token needs the issuer's keys, and the JWKS has not been
+	// fetched yet (503): at start, or while the issuer does not answer. Retrying later helps.
+	ErrKeysUnavailable = errors.New("the issuer's keys are not available")
 )
 
 // credentialError is one of the sentinels with the reason, safe to show to the client.
@@ -116,10 +120,11 @@ type apiKey struct {
 	id  Identity
 }
 
-// New returns an Authenticator for c. When c has a JWT issuer it fetches the JWKS once (a failure
-// is logged, not returned: keys are fetched again when a token needs one) and keeps refreshing it
-// until ctx ends. Environment variables named by keys are read now; their values are kept only
-// as hashes.
+// New returns an Authenticator for c. When c has a JWT issuer it starts fetching the JWKS in the
+// background and returns without waiting for it: until a fetch succeeds, a token gets
+// ErrKeysUnavailable (a failure is logged, and the JWKS fetched again when a token needs a key,
+// at most once per UnknownKeyRefresh). It keeps refreshing the JWKS until ctx ends. Environment
+// variables named by keys are read now; their values are kept only as hashes.
 func New(ctx context.Context, c Config, o Options) (*Authenticator, error) {
 	if err := c.Validate(nil); err != nil {
 		return nil, err
@@ -159,21 +164,34 @@ func New(ctx context.Context, c Config, o Options) (*Authenticator, error) {
 		a.admins = append(a.admins, id)
 	}
 	if c.JWT.Enabled() {
-		v, err := newVerifier(ctx, c.JWT, o)
-		if err != nil {
-			return nil, fmt.Errorf("auth.jwt: %w", err)
-		}
-		a.jwt = v
+		a.jwt = newVerifier(ctx, c.JWT, o)
 	}
 	return a, nil
+}
+
+// WaitKeys waits until the issuer's keys (auth.jwt.jwks_url) have been fetched, or ctx ends (its
+// error). Without auth.jwt it returns nil at once. A caller that would rather hold a new
+// Authenticator back than answer ErrKeysUnavailable meanwhile (a reload replacing one that has
+// its keys) waits on it.
+func (a *Authenticator) WaitKeys(ctx context.Context) error {
+	if a.jwt == nil {
+		return nil
+	}
+	select {
+	case <-a.jwt.ready:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Authenticate returns the identity of a request's credential. header returns a request header
 // by name ("" when absent), e.g. fiber's c.Get or http.Header.Get; the values it returns are not
 // retained. ctx bounds a JWKS fetch for a token signed with an unknown key.
 //
-// Errors wrap ErrMissing (no credential, and anonymous requests are not served) or ErrInvalid; a
-// credential that is sent but wrong is never taken as no credential.
+// Errors wrap ErrMissing (no credential, and anonymous requests are not served), ErrInvalid, or
+// ErrKeysUnavailable (a token, before the JWKS has been fetched); a credential that is sent but
+// wrong is never taken as no credential.
 func (a *Authenticator) Authenticate(ctx context.Context, header func(string) string) (Identity, error) {
 	if a.anonymous && len(a.keys) == 0 && a.jwt == nil {
 		// Nothing could verify a credential: one sent is ignored, as Ollama ignores it. OpenAI

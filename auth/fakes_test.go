@@ -74,8 +74,9 @@ type issuer struct {
 	srv     *httptest.Server
 	fetches atomic.Int64
 
-	mu   sync.Mutex // guards body
+	mu   sync.Mutex // guards body and gate
 	body []byte
+	gate chan struct{} // when not nil, a fetch is answered once it is closed
 }
 
 func newIssuer(t testing.TB, keys ...signer) *issuer {
@@ -84,6 +85,16 @@ func newIssuer(t testing.TB, keys ...signer) *issuer {
 	is.publish(t, keys...)
 	is.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		is.fetches.Add(1)
+		is.mu.Lock()
+		gate := is.gate
+		is.mu.Unlock()
+		if gate != nil {
+			select {
+			case <-gate:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		is.mu.Lock()
 		body := is.body
 		is.mu.Unlock()
@@ -108,6 +119,16 @@ func (is *issuer) publish(t testing.TB, keys ...signer) {
 		t.Fatal(err)
 	}
 	is.setBody(body)
+}
+
+// hold makes the issuer slow: each fetch waits until release is called.
+func (is *issuer) hold() (release func()) {
+	gate := make(chan struct{})
+	is.mu.Lock()
+	is.gate = gate
+	is.mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(func() { close(gate) }) }
 }
 
 func (is *issuer) setBody(b []byte) {

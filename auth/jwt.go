@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -36,9 +37,17 @@ const (
 // never be used as an HMAC secret.
 var algorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 
-// verifier checks JWTs against the issuer's JWKS, which keyfunc caches and refreshes.
+// verifier checks JWTs against the issuer's JWKS, which keyfunc caches and refreshes. The first
+// fetch runs in the background: until the JWKS has been fetched with keys in it, a token that
+// needs a key gets ErrKeysUnavailable, not ErrInvalid.
 type verifier struct {
-	keys   keyfunc.Keyfunc
+	// keys is nil until the first fetch has been tried (tried is closed then).
+	keys  atomic.Pointer[keyfunc.Keyfunc]
+	tried chan struct{}
+	// ready is closed once the JWKS has been fetched with keys in it.
+	ready     chan struct{}
+	readyOnce sync.Once
+
 	parser *jwt.Parser
 	claims Claims
 	now    func() time.Time
@@ -46,7 +55,9 @@ type verifier struct {
 	cache  tokenCache
 }
 
-func newVerifier(ctx context.Context, c JWT, o Options) (*verifier, error) {
+// newVerifier returns a verifier of c's tokens at once, and fetches the JWKS in the background,
+// then every JWKSRefresh until ctx ends.
+func newVerifier(ctx context.Context, c JWT, o Options) *verifier {
 	if c.Claims == (Claims{}) {
 		c.Claims = DefaultClaims()
 	}
@@ -61,25 +72,9 @@ func newVerifier(ctx context.Context, c JWT, o Options) (*verifier, error) {
 	}
 	client.Transport = limitBody{rt: rt, max: maxJWKSBytes}
 	log := slog.New(redact.ForServer(c.JWKSURL, nil, nil).Handler(o.Logger.Handler()))
-	keys, err := keyfunc.NewDefaultOverrideCtx(ctx, []string{c.JWKSURL}, keyfunc.Override{
-		Client:            client,
-		HTTPTimeout:       jwksTimeout,
-		RefreshInterval:   orDefault(o.JWKSRefresh, defaultJWKSRefresh),
-		RefreshUnknownKID: rate.NewLimiter(rate.Every(orDefault(o.UnknownKeyRefresh, defaultUnknownKeyRefresh)), 1),
-		// Also the bound of the fetch an unknown key ID causes. A request that would wait longer
-		// for the limiter fails at once.
-		RateLimitWaitMax: jwksTimeout,
-		RefreshErrorHandlerFunc: func(u string) func(context.Context, error) {
-			return func(ctx context.Context, err error) {
-				log.WarnContext(ctx, "fetching the JWKS", "url", u, "err", err)
-			}
-		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("JWKS: %w", err)
-	}
-	return &verifier{
-		keys: keys,
+	v := &verifier{
+		tried: make(chan struct{}),
+		ready: make(chan struct{}),
 		parser: jwt.NewParser(
 			jwt.WithValidMethods(algorithms),
 			jwt.WithIssuer(c.Issuer),
@@ -92,7 +87,64 @@ func newVerifier(ctx context.Context, c JWT, o Options) (*verifier, error) {
 		now:    o.Now,
 		ttl:    orDefault(o.TokenCacheTTL, defaultTokenCacheTTL),
 		cache:  tokenCache{m: map[[sha256.Size]byte]cachedToken{}},
-	}, nil
+	}
+	// keyfunc fetches the JWKS before it returns (for up to jwksTimeout): the server does not wait
+	// for it.
+	go func() {
+		defer close(v.tried)
+		keys, err := keyfunc.NewDefaultOverrideCtx(ctx, []string{c.JWKSURL}, keyfunc.Override{
+			Client:            client,
+			HTTPTimeout:       jwksTimeout,
+			RefreshInterval:   orDefault(o.JWKSRefresh, defaultJWKSRefresh),
+			RefreshUnknownKID: rate.NewLimiter(rate.Every(orDefault(o.UnknownKeyRefresh, defaultUnknownKeyRefresh)), 1),
+			// Also the bound of the fetch an unknown key ID causes. A request that would wait longer
+			// for the limiter fails at once.
+			RateLimitWaitMax: jwksTimeout,
+			RefreshErrorHandlerFunc: func(u string) func(context.Context, error) {
+				return func(ctx context.Context, err error) {
+					log.WarnContext(ctx, "fetching the JWKS", "url", u, "err", err)
+				}
+			},
+		})
+		if err != nil {
+			log.Error("JWKS: tokens will be refused until the configuration is fixed", "url", c.JWKSURL, "err", err)
+			return
+		}
+		v.keys.Store(&keys)
+		v.available(ctx)
+	}()
+	return v
+}
+
+// available reports whether the JWKS has been fetched with keys in it, looking at what keyfunc
+// holds until it has: a fetch that failed leaves it empty.
+func (v *verifier) available(ctx context.Context) bool {
+	select {
+	case <-v.ready:
+		return true
+	default:
+	}
+	keys := v.keys.Load()
+	if keys == nil {
+		return false
+	}
+	if all, err := (*keys).Storage().KeyReadAll(ctx); err != nil || len(all) == 0 {
+		return false
+	}
+	v.readyOnce.Do(func() { close(v.ready) })
+	return true
+}
+
+// keyfunc finds a token's key: ErrKeysUnavailable while the first fetch runs, keyfunc's answer
+// then (which fetches the JWKS again for an unknown key ID, at most once per UnknownKeyRefresh).
+func (v *verifier) keyfunc(ctx context.Context) jwt.Keyfunc {
+	return func(t *jwt.Token) (any, error) {
+		keys := v.keys.Load()
+		if keys == nil {
+			return nil, ErrKeysUnavailable
+		}
+		return (*keys).KeyfuncCtx(ctx)(t)
+	}
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -112,7 +164,11 @@ func (v *verifier) verify(ctx context.Context, token string) (Identity, error) {
 		}
 	}
 	claims := jwt.MapClaims{}
-	if _, err := v.parser.ParseWithClaims(token, claims, v.keys.KeyfuncCtx(ctx)); err != nil {
+	if _, err := v.parser.ParseWithClaims(token, claims, v.keyfunc(ctx)); err != nil {
+		// Only finding the key fails as unverifiable: the token may be good.
+		if errors.Is(err, jwt.ErrTokenUnverifiable) && !v.available(ctx) {
+			return Identity{}, fmt.Errorf("%w: the issuer's keys (auth.jwt.jwks_url) have not been fetched yet", ErrKeysUnavailable)
+		}
 		return Identity{}, fail(ErrInvalid, "%s", tokenReason(err))
 	}
 	id, err := v.identity(claims)

@@ -17,7 +17,8 @@ const (
 	testAudience = "toolrouter"
 )
 
-// newJWT returns an Authenticator for the issuer's JWKS, on clock.
+// newJWT returns an Authenticator for the issuer's JWKS, on clock, once its first fetch of the
+// JWKS is over (whether it succeeded or not).
 func newJWT(t testing.TB, is *issuer, url string, c *clock, o Options) *Authenticator {
 	t.Helper()
 	o.HTTPClient, o.Now = is.srv.Client(), c.Now
@@ -25,6 +26,7 @@ func newJWT(t testing.TB, is *issuer, url string, c *clock, o Options) *Authenti
 	if err != nil {
 		t.Fatal(err)
 	}
+	<-a.jwt.tried
 	return a
 }
 
@@ -114,6 +116,9 @@ func TestJWTClaimsMapping(t *testing.T) {
 	a, err := New(t.Context(), Config{JWT: JWT{Issuer: testIssuer, Audience: testAudience, JWKSURL: is.srv.URL,
 		Claims: Claims{Org: "https://acme.example/org", Team: "grp"}}}, Options{HTTPClient: is.srv.Client(), Now: clk.Now})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.WaitKeys(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	tok := k.sign(t, claims(clk.Now(), jwt.MapClaims{"https://acme.example/org": "acme", "grp": "ops", "org": "globex"}))
@@ -219,7 +224,8 @@ func (s *syncBuffer) String() string {
 }
 
 // TestJWKSRefused: an oversized JWKS is refused, the server still starts, and the failure is
-// logged without the secret in the JWKS URL.
+// logged without the secret in the JWKS URL. Tokens get ErrKeysUnavailable until the JWKS is
+// fetched, which a token retries (at most once per UnknownKeyRefresh).
 func TestJWKSRefused(t *testing.T) {
 	k := newRSA(t, "k")
 	is := newIssuer(t, k)
@@ -227,13 +233,65 @@ func TestJWKSRefused(t *testing.T) {
 	var logs syncBuffer
 	clk := newClock()
 	a := newJWT(t, is, is.srv.URL+"/jwks?access_token=s3cr3t-in-url", clk,
-		Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	_, err := a.Authenticate(t.Context(), bearer(k.sign(t, claims(clk.Now(), nil))).get)
-	if !errors.Is(err, ErrInvalid) {
-		t.Errorf("got %v, want ErrInvalid", err)
+		Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), UnknownKeyRefresh: time.Nanosecond})
+	tok := bearer(k.sign(t, claims(clk.Now(), nil)))
+	_, err := a.Authenticate(t.Context(), tok.get)
+	if !errors.Is(err, ErrKeysUnavailable) || errors.Is(err, ErrInvalid) {
+		t.Errorf("got %v, want ErrKeysUnavailable", err)
 	}
 	out := logs.String()
 	if !strings.Contains(out, "fetching the JWKS") || strings.Contains(out, "s3cr3t") {
 		t.Errorf("got logs %q, want the failed fetch logged without the secret", out)
+	}
+	is.publish(t, k)
+	if _, err := a.Authenticate(t.Context(), tok.get); err != nil {
+		t.Errorf("once the JWKS is served: got %v, want the token accepted", err)
+	}
+}
+
+// TestJWKSInBackground: a JWKS that is slow to answer does not hold New back. Until the first
+// fetch succeeds a token gets ErrKeysUnavailable (a malformed one is still refused for what it
+// is); then tokens are verified.
+func TestJWKSInBackground(t *testing.T) {
+	k := newEC(t, "k")
+	is := newIssuer(t, k)
+	release := is.hold()
+	defer release()
+	clk := newClock()
+	start := time.Now()
+	a, err := New(t.Context(), Config{JWT: JWT{Issuer: testIssuer, Audience: testAudience, JWKSURL: is.srv.URL}},
+		Options{HTTPClient: is.srv.Client(), Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > jwksTimeout/2 {
+		t.Errorf("New took %v with the JWKS held, want no wait (the fetch is bounded by %v)", d, jwksTimeout)
+	}
+	good := bearer(k.sign(t, claims(clk.Now(), nil)))
+	for _, tc := range []struct {
+		name    string
+		h       headers
+		wantErr error
+	}{
+		{"a token before the keys", good, ErrKeysUnavailable},
+		{"a malformed token", bearer("a.b.c"), ErrInvalid},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := a.Authenticate(t.Context(), tc.h.get); !errors.Is(err, tc.wantErr) {
+				t.Errorf("got %v, want %v", err, tc.wantErr)
+			}
+		})
+	}
+
+	release()
+	if err := a.WaitKeys(t.Context()); err != nil {
+		t.Fatalf("WaitKeys: %v", err)
+	}
+	want := Identity{Org: "acme", Team: "research", Agent: "svc-1", Name: "svc-1"}
+	if got, err := a.Authenticate(t.Context(), good.get); err != nil || got != want {
+		t.Errorf("after the fetch: got %+v, %v, want %+v", got, err, want)
+	}
+	if n := is.fetches.Load(); n != 1 {
+		t.Errorf("got %d fetches, want 1: a token before the keys does not fetch them again", n)
 	}
 }

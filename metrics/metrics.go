@@ -68,6 +68,7 @@ type Metrics struct {
 	rateLimited     *prometheus.CounterVec
 	redisUp         prometheus.Gauge
 	usageDropped    prometheus.Counter
+	usageFileLost   prometheus.Counter
 }
 
 // durationBuckets span a cache hit (5 ms) to a slow council (2 min), in seconds.
@@ -136,6 +137,9 @@ func New(o Options) *Metrics {
 	m.reg.MustRegister(m.requests, m.requestDuration, m.decisions, m.modelCalls, m.modelDuration, m.modelTokens, m.modelParts, m.modelCallTokens,
 		m.confidence, m.toolCalls, m.toolDuration, m.rateLimited, m.redisUp, m.usageDropped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.usageFileLost = prometheus.NewCounter(prometheus.CounterOpts{Name: "toolrouter_usage_file_lost_total",
+		Help: "Times the usage SQLite file was found deleted or replaced while in use, and created again at usage.path."})
+	m.reg.MustRegister(m.usageFileLost)
 	if o.Inventory != nil {
 		m.reg.MustRegister(inventoryCollector{o.Inventory})
 	}
@@ -166,6 +170,11 @@ func (m *Metrics) RedisUp(up bool) {
 // UsageDropped counts one usage record the recorder dropped.
 func (m *Metrics) UsageDropped() {
 	m.usageDropped.Inc()
+}
+
+// UsageFileLost counts one time the usage recorder found its SQLite file deleted or replaced.
+func (m *Metrics) UsageFileLost() {
+	m.usageFileLost.Inc()
 }
 
 // Observe counts one served request: its route and status, its routing decision, every model

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"toolrouter/auth"
 	"toolrouter/config"
@@ -57,6 +58,10 @@ type Examples interface {
 
 // Options are what a Reloader re-reads and changes. Load is required; a nil part is not reloaded
 // (its keys need a restart).
+// jwksWait bounds how long a reload that changes auth waits for the new authenticator's first
+// JWKS fetch.
+const jwksWait = 10 * time.Second
+
 type Options struct {
 	// Load re-reads the configuration: the same file, environment and flags as at start.
 	Load      func() (config.Config, error)
@@ -154,6 +159,13 @@ func (r *Reloader) Reload(ctx context.Context) (Result, error) {
 			}
 			return Result{}, inv
 		}
+		// The new authenticator fetches its JWKS in the background: wait for it a little, so that a
+		// reload does not answer the tokens it keeps accepting with 503 for as long as that takes.
+		wctx, wcancel := context.WithTimeout(ctx, jwksWait)
+		if err := a.WaitKeys(wctx); err != nil {
+			r.o.Logger.Warn("reload: the new JWKS is not fetched yet; requests with a token get 503 jwks_unavailable until it is", "err", err)
+		}
+		wcancel()
 		newAuth, authCancel = a, cancel
 		inPlace = append(inPlace, "auth")
 		applied.Auth = next.Auth

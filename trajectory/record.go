@@ -2,10 +2,10 @@
 // line per step, holding the state the model saw, the action it took, what came back, outcome
 // flags, the model and timings.
 //
-// It owns the log file, its rotation by size and the bounded queue in front of it. It does not
-// decide what a step is: the router builds each Record. Records are written by a goroutine off
-// the request path; when the queue is full a record is dropped and counted, so Record never
-// blocks the caller.
+// It owns the log file and its rotation by size; the bounded queue in front of it is a
+// spool.Spool. It does not decide what a step is: the router builds each Record. Records are
+// written by a goroutine off the request path; when the queue is full a record is dropped and
+// counted, so Record never blocks the caller.
 package trajectory
 
 import (

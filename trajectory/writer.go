@@ -12,9 +12,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
+
+	"toolrouter/spool"
 )
 
 const (
@@ -64,16 +65,11 @@ type Writer struct {
 	log      *slog.Logger
 	hooks    hooks
 
-	// mu guards closed and every send on q, so Close can close q without racing a send.
-	mu     sync.RWMutex
-	closed bool
-	q      chan Record
+	q        *spool.Spool[Record]
+	closeErr error // final flush or close error; written before q's goroutine ends
 
-	abortOnce sync.Once
-	abort     chan struct{} // closed when Close's ctx ends first: the rest of the queue is dropped
-	done      chan struct{} // closed when the writer goroutine has closed the file
-	closeErr  error         // final flush or close error; written before done is closed
-
+	// dropped counts the records q did not drop itself: those that failed to encode or write, or
+	// that q handed over after Close's deadline.
 	written, dropped, rotations, errs atomic.Uint64
 
 	// Owned by the writer goroutine.
@@ -116,9 +112,6 @@ func Open(o Options) (*Writer, error) {
 		maxFiles: o.MaxFiles,
 		log:      o.Logger,
 		hooks:    o.hooks,
-		q:        make(chan Record, o.QueueSize),
-		abort:    make(chan struct{}),
-		done:     make(chan struct{}),
 		bw:       bufio.NewWriterSize(io.Discard, bufferSize),
 	}
 	w.enc = json.NewEncoder(&w.line)
@@ -126,7 +119,10 @@ func Open(o Options) (*Writer, error) {
 	if err := w.reopen(); err != nil {
 		return nil, fmt.Errorf("opening trajectory log: %w", err)
 	}
-	go w.run()
+	// One record at a time, as it comes: the buffer, flushed whenever the queue is empty, is what
+	// batches the writes to the file.
+	w.q = spool.New(spool.Options[Record]{Size: o.QueueSize, Batch: 1, Write: w.writeBatch, Finish: w.finish,
+		Name: "trajectory records"})
 	return w, nil
 }
 
@@ -140,17 +136,7 @@ func (w *Writer) Record(r Record) bool {
 	if r.Time.IsZero() {
 		r.Time = time.Now()
 	}
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	if !w.closed {
-		select {
-		case w.q <- r:
-			return true
-		default:
-		}
-	}
-	w.dropped.Add(1)
-	return false
+	return w.q.Put(r)
 }
 
 // Stats reports the counters so far. A nil *Writer reports zeros.
@@ -160,7 +146,7 @@ func (w *Writer) Stats() Stats {
 	}
 	return Stats{
 		Written:   w.written.Load(),
-		Dropped:   w.dropped.Load(),
+		Dropped:   w.dropped.Load() + w.q.Dropped(),
 		Rotations: w.rotations.Load(),
 		Errors:    w.errs.Load(),
 	}
@@ -174,50 +160,43 @@ func (w *Writer) Close(ctx context.Context) error {
 	if w == nil {
 		return nil
 	}
-	w.mu.Lock()
-	first := !w.closed
-	if first {
-		w.closed = true
-		close(w.q)
-	}
-	w.mu.Unlock()
-	if first && w.hooks.closing != nil {
+	if w.q.Shut() && w.hooks.closing != nil {
 		w.hooks.closing()
 	}
-	select {
-	case <-w.done:
-		return w.closeErr
-	default:
+	if err := w.q.Wait(ctx); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("draining trajectory queue: %w", err)
+		}
+		return errors.Join(fmt.Errorf("draining trajectory queue: %w", err), w.closeErr)
 	}
-	select {
-	case <-w.done:
-		return w.closeErr
-	case <-ctx.Done():
-		w.abortOnce.Do(func() { close(w.abort) })
-		return fmt.Errorf("draining trajectory queue: %w", ctx.Err())
-	}
+	return w.closeErr
 }
 
-// run is the writer goroutine: it writes each record, flushes whenever the queue is momentarily
-// empty so readers see records promptly, and closes the file once the queue is closed and drained.
-func (w *Writer) run() {
-	defer close(w.done)
-	for r := range w.q {
+// writeBatch writes records on the writer goroutine, and flushes them to the file whenever the
+// queue is momentarily empty, so readers see records promptly. Records handed over after Close's
+// deadline (ctx ended) are dropped. It never fails: a record it cannot write is counted.
+func (w *Writer) writeBatch(ctx context.Context, rs []Record) error {
+	for _, r := range rs {
 		if w.hooks.beforeWrite != nil {
 			w.hooks.beforeWrite()
 		}
-		if w.aborted() {
+		if ctx.Err() != nil {
 			w.dropped.Add(1)
 			continue
 		}
 		w.write(r)
-		if len(w.q) == 0 {
-			w.flush()
-			if w.hooks.idle != nil {
-				w.hooks.idle()
-			}
+	}
+	if w.q.Len() == 0 && ctx.Err() == nil {
+		w.flush()
+		if w.hooks.idle != nil {
+			w.hooks.idle()
 		}
 	}
+	return nil
+}
+
+// finish flushes and closes the file once the queue is closed and drained.
+func (w *Writer) finish() {
 	w.flush()
 	if w.f != nil {
 		if err := w.f.Close(); err != nil {
@@ -225,15 +204,6 @@ func (w *Writer) run() {
 			w.closeErr = fmt.Errorf("closing trajectory log: %w", err)
 		}
 		w.f = nil
-	}
-}
-
-func (w *Writer) aborted() bool {
-	select {
-	case <-w.abort:
-		return true
-	default:
-		return false
 	}
 }
 

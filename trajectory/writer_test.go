@@ -335,7 +335,7 @@ func TestClose(t *testing.T) {
 			}
 			if tc.cancel {
 				close(release)
-				<-w.done
+				_ = w.q.Wait(context.Background()) // the writer drops the rest and ends
 			}
 
 			s := w.Stats()

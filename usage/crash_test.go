@@ -26,8 +26,9 @@ func crashRecord(i int, rec Record) Record {
 	return rec
 }
 
-// TestCrashChild is the process TestKillNine kills: it queues crashRecords records (waiting for
-// room in the queue, so none is dropped), says so on stdout and waits to be killed.
+// TestCrashChild is the process TestKillNine kills: it queues crashRecords records (flushing the
+// queue when it has no room for the next batch, so none is dropped), says so on stdout and waits
+// to be killed.
 func TestCrashChild(t *testing.T) {
 	path := os.Getenv(crashEnv)
 	if path == "" {
@@ -39,7 +40,16 @@ func TestCrashChild(t *testing.T) {
 	}
 	r := NewRecorder(s, Options{QueueSize: crashQueue, BatchSize: crashBatch, FlushInterval: time.Hour, Logger: quiet})
 	for i, rec := range sample(crashRecords) {
-		r.queue <- crashRecord(i, rec)
+		if i%crashBatch == 0 && r.q.Len() > crashQueue-crashBatch {
+			// No room for the next batch: write what is queued, whole batches (i records were
+			// queued, and the writer writes only full batches).
+			if err := r.Flush(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !r.enqueue(crashRecord(i, rec)) {
+			t.Fatalf("record %d dropped", i)
+		}
 	}
 	fmt.Printf("queued %d\n", crashRecords)
 	<-time.After(time.Minute) // killed long before

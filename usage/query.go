@@ -147,6 +147,8 @@ func (s *Store) Query(ctx context.Context, q Query) (*Summary, error) {
 	group := map[GroupBy]string{ByOrg: "org", ByTeam: "org, team", ByAgent: "org, team, agent", ByTool: "server, tool", ByModel: "model"}[q.GroupBy]
 	query := `SELECT ` + cols + ` FROM ` + table + ` WHERE start_ms >= ? AND start_ms < ? GROUP BY ` + group +
 		` ORDER BY ` + order + ` DESC, ` + group + ` LIMIT ?`
+	s.dbMu.RLock()
+	defer s.dbMu.RUnlock()
 	rows, err := s.db.QueryContext(ctx, s.d.q(query), q.Since.UnixMilli(), q.Until.UnixMilli(), MaxRows+1)
 	if err != nil {
 		return nil, fmt.Errorf("querying usage records: %w", err)

@@ -3,17 +3,16 @@ package usage
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"toolrouter/access"
 	"toolrouter/config"
 	"toolrouter/observe"
+	"toolrouter/spool"
 )
 
 // Options tune a Recorder; a zero field takes config.Default()'s usage value, except Retention,
@@ -32,6 +31,9 @@ type Options struct {
 	// OnDrop, if not nil, is called once for each record dropped (see Recorder.Dropped), on the
 	// dropping goroutine: it must not block.
 	OnDrop func()
+	// OnFileLost, if not nil, is called once each time the SQLite file is found deleted or
+	// replaced while the store has it open (see Recorder), on the writer goroutine.
+	OnFileLost func()
 	// Known reports whether an identity is configured (the orgs hierarchy's Has); a request acting
 	// for one it does not know is not recorded. Nil: every identity is known.
 	Known  func(access.Identity) bool
@@ -63,17 +65,20 @@ const retries = 3
 // A process that is killed loses at most the records not yet written: those queued (at most
 // QueueSize) and the batch being written (at most BatchSize); every batch that was written is
 // whole in the database.
+//
+// Before each batch it checks that the SQLite file is still the one it opened: one deleted (or
+// replaced) under a running process would take every later record with it, unseen, at the next
+// start. It then logs the event once, counts it (Options.OnFileLost) and creates the database
+// again at its path, schema and all; the records the old file held stay with it.
 type Recorder struct {
 	store   *Store
 	o       Options
-	queue   chan Record
-	dropped atomic.Uint64
+	q       *spool.Spool[Record]
+	closing atomic.Bool // Close has begun
 
-	// mu guards closed: Observe does not queue once Close has begun.
-	mu     sync.RWMutex
-	closed bool
-	stop   chan context.Context // Close's context, to the writer
-	done   chan error           // the writer's end: records it could not write
+	// Owned by the writer goroutine.
+	nextExpiry time.Time
+	fileLost   bool // the file was found gone, and is not yet created again
 }
 
 // NewRecorder returns a Recorder writing to s and starts its writer; Close stops it and closes s.
@@ -98,8 +103,9 @@ func NewRecorder(s *Store, o Options) *Recorder {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	r := &Recorder{store: s, o: o, queue: make(chan Record, o.QueueSize), stop: make(chan context.Context, 1), done: make(chan error, 1)}
-	go r.run()
+	r := &Recorder{store: s, o: o, nextExpiry: o.Now()}
+	r.q = spool.New(spool.Options[Record]{Size: o.QueueSize, Batch: o.BatchSize, Interval: o.FlushInterval,
+		Write: r.write, Retries: retries, Tick: r.tick, OnDrop: r.dropped, Logger: o.Logger, Name: "usage records"})
 	return r
 }
 
@@ -130,32 +136,23 @@ func (r *Recorder) recorded(rep *observe.Report) bool {
 }
 
 // enqueue queues rec without blocking; false when it was dropped.
-func (r *Recorder) enqueue(rec Record) bool {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if !r.closed {
-		select {
-		case r.queue <- rec:
-			return true
-		default:
-		}
-	}
-	r.drop(1)
-	return false
-}
+func (r *Recorder) enqueue(rec Record) bool { return r.q.Put(rec) }
 
 // Dropped is how many records were lost: dropped on a full queue or after Close, failed to be
 // written, or still queued when Close's deadline passed.
-func (r *Recorder) Dropped() uint64 { return r.dropped.Load() }
+func (r *Recorder) Dropped() uint64 { return r.q.Dropped() }
 
-func (r *Recorder) drop(n int) {
-	r.dropped.Add(uint64(n))
+func (r *Recorder) dropped(n int) {
 	if r.o.OnDrop != nil {
 		for range n {
 			r.o.OnDrop()
 		}
 	}
 }
+
+// Flush writes the records queued so far and returns once they are in the database, or with the
+// write's error (the batch is then retried at the next flush, as usual), or ctx's.
+func (r *Recorder) Flush(ctx context.Context) error { return r.q.Flush(ctx) }
 
 // Query answers q from the store.
 func (r *Recorder) Query(ctx context.Context, q Query) (*Summary, error) {
@@ -165,108 +162,56 @@ func (r *Recorder) Query(ctx context.Context, q Query) (*Summary, error) {
 // Close stops recording, writes what is queued within ctx's deadline and closes the store. It
 // returns an error when records were left unwritten (they count as dropped).
 func (r *Recorder) Close(ctx context.Context) error {
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
+	if !r.closing.CompareAndSwap(false, true) {
 		return errors.New("usage: recorder already closed")
 	}
-	r.closed = true
-	r.mu.Unlock()
-	r.stop <- ctx
-	err := <-r.done
+	err := r.q.Close(ctx)
+	if ctx.Err() != nil {
+		// The write in flight is cancelled; the writer drops what is left and ends.
+		err = r.q.Wait(context.Background())
+	}
 	return errors.Join(err, r.store.Close())
 }
 
-// run is the writer: it batches the queue and expires old records until Close.
-func (r *Recorder) run() {
-	tick := time.NewTicker(r.o.FlushInterval)
-	defer tick.Stop()
-	batch := make([]Record, 0, r.o.BatchSize)
-	failures := 0
-	// flush writes the batch: on success, or once it has failed retries+1 times (its records
-	// dropped), the batch is emptied; otherwise it is kept for the next flush.
-	flush := func() {
-		if len(batch) == 0 {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), r.o.WriteTimeout)
-		err := r.store.write(ctx, batch)
-		cancel()
-		if err != nil {
-			failures++
-			if failures <= retries {
-				r.o.Logger.Warn("usage records not written; retrying at the next flush", "records", len(batch), "err", err)
-				return
-			}
-			r.o.Logger.Error("usage records dropped: writing failed", "records", len(batch), "attempts", failures, "err", err)
-			r.drop(len(batch))
-		}
-		failures = 0
-		batch = batch[:0]
+// write writes one batch, in the SQLite file at its path (see keepFile).
+func (r *Recorder) write(ctx context.Context, batch []Record) error {
+	ctx, cancel := context.WithTimeout(ctx, r.o.WriteTimeout)
+	defer cancel()
+	if err := r.keepFile(ctx); err != nil {
+		return err
 	}
-	nextExpiry := r.o.Now()
-	for {
-		// A full batch waits for its write (a failed one, for the next flush): the queue holds what
-		// comes meanwhile.
-		var queue <-chan Record
-		if len(batch) < r.o.BatchSize {
-			queue = r.queue
-		}
-		select {
-		case rec := <-queue:
-			batch = append(batch, rec)
-			if len(batch) == r.o.BatchSize && failures == 0 {
-				flush()
-			}
-		case <-tick.C:
-			flush()
-			if r.o.Retention > 0 && !r.o.Now().Before(nextExpiry) {
-				r.expire(context.Background())
-				nextExpiry = r.o.Now().Add(expireEvery)
-			}
-		case ctx := <-r.stop:
-			r.done <- r.drain(ctx, batch, failures)
-			return
-		}
-	}
+	return r.store.write(ctx, batch)
 }
 
-// drain writes the batch and everything queued, in batches, until the queue is empty or ctx ends;
-// what it could not write is dropped and counted.
-func (r *Recorder) drain(ctx context.Context, batch []Record, failures int) error {
-	lost := 0
-	for {
-		for len(batch) < r.o.BatchSize {
-			select {
-			case rec := <-r.queue:
-				batch = append(batch, rec)
-				continue
-			default:
-			}
-			break
-		}
-		if len(batch) == 0 {
-			break
-		}
-		if ctx.Err() != nil || failures > retries {
-			lost += len(batch) + len(r.queue)
-			break
-		}
-		wctx, cancel := context.WithTimeout(ctx, r.o.WriteTimeout)
-		err := r.store.write(wctx, batch)
-		cancel()
-		if err != nil {
-			failures++
-			r.o.Logger.Warn("usage records not written at shutdown", "records", len(batch), "err", err)
-			continue
-		}
-		batch = batch[:0]
+// keepFile creates the SQLite database again at its path when the file the store has open was
+// deleted or replaced: logged and counted once per event, however many batches it takes to
+// create it again (until then each batch fails, and is retried or dropped as usual).
+func (r *Recorder) keepFile(ctx context.Context) error {
+	if lost, err := r.store.fileLost(); err != nil || !lost {
+		return nil // one that cannot be looked at (its directory unreadable) is still written to
 	}
-	if lost > 0 {
-		r.drop(lost)
-		return fmt.Errorf("usage: %d records not written at shutdown", lost)
+	if !r.fileLost {
+		r.fileLost = true
+		r.o.Logger.Error("usage database file deleted or replaced while in use: creating it again (the records it held are not in the new one)",
+			"path", r.store.path)
+		if r.o.OnFileLost != nil {
+			r.o.OnFileLost()
+		}
 	}
+	if err := r.store.reopen(ctx); err != nil {
+		return err
+	}
+	r.fileLost = false
+	r.o.Logger.Info("usage database created again", "path", r.store.path)
 	return nil
+}
+
+// tick runs at each flush: every expireEvery, it deletes the expired records.
+func (r *Recorder) tick(ctx context.Context) {
+	if r.o.Retention > 0 && !r.o.Now().Before(r.nextExpiry) {
+		r.expire(ctx)
+		r.nextExpiry = r.o.Now().Add(expireEvery)
+	}
 }
 
 // expire deletes the records older than the retention, a bounded amount per pass.

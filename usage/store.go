@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,10 +25,18 @@ var ErrOff = errors.New("usage records are off: set usage.path or usage.postgres
 
 // Store is the usage database: SQLite or PostgreSQL, behind database/sql.
 type Store struct {
-	db *sql.DB
-	d  dialect
+	d dialect
+	// path is the SQLite file ("" for PostgreSQL).
+	path string
+
+	// dbMu guards db and file: held shared while db is used, exclusively to replace it (reopen).
+	dbMu sync.RWMutex
+	db   *sql.DB
+	// file is the SQLite file db has open, as it was when opened.
+	file os.FileInfo
+
 	mu sync.Mutex // guards stmts
-	// stmts are the full-sized inserts, by query; at most one per table.
+	// stmts are the full-sized inserts of db, by query; at most one per table.
 	stmts map[string]*sql.Stmt
 }
 
@@ -80,15 +90,9 @@ const sqliteBusy = 5 * time.Second
 // postgresURL when it is not "", else the SQLite file at path (created if missing), in WAL mode.
 // ctx bounds connecting and migrating.
 func Open(ctx context.Context, path, postgresURL string) (*Store, error) {
-	var (
-		db  *sql.DB
-		d   dialect
-		err error
-	)
 	switch {
 	case postgresURL != "":
-		d = postgres
-		db, err = sql.Open("pgx", postgresURL)
+		db, err := sql.Open("pgx", postgresURL)
 		if err != nil {
 			return nil, fmt.Errorf("opening usage database: %w", err)
 		}
@@ -97,30 +101,80 @@ func Open(ctx context.Context, path, postgresURL string) (*Store, error) {
 			_ = db.Close()
 			return nil, fmt.Errorf("connecting to the usage database: %w", err)
 		}
+		s := &Store{db: db, d: postgres, stmts: map[string]*sql.Stmt{}}
+		if err := s.migrate(ctx); err != nil {
+			_ = db.Close()
+			return nil, err
+		}
+		return s, nil
 	case path != "":
 		if strings.Contains(path, "?") {
 			return nil, fmt.Errorf("usage database path %q: must not contain '?'", path)
 		}
-		d = sqlite
-		// Every connection waits for the write lock, writes through a write-ahead log with a sync
-		// at each commit (a committed batch survives the process being killed, and the machine
-		// losing power), and begins its transactions holding the write lock.
-		dsn := path + "?_busy_timeout=" + strconv.Itoa(int(sqliteBusy.Milliseconds())) +
-			"&_journal_mode=WAL&_synchronous=FULL&_txlock=immediate"
-		db, err = sql.Open("sqlite", dsn)
-		if err != nil {
-			return nil, fmt.Errorf("opening usage database %s: %w", path, err)
+		s := &Store{d: sqlite, path: path, stmts: map[string]*sql.Stmt{}}
+		if err := s.openFile(ctx); err != nil {
+			return nil, err
 		}
-		db.SetMaxOpenConns(4)
+		return s, nil
 	default:
 		return nil, ErrOff
 	}
-	s := &Store{db: db, d: d, stmts: map[string]*sql.Stmt{}}
+}
+
+// openFile opens the SQLite file at s.path (created if missing), migrates its schema and notes
+// which file it is, for fileLost. The caller holds dbMu, or has the only reference to s.
+func (s *Store) openFile(ctx context.Context) error {
+	// Every connection waits for the write lock, writes through a write-ahead log with a sync at
+	// each commit (a committed batch survives the process being killed, and the machine losing
+	// power), and begins its transactions holding the write lock.
+	dsn := s.path + "?_busy_timeout=" + strconv.Itoa(int(sqliteBusy.Milliseconds())) +
+		"&_journal_mode=WAL&_synchronous=FULL&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return fmt.Errorf("opening usage database %s: %w", s.path, err)
+	}
+	db.SetMaxOpenConns(4)
+	s.db = db
 	if err := s.migrate(ctx); err != nil {
 		_ = db.Close()
-		return nil, err
+		return err
 	}
-	return s, nil
+	if s.file, err = os.Stat(s.path); err != nil {
+		_ = db.Close()
+		return fmt.Errorf("opening usage database %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// fileLost reports whether the SQLite file the store has open is no longer at its path: deleted,
+// moved away or replaced by another file. Always false for PostgreSQL.
+func (s *Store) fileLost() (bool, error) {
+	if s.path == "" {
+		return false, nil
+	}
+	s.dbMu.RLock()
+	defer s.dbMu.RUnlock()
+	fi, err := os.Stat(s.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	return !os.SameFile(s.file, fi), nil
+}
+
+// reopen closes the SQLite database and opens the file at its path again, creating it with its
+// schema when missing. The old connections are closed first: the last one checkpoints the old
+// write-ahead log into the old file and removes it, so the new file never sees it. Queries
+// running meanwhile finish first; until reopen succeeds the store fails every statement.
+func (s *Store) reopen(ctx context.Context) error {
+	s.dbMu.Lock()
+	defer s.dbMu.Unlock()
+	if err := s.closeDB(); err != nil {
+		return fmt.Errorf("closing the lost usage database: %w", err)
+	}
+	return s.openFile(ctx)
 }
 
 // connect waits for a PostgreSQL server that is starting (refusing connections, or answering
@@ -156,11 +210,19 @@ func starting(err error) bool {
 
 // Close closes the database.
 func (s *Store) Close() error {
+	s.dbMu.Lock()
+	defer s.dbMu.Unlock()
+	return s.closeDB()
+}
+
+// closeDB closes db and its statements; the caller holds dbMu.
+func (s *Store) closeDB() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var errs []error
-	for _, st := range s.stmts {
+	for q, st := range s.stmts {
 		errs = append(errs, st.Close())
+		delete(s.stmts, q)
 	}
 	return errors.Join(append(errs, s.db.Close())...)
 }
@@ -291,6 +353,8 @@ func (s *Store) write(ctx context.Context, recs []Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
+	s.dbMu.RLock()
+	defer s.dbMu.RUnlock()
 	var err error
 	if s.d.copy {
 		err = s.copy(ctx, recs)
@@ -433,6 +497,8 @@ func (s *Store) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
 // expire deletes the oldest limit requests that started before before, with their calls, in one
 // transaction; it returns the requests deleted.
 func (s *Store) expire(ctx context.Context, before time.Time, limit int) (int64, error) {
+	s.dbMu.RLock()
+	defer s.dbMu.RUnlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("expiring usage records: %w", err)

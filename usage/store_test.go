@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -639,5 +640,94 @@ func TestRecorderRetries(t *testing.T) {
 				t.Errorf("got %d dropped, want %d", r.Dropped(), want)
 			}
 		})
+	}
+}
+
+// TestRecorderFileLost: the SQLite file deleted, moved away or replaced while the recorder writes
+// to it is created again at its path, schema and all, and the records written after are there;
+// the event is logged and counted once, however many batches follow.
+func TestRecorderFileLost(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		lose func(t *testing.T, path string)
+	}{
+		{"deleted", func(t *testing.T, path string) { remove(t, path) }},
+		{"deleted with its write-ahead log", func(t *testing.T, path string) { remove(t, path, path+"-wal", path+"-shm") }},
+		{"moved away", func(t *testing.T, path string) {
+			if err := os.Rename(path, path+".old"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"replaced by an empty file", func(t *testing.T, path string) {
+			remove(t, path)
+			if err := os.WriteFile(path, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "usage.db")
+			s := openSQLite(t, path)
+			logs := &logSink{}
+			var lost atomic.Int64
+			r := NewRecorder(s, Options{QueueSize: 100, BatchSize: 10, FlushInterval: time.Hour, Logger: slog.New(logs),
+				OnFileLost: func() { lost.Add(1) }})
+			observe := func(from, to int) {
+				t.Helper()
+				for i := from; i < to; i++ {
+					r.Observe(t.Context(), report(i))
+				}
+				if err := r.Flush(t.Context()); err != nil {
+					t.Fatalf("Flush: %v", err)
+				}
+			}
+			observe(0, 3)
+			tc.lose(t, path)
+			observe(3, 8)
+			observe(8, 10)
+			if err := r.Close(t.Context()); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+
+			s = openSQLite(t, path)
+			defer s.Close()
+			var names []string
+			rows, err := s.db.Query(`SELECT key_name FROM requests ORDER BY id`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var n string
+				if err := rows.Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				names = append(names, n)
+			}
+			if want := []string{"r3", "r4", "r5", "r6", "r7", "r8", "r9"}; !slices.Equal(names, want) {
+				t.Errorf("got requests %v at %s, want %v: those written after the file was lost", names, path, want)
+			}
+			if got := count(t, s.db, "tool_calls"); got != 7 {
+				t.Errorf("got %d tool calls, want 7", got)
+			}
+			if got := lost.Load(); got != 1 {
+				t.Errorf("OnFileLost called %d times, want 1", got)
+			}
+			if got := logs.count("usage database file deleted or replaced"); got != 1 {
+				t.Errorf("got %d logs of the lost file, want 1", got)
+			}
+			if r.Dropped() != 0 {
+				t.Errorf("got %d dropped, want 0", r.Dropped())
+			}
+		})
+	}
+}
+
+func remove(t *testing.T, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
 	}
 }

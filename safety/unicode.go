@@ -1,0 +1,400 @@
+package safety
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// invisibleRune reports whether r renders as nothing or reorders the text around it: controls
+// other than tab, newline and carriage return; format characters (Unicode category Cf: zero-width
+// space and joiners, bidirectional marks, embeddings, overrides and isolates, word joiner, BOM, tag
+// characters U+E0000–E007F, soft hyphen); variation selectors; the Hangul and Khmer fillers, the
+// Mongolian selectors and the combining grapheme joiner. A few Cf characters that do print (Arabic
+// number signs and the like) are left out.
+func invisibleRune(r rune) bool {
+	switch {
+	case r == '\t' || r == '\n' || r == '\r':
+		return false
+	case r < 0x20 || (r >= 0x7F && r <= 0x9F):
+		return true
+	case r < 0xAD:
+		return false
+	case r == 0x034F, r == 0x115F, r == 0x1160, r == 0x17B4, r == 0x17B5, r == 0x3164, r == 0xFFA0:
+		return true
+	case r >= 0x180B && r <= 0x180F:
+		return true
+	case isVariationSelector(r):
+		return true
+	case r >= 0x0600 && r <= 0x0605, r == 0x06DD, r == 0x070F, r == 0x08E2, r == 0x110BD, r == 0x110CD:
+		return false
+	}
+	return unicode.Is(unicode.Cf, r)
+}
+
+func isVariationSelector(r rune) bool {
+	return (r >= 0xFE00 && r <= 0xFE0F) || (r >= 0xE0100 && r <= 0xE01EF)
+}
+
+func isTagChar(r rune) bool { return r >= 0xE0000 && r <= 0xE007F }
+
+func isBidiMark(r rune) bool { return r == 0x200E || r == 0x200F || r == 0x061C }
+
+// emojiLike is a rune that starts or continues an emoji sequence.
+func emojiLike(r rune) bool {
+	return r >= 0x1F000 && r <= 0x1FAFF || unicode.Is(unicode.So, r)
+}
+
+func rtlLetter(r rune) bool {
+	return r >= 0x0590 && r <= 0x08FF || r >= 0xFB1D && r <= 0xFDFF || r >= 0xFE70 && r <= 0xFEFC
+}
+
+// plainASCII reports whether s is printable ASCII, tabs and line breaks only: the common case,
+// which needs no Unicode work at all.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x7F || (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+			return false
+		}
+	}
+	return true
+}
+
+type runeAt struct {
+	r    rune
+	at   int // byte offset
+	size int
+}
+
+// invisibleHits returns the invisible characters in s that are not part of ordinary text. Allowed,
+// because real text needs them: a zero-width joiner between emoji, a zero-width non-joiner between
+// letters of scripts that use it, one variation selector after a non-ASCII character or a keycap
+// digit, the tag sequence of a subdivision flag (U+1F3F4 … U+E007F), left-to-right and
+// right-to-left marks in text that contains right-to-left letters, and a BOM as the first
+// character. Everything else is a hit, including every run of two or more variation selectors
+// (the "emoji smuggling" encoding).
+func invisibleHits(s string) []runeAt {
+	if plainASCII(s) {
+		return nil
+	}
+	rs := make([]runeAt, 0, len(s))
+	hasRTL := false
+	for i, r := range s {
+		size := utf8.RuneLen(r)
+		if r == utf8.RuneError {
+			_, size = utf8.DecodeRuneInString(s[i:])
+		}
+		rs = append(rs, runeAt{r: r, at: i, size: size})
+		hasRTL = hasRTL || rtlLetter(r)
+	}
+	var hits []runeAt
+	for i := 0; i < len(rs); i++ {
+		r := rs[i].r
+		if !invisibleRune(r) {
+			continue
+		}
+		var prev, next rune
+		if i > 0 {
+			prev = rs[i-1].r
+		}
+		if i+1 < len(rs) {
+			next = rs[i+1].r
+		}
+		switch {
+		case r == 0x200D && (emojiLike(prev) || prev == 0xFE0F) && emojiLike(next):
+			continue
+		case r == 0x200C && unicode.IsLetter(prev) && prev > 0x052F && unicode.IsLetter(next) && next > 0x052F:
+			continue
+		case isVariationSelector(r):
+			j := i
+			for j < len(rs) && isVariationSelector(rs[j].r) {
+				j++
+			}
+			base := prev > 0x7F && !invisibleRune(prev) || prev >= '0' && prev <= '9' || prev == '#' || prev == '*'
+			if j-i == 1 && base {
+				continue
+			}
+			hits = append(hits, rs[i:j]...)
+			i = j - 1
+			continue
+		case isTagChar(r) && prev == 0x1F3F4:
+			j := i
+			for j < len(rs) && isTagChar(rs[j].r) && j-i < 8 {
+				j++
+			}
+			if rs[j-1].r == 0xE007F {
+				i = j - 1
+				continue
+			}
+		case isBidiMark(r) && hasRTL:
+			continue
+		case r == 0xFEFF && i == 0:
+			continue
+		}
+		hits = append(hits, rs[i])
+	}
+	return hits
+}
+
+var runeNames = map[rune]string{
+	0x00AD: "SOFT HYPHEN", 0x034F: "COMBINING GRAPHEME JOINER", 0x061C: "ARABIC LETTER MARK",
+	0x180E: "MONGOLIAN VOWEL SEPARATOR", 0x200B: "ZERO WIDTH SPACE", 0x200C: "ZERO WIDTH NON-JOINER",
+	0x200D: "ZERO WIDTH JOINER", 0x200E: "LEFT-TO-RIGHT MARK", 0x200F: "RIGHT-TO-LEFT MARK",
+	0x202A: "LEFT-TO-RIGHT EMBEDDING", 0x202B: "RIGHT-TO-LEFT EMBEDDING", 0x202C: "POP DIRECTIONAL FORMATTING",
+	0x202D: "LEFT-TO-RIGHT OVERRIDE", 0x202E: "RIGHT-TO-LEFT OVERRIDE", 0x2060: "WORD JOINER",
+	0x2061: "FUNCTION APPLICATION", 0x2062: "INVISIBLE TIMES", 0x2063: "INVISIBLE SEPARATOR",
+	0x2064: "INVISIBLE PLUS", 0x2066: "LEFT-TO-RIGHT ISOLATE", 0x2067: "RIGHT-TO-LEFT ISOLATE",
+	0x2068: "FIRST STRONG ISOLATE", 0x2069: "POP DIRECTIONAL ISOLATE", 0xFEFF: "ZERO WIDTH NO-BREAK SPACE",
+	0x1B: "ESCAPE",
+}
+
+func runeName(r rune) string {
+	if n, ok := runeNames[r]; ok {
+		return n
+	}
+	switch {
+	case r < 0x20 || r >= 0x7F && r <= 0x9F:
+		return "CONTROL CHARACTER"
+	}
+	return "FORMAT CHARACTER"
+}
+
+// describeInvisible summarises hits for Finding.Detail: counts by character, and any text
+// smuggled in tag characters or variation selectors.
+func describeInvisible(hits []runeAt) string {
+	// Tag characters and variation selectors are counted as a class: listed one by one they would
+	// spell out the payload in code points.
+	const tagClass, selectorClass rune = -1, -2
+	var order []rune
+	count := map[rune]int{}
+	var tags, selectors []byte
+	for _, h := range hits {
+		key := h.r
+		switch {
+		case isTagChar(h.r):
+			key = tagClass
+			if h.r >= 0xE0020 && h.r <= 0xE007E {
+				tags = append(tags, byte(h.r-0xE0000))
+			}
+		case h.r >= 0xFE00 && h.r <= 0xFE0F:
+			key = selectorClass
+			selectors = append(selectors, byte(h.r-0xFE00))
+		case h.r >= 0xE0100 && h.r <= 0xE01EF:
+			key = selectorClass
+			selectors = append(selectors, byte(h.r-0xE0100+16))
+		}
+		if count[key] == 0 {
+			order = append(order, key)
+		}
+		count[key]++
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d invisible or bidirectional character", len(hits))
+	if len(hits) > 1 {
+		b.WriteByte('s')
+	}
+	b.WriteString(": ")
+	for i, r := range order {
+		if i == 5 {
+			fmt.Fprintf(&b, ", and %d more kinds", len(order)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		switch r {
+		case tagClass:
+			b.WriteString("TAG CHARACTERS (U+E0000–E007F)")
+		case selectorClass:
+			b.WriteString("VARIATION SELECTORS")
+		default:
+			fmt.Fprintf(&b, "U+%04X %s", r, runeName(r))
+		}
+		if count[r] > 1 {
+			fmt.Fprintf(&b, " ×%d", count[r])
+		}
+	}
+	if len(tags) > 0 {
+		fmt.Fprintf(&b, "; the tag characters spell %s", quoteShort(string(tags)))
+	}
+	if len(selectors) > 1 && utf8.Valid(selectors) && printable(string(selectors)) {
+		fmt.Fprintf(&b, "; the variation selectors encode %s", quoteShort(string(selectors)))
+	}
+	return b.String()
+}
+
+// confusable folds letters that look like ASCII ones (Cyrillic, Greek, fullwidth) into ASCII, so
+// that "ignоre" with a Cyrillic о still reads as "ignore" to the phrase rules.
+var confusable = map[rune]byte{
+	'а': 'a', 'е': 'e', 'о': 'o', 'р': 'p', 'с': 'c', 'у': 'y', 'х': 'x', 'і': 'i', 'ј': 'j', 'ѕ': 's',
+	'ԁ': 'd', 'ɡ': 'g', 'һ': 'h', 'ӏ': 'l', 'А': 'A', 'В': 'B', 'Е': 'E', 'К': 'K', 'М': 'M', 'Н': 'H',
+	'О': 'O', 'Р': 'P', 'С': 'C', 'Т': 'T', 'Х': 'X', 'І': 'I', 'ο': 'o', 'α': 'a', 'ν': 'v', 'ι': 'i',
+	'Ο': 'O', 'Α': 'A', 'Ε': 'E', 'Ι': 'I', 'Τ': 'T', 'Κ': 'K', 'Μ': 'M', 'Ν': 'N', 'Ρ': 'P', 'Χ': 'X',
+	'‘': '\'', '’': '\'', '‚': '\'', '‛': '\'', '“': '"', '”': '"', '„': '"', '‟': '"', '–': '-', '—': '-',
+}
+
+// normText is a text prepared for the phrase rules: invisible characters removed, look-alike
+// letters folded to ASCII, each run of white space made one space (or one newline if it held
+// one), and ASCII letters lower-cased. at maps each byte of lower back to the text.
+type normText struct {
+	src   string
+	norm  string // as lower, case kept (for encoded blobs)
+	lower string
+	at    []int // len(lower)+1 offsets into src; nil means the identity
+}
+
+func normalize(s string) normText {
+	if plainASCII(s) && !hasSpaceRun(s) {
+		return normText{src: s, norm: s, lower: asciiLower(s)}
+	}
+	b := make([]byte, 0, len(s))
+	at := make([]int, 0, len(s)+1)
+	space := -1 // index in b of the white space that stands for the current run, or -1
+	for i, r := range s {
+		size := utf8.RuneLen(r)
+		if r == utf8.RuneError {
+			_, size = utf8.DecodeRuneInString(s[i:])
+		}
+		switch {
+		case invisibleRune(r):
+			continue
+		case unicode.IsSpace(r):
+			if space >= 0 {
+				if r == '\n' {
+					b[space] = '\n'
+				}
+				continue
+			}
+			space = len(b)
+			if r == '\n' {
+				b = append(b, '\n')
+			} else {
+				b = append(b, ' ')
+			}
+			at = append(at, i)
+			continue
+		}
+		space = -1
+		if c, ok := confusable[r]; ok {
+			b = append(b, c)
+			at = append(at, i)
+			continue
+		}
+		if r >= 0xFF01 && r <= 0xFF5E {
+			b = append(b, byte(r-0xFEE0))
+			at = append(at, i)
+			continue
+		}
+		b = append(b, s[i:i+size]...)
+		for k := 0; k < size; k++ {
+			at = append(at, i)
+		}
+	}
+	at = append(at, len(s))
+	norm := string(b)
+	return normText{src: s, norm: norm, lower: asciiLower(norm), at: at}
+}
+
+// span maps [s, e) in lower to src.
+func (n normText) span(s, e int) span {
+	if n.at == nil {
+		return span{s, e}
+	}
+	if e == s {
+		return span{n.at[s], n.at[s]}
+	}
+	// The end is just past the last byte: find where that byte's character ends in src, so that
+	// characters dropped after it (invisible ones, folded white space) stay outside.
+	last := n.at[e-1]
+	_, size := utf8.DecodeRuneInString(n.src[last:])
+	return span{n.at[s], last + size}
+}
+
+func hasSpaceRun(s string) bool {
+	for i := 1; i < len(s); i++ {
+		if isASCIISpace(s[i]) && isASCIISpace(s[i-1]) || s[i] == '\t' || s[i] == '\r' || s[i] == '\v' || s[i] == '\f' {
+			return true
+		}
+	}
+	return len(s) > 0 && (s[0] == '\t' || s[0] == '\r')
+}
+
+func isASCIISpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 'A' && s[i] <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if b[j] >= 'A' && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+// escape makes s safe to log: invisible and unprintable characters become \uXXXX (or \UXXXXXXXX),
+// line breaks and tabs \n \r \t, invalid bytes \xXX; everything else stays as it is.
+func escape(s string) string {
+	out, _ := escapeMax(s, len(s)*10)
+	return out
+}
+
+// escapeMax is escape with the result cut to at most max bytes; cut reports whether it was.
+func escapeMax(s string, max int) (out string, cut bool) {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		var piece string
+		switch {
+		case r == utf8.RuneError && size == 1:
+			piece = fmt.Sprintf(`\x%02X`, s[i])
+		case r == '\n':
+			piece = `\n`
+		case r == '\r':
+			piece = `\r`
+		case r == '\t':
+			piece = `\t`
+		case invisibleRune(r) || (r != ' ' && !unicode.IsPrint(r)):
+			if r > 0xFFFF {
+				piece = fmt.Sprintf(`\U%08X`, r)
+			} else {
+				piece = fmt.Sprintf(`\u%04X`, r)
+			}
+		default:
+			piece = s[i : i+size]
+		}
+		if b.Len()+len(piece) > max {
+			return b.String(), true
+		}
+		b.WriteString(piece)
+		i += size
+	}
+	return b.String(), false
+}
+
+// printable reports whether s reads as text: every rune printable or white space.
+func printable(s string) bool {
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsPrint(r) && !unicode.IsSpace(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// quoteShort is s escaped, cut to 80 bytes and quoted.
+func quoteShort(s string) string {
+	out, cut := escapeMax(s, 80)
+	if cut {
+		return `"` + out + `…"`
+	}
+	return `"` + out + `"`
+}

@@ -12,6 +12,7 @@ import (
 	"toolrouter/access"
 	"toolrouter/auth"
 	"toolrouter/config"
+	"toolrouter/console"
 	"toolrouter/inventory"
 	"toolrouter/limits"
 	"toolrouter/observe"
@@ -42,6 +43,7 @@ type parts struct {
 	watch  *watchers
 	lim    *limits.Limiter
 	fanout observe.Fanout
+	recent *console.Recent // the console's recent requests, with ui.enabled
 
 	closers []func(context.Context)
 	closeBy time.Time
@@ -75,7 +77,14 @@ func (p *parts) open(ctx context.Context, stderr io.Writer) error {
 			p.logger.Warn("toolrouter mcp acts for org " + access.DefaultOrg + ", which orgs does not define: its calls will be refused; name an identity with -as")
 		}
 	}
-	p.inv = inventory.New(cfg.Servers, inventory.Options{Logger: p.logger})
+	invOpts, closePins, err := inventoryOptions(ctx, cfg, p.logger)
+	if err != nil {
+		return err
+	}
+	if closePins != nil {
+		p.closers = append(p.closers, closePins) // after the inventory's shutdown: closers run last first
+	}
+	p.inv = inventory.New(cfg.Servers, invOpts)
 	p.inv.Start(ctx) // returns after every server's first attempt, at most its connect_timeout
 	p.closers = append(p.closers, p.inv.Shutdown)
 	p.est = tokens.New()
@@ -147,6 +156,10 @@ func (p *parts) observe(ctx context.Context) error {
 	}
 	p.closers = append(p.closers, p.lim.Close)
 	p.fanout = append(observe.Fanout{p.lim}, p.watch.Fanout...)
+	if p.cmd == "serve" && p.cfg.UI.Enabled {
+		p.recent = console.NewRecent(p.cfg.UI.RecentRequests)
+		p.fanout = append(p.fanout, p.recent)
+	}
 	return nil
 }
 
@@ -171,6 +184,7 @@ func (p *parts) serve(ctx context.Context, o runOptions) error {
 	m := p.models
 	deps := server.Deps{Router: p.rt, Inventory: p.inv, Model: m.probe, Auth: authn, Access: p.orgs, Estimates: p.est, Reload: rl,
 		Completer: m.completer, Observer: p.fanout, Metrics: p.watch.handler, Limiter: p.lim}
+	deps.Approver = p.inv
 	if p.ranker != nil {
 		deps.Search = p.rt
 	}
@@ -186,6 +200,11 @@ func (p *parts) serve(ctx context.Context, o runOptions) error {
 	deps.MCP = mcpSrv.Handler()
 	if p.watch.usage != nil {
 		deps.Usage = p.watch.usage
+	}
+	if cfg.UI.Enabled {
+		if deps.Console, err = consoleParts(cfg.Usage, p.recent); err != nil {
+			return err
+		}
 	}
 	// A shutdown ends within http.shutdown_timeout: the HTTP server's drain, then closing the
 	// rest in the last part (a quarter, at most a second).

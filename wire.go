@@ -21,7 +21,9 @@ import (
 	"toolrouter/access"
 	"toolrouter/answer"
 	"toolrouter/config"
+	"toolrouter/console"
 	"toolrouter/council"
+	"toolrouter/inventory"
 	"toolrouter/limits"
 	"toolrouter/mcpserver"
 	"toolrouter/metrics"
@@ -532,4 +534,48 @@ func chatModels(cfg config.Config) []server.ModelInfo {
 		}
 	}
 	return out
+}
+
+// consoleParts builds the operator console (ui.enabled): its files, the recent requests' ring and
+// what its overview shows of the build and the usage store.
+func consoleParts(u config.Usage, recent *console.Recent) (*server.Console, error) {
+	files, err := console.NewFiles()
+	if err != nil {
+		return nil, err
+	}
+	store := server.UsageStore{Backend: "off"}
+	switch {
+	case u.PostgresURL != "":
+		store.Backend = "postgres"
+		// A URL's host and database; a key=value string says no more than its backend.
+		if pu, err := url.Parse(u.PostgresURL); err == nil && pu.Host != "" {
+			store.Where = pu.Host + pu.Path
+		}
+	case u.Path != "":
+		store.Backend, store.Where = "sqlite", u.Path
+	}
+	return &server.Console{Files: files, Recent: recent, Build: console.ReadBuild(), Usage: store}, nil
+}
+
+// inventoryOptions are the inventory's safety settings and where it keeps the pins of tool
+// definitions: the usage database when usage records are on (so that replicas and restarts
+// agree), else the inventory's memory. The store is opened only when the checks need pins; the
+// returned closer (nil when none was opened) closes it.
+func inventoryOptions(ctx context.Context, cfg config.Config, logger *slog.Logger) (inventory.Options, func(context.Context), error) {
+	o := inventory.Options{Logger: logger, Safety: cfg.Safety}
+	if cfg.Safety.Pin == config.PinOff && cfg.Safety.Scan != config.ScanQuarantine {
+		return o, nil, nil
+	}
+	if !cfg.Usage.Enabled() {
+		logger.Info("tool pins are kept in memory: usage records are off, so a restart forgets them and replicas do not share them")
+		return o, nil, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, openTimeout)
+	defer cancel()
+	store, err := records.Open(ctx, cfg.Usage.Path, cfg.Usage.PostgresURL)
+	if err != nil {
+		return o, nil, fmt.Errorf("tool pins (usage.path, usage.postgres_url): %w", err)
+	}
+	o.Pins = store
+	return o, func(context.Context) { _ = store.Close() }, nil
 }

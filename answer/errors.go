@@ -110,11 +110,12 @@ func Interrupted(ctx context.Context) error {
 // unexpected error is logged to log (nil: slog.Default) and answered 500 internal.
 func Classify(err error, red *redact.Redactor, log *slog.Logger) *Problem {
 	var (
-		pp *Problem
-		ie *reload.InvalidError
-		le *limits.Exceeded
-		pe *records.ParamError
-		e  Problem
+		pp  *Problem
+		ie  *reload.InvalidError
+		le  *limits.Exceeded
+		pe  *records.ParamError
+		pin *inventory.PinnedInConfigError
+		e   Problem
 	)
 	switch {
 	case errors.As(err, &pp):
@@ -162,8 +163,12 @@ func Classify(err error, red *redact.Redactor, log *slog.Logger) *Problem {
 		e = Problem{Status: http.StatusNotFound, Code: "reload_off", Message: err.Error()}
 	case errors.Is(err, inventory.ErrClosed):
 		e = Problem{Status: http.StatusServiceUnavailable, Code: "shutting_down", Message: "the server is shutting down; its configuration is no longer reloaded"}
-	case errors.Is(err, router.ErrUnknownTool):
+	case errors.Is(err, router.ErrUnknownTool), errors.Is(err, inventory.ErrUnknownServer), errors.Is(err, inventory.ErrUnknownTool):
 		e = Problem{Status: http.StatusNotFound, Code: "unknown_tool", Message: err.Error()}
+	case errors.Is(err, inventory.ErrNothingToApprove):
+		e = Problem{Status: http.StatusConflict, Code: "nothing_to_approve", Message: err.Error()}
+	case errors.As(err, &pin):
+		e = Problem{Status: http.StatusConflict, Code: "pinned_in_config", Message: err.Error()}
 	case errors.Is(err, ErrTooManySessions):
 		e = Problem{Status: http.StatusTooManyRequests, Code: "too_many_sessions", Message: err.Error()}
 	case errors.Is(err, ErrUnknownSession):

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"toolrouter/auth"
+	"toolrouter/inventory"
 	"toolrouter/router"
 )
 
@@ -28,6 +29,8 @@ func TestClassify(t *testing.T) {
 		{"a deadline beats a model error", fmt.Errorf("%w: %w", router.ErrModel, context.DeadlineExceeded), http.StatusGatewayTimeout, "timeout"},
 		{"an unknown model", fmt.Errorf("model x: %w", ErrUnknownModel), http.StatusNotFound, "model_not_found"},
 		{"a failed completion", fmt.Errorf("%w: boom", ErrCompletion), http.StatusBadGateway, "model_unavailable"},
+		{"a tool not quarantined", fmt.Errorf("approving: %w", inventory.ErrNothingToApprove), http.StatusConflict, "nothing_to_approve"},
+		{"an unknown server", fmt.Errorf("approving: %w", inventory.ErrUnknownServer), http.StatusNotFound, "unknown_tool"},
 		{"a session cap", fmt.Errorf("%w: max", ErrTooManySessions), http.StatusTooManyRequests, "too_many_sessions"},
 		{"anything else", errors.New("line one\nline two"), http.StatusInternalServerError, "internal"},
 	} {

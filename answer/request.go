@@ -55,9 +55,14 @@ const (
 // DecodeRoute parses and checks a route body; every problem is a 400 naming it. It returns the
 // body's caller apart: it may only narrow the credential's identity.
 func DecodeRoute(body []byte, l Limits) (router.Request, string, error) {
-	var req RouteBody
-	if err := DecodeJSON(body, &req, routeFields); err != nil {
-		return router.Request{}, "", err
+	plain, ok := plainBody(body, false)
+	req := plain.RouteBody
+	if !ok {
+		var decoded RouteBody
+		if err := DecodeJSON(body, &decoded, routeFields); err != nil {
+			return router.Request{}, "", err
+		}
+		req = decoded
 	}
 	out, err := l.Check(req)
 	return out, req.Caller, err
@@ -65,9 +70,13 @@ func DecodeRoute(body []byte, l Limits) (router.Request, string, error) {
 
 // DecodeAnswer parses and checks an answer body, as DecodeRoute does, with its synthesize.
 func DecodeAnswer(body []byte, l Limits) (router.Request, string, Synthesize, error) {
-	var req AnswerBody
-	if err := DecodeJSON(body, &req, answerFields); err != nil {
-		return router.Request{}, "", "", err
+	req, ok := plainBody(body, true)
+	if !ok {
+		var decoded AnswerBody
+		if err := DecodeJSON(body, &decoded, answerFields); err != nil {
+			return router.Request{}, "", "", err
+		}
+		req = decoded
 	}
 	mode, err := synthesizeOf(req.Synthesize)
 	if err != nil {
@@ -116,27 +125,27 @@ func synthesizeOf(s *Synthesize) (Synthesize, error) {
 
 // DecodeJSON decodes exactly one UTF-8 JSON object into v (a pointer to a struct), refusing
 // trailing data and, when allowed is not "", unknown fields (allowed lists the known ones for
-// the message). Every problem is a 400 naming it.
+// the message). Every problem is a 400 naming it; v then holds nothing useful.
 func DecodeJSON[T any](body []byte, v *T, allowed string) error {
 	if !utf8.Valid(body) {
 		return BadRequest("bad_encoding", "body must be UTF-8")
 	}
-	// Decoding into a pointer tells a JSON null (p stays nil) from an object.
-	var p *T
+	var zero T
+	*v = zero
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if allowed != "" {
 		dec.DisallowUnknownFields()
 	}
-	if err := dec.Decode(&p); err != nil {
+	if err := dec.Decode(v); err != nil {
 		return jsonError(err, allowed)
 	}
-	if p == nil {
+	// A JSON null decodes into a struct as nothing at all: its text tells it from an object.
+	if string(bytes.TrimLeft(body[:dec.InputOffset()], " \t\r\n")) == "null" {
 		return BadRequest("wrong_type", "body must be a JSON object, got null")
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return BadRequest("malformed_json", "body must hold exactly one JSON object")
 	}
-	*v = *p
 	return nil
 }
 

@@ -326,8 +326,11 @@ func TestRetrieval(t *testing.T) {
 			t.Errorf("%s/%s: got %d queries, %d ranks, %d budgets", rc.Pool, rc.Set, rc.Queries, len(rc.AtK), len(rc.AtBudget))
 		}
 	}
+	if len(res.Intents) != 1 || res.Intents[0].PoolTools != 300 || res.Intents[0].Queries < 40 || len(res.Intents[0].AtK) != len(retrieval.IntentKs) {
+		t.Errorf("got obvious intents %+v, want one row beside 300 BFCL tools of at least 40 intents", res.Intents)
+	}
 	md := stdout.String()
-	for _, want := range []string{"| MetaTool | bm25+examples | 199 | 12 |", "| BFCL pool | keyword gate | 1067 | 12 |", "| 300 |", "not measured in this run", "](../charts/retrieval.svg)"} {
+	for _, want := range []string{"| MetaTool | bm25+examples | 199 | 12 |", "| BFCL pool | keyword gate | 1067 | 12 |", "| 300 |", "not measured in this run", "](../charts/retrieval.svg)", "### Obvious intents"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the report lacks %q:\n%s", want, md)
 		}

@@ -20,14 +20,15 @@ import (
 )
 
 // runRetrieval is `go run ./bench retrieval`: recall of the phase-1 shortlist on MetaTool and the
-// BFCL pool, and its cost at growing pool sizes. It writes retrieval.json and retrieval.md in -out,
+// BFCL pool, the obvious intents beside BFCL pools of each size, and the shortlist's cost at
+// growing pool sizes. It writes retrieval.json and retrieval.md in -out,
 // the chart at -chart, and rewrites the retrieval section of -doc; the markdown also on stdout.
 func runRetrieval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("retrieval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	data := fs.String("data", filepath.Join(benchDir(), "data"), "folder holding bfcl/ and metatool/")
 	csvPath := fs.String("metatool-csv", "", "MetaTool selection CSV, Query,Tool (default DATA/metatool/all_clean_data_sample.csv; the full all_clean_data.csv has 20,614 rows)")
-	sizes := fs.String("sizes", "200,2000,20000", "pool sizes of the cost-at-scale table, comma-separated (\"\": none)")
+	sizes := fs.String("sizes", "200,2000,20000", "pool sizes of the obvious intents and the cost-at-scale tables, comma-separated (\"\": none)")
 	limit := fs.Int("limit", 0, "rank and route only the first N queries of each pool (0: all)")
 	seed := fs.Uint64("seed", 1, "seed of the example folds and of the order examples are learned in")
 	out := fs.String("out", filepath.Join(benchDir(), "out"), "output folder for retrieval.json and retrieval.md")
@@ -73,6 +74,30 @@ func runRetrieval(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
+	// The examples written for the intents' servers may be no query of any benchmark this run
+	// loads: a run with such an example would measure its own answers.
+	set, err := retrieval.LoadIntents(filepath.Join(*data, "obvious_intents.json"))
+	if err != nil {
+		return err
+	}
+	ref, err := retrieval.LoadReference(filepath.Join(*data, "reference_tools.json"))
+	if err != nil {
+		return err
+	}
+	shipped, refExamples, err := retrieval.Examples(filepath.Join(*data, "reference_examples.json"))
+	if err != nil {
+		return err
+	}
+	queries, err := retrieval.BenchmarkQueries(*data, *csvPath)
+	if err != nil {
+		return err
+	}
+	for _, ex := range []map[string][]string{shipped, refExamples} {
+		if bad := retrieval.Contaminated(ex, queries); len(bad) > 0 {
+			return fmt.Errorf("examples overlap benchmark queries:\n%s", strings.Join(bad, "\n"))
+		}
+	}
+
 	opts := retrieval.RecallOptions{Seed: *seed, PerTool: config.Default().Retrieval.ExamplesPerTool, Log: log}
 	for _, p := range []*retrieval.Pool{meta, bfcl} {
 		if *limit > 0 && *limit < len(p.Queries) {
@@ -92,6 +117,16 @@ func runRetrieval(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			res.Recall = append(res.Recall, *rc)
 		}
 		inv.Close()
+	}
+
+	res.IntentRule, res.IntentExcluded = set.Rule, set.Exclude
+	for _, n := range ns {
+		fmt.Fprintf(progress, "retrieval: obvious intents beside %d BFCL tools\n", n)
+		in, err := retrieval.MeasureIntents(ctx, set, ref, refExamples, filepath.Join(*data, "bfcl"), n, log)
+		if err != nil {
+			return fmt.Errorf("obvious intents, %d tools: %w", n, err)
+		}
+		res.Intents = append(res.Intents, *in)
 	}
 
 	if len(ns) > 0 {

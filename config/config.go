@@ -130,7 +130,23 @@ type Config struct {
 	Metrics Metrics `koanf:"metrics" json:"metrics"`
 	// MCPServer configures toolrouter as an MCP server (/mcp and `toolrouter mcp`).
 	MCPServer MCPServer `koanf:"mcp_server" json:"mcp_server"`
+	// UI is the operator console served at /ui (see package console).
+	UI UI `koanf:"ui" json:"ui"`
+	// Safety is what the inventory does about changed and poisoned tool definitions.
+	Safety Safety `koanf:"safety" json:"safety"`
 }
+
+// UI configures the operator console, /ui: pages served by the binary itself over the API.
+type UI struct {
+	// Enabled serves the console at /ui, and its recent requests at /ui/api/requests.
+	Enabled bool `koanf:"enabled" json:"enabled"`
+	// RecentRequests is how many of the last request reports the console keeps in memory for
+	// its recent requests page (admins only), each whole: 0 keeps none.
+	RecentRequests int `koanf:"recent_requests" json:"recent_requests"`
+}
+
+// MaxRecentRequests bounds ui.recent_requests: each report is kept whole, tool results included.
+const MaxRecentRequests = 10000
 
 // Metrics configures GET /metrics, the Prometheus metrics.
 type Metrics struct {
@@ -329,6 +345,10 @@ type Retrieval struct {
 	ExamplesFile string `koanf:"examples_file" json:"examples_file,omitempty"`
 	// ExamplesPerTool bounds the learned examples of one tool (the oldest go first).
 	ExamplesPerTool int `koanf:"examples_per_tool" json:"examples_per_tool"`
+	// Pinned are tools always shown to phase 1, first, whatever the query: patterns as access
+	// lists take them ("calculator.*", "clock.current_time", "fs"). A pinned tool counts against
+	// PromptBudget; pinned tools that do not fit it stop the start.
+	Pinned []string `koanf:"pinned" json:"pinned,omitempty"`
 }
 
 // ExamplesPath is where learned examples are kept: examples_file, or examples.jsonl beside the
@@ -559,13 +579,19 @@ type Server struct {
 	// Examples are queries each tool answers, by tool name (without the server): retrieval
 	// ranks a tool higher for queries like them.
 	Examples map[string][]string `koanf:"examples" json:"examples,omitempty"`
+	// Pinned puts every tool of the server a caller may use first in every phase-1 shortlist
+	// (see Retrieval.Pinned).
+	Pinned bool `koanf:"pinned" json:"pinned,omitempty"`
 }
 
-// ToolFilter selects tools by unqualified name. Entries are exact names or
-// path.Match glob patterns.
+// ToolFilter selects tools by unqualified name (Allow, Deny: exact names or
+// path.Match glob patterns) and holds single tools' settings (Tools).
 type ToolFilter struct {
 	Allow []string `koanf:"allow" json:"allow,omitempty"`
 	Deny  []string `koanf:"deny" json:"deny,omitempty"`
+	// Tools are the settings of single tools, by tool name: every key of servers.NAME.tools
+	// but allow and deny (servers.NAME.tools.TOOL.annotations).
+	Tools map[string]ToolSettings `koanf:",remain" json:"-"`
 }
 
 // Permits reports whether tool passes the filter: a tool matching Deny is

@@ -66,7 +66,12 @@ func Default() Config {
 			MaxEvidenceBytes: 16384,
 		},
 		Metrics: Metrics{Enabled: true},
+		UI:      UI{Enabled: true, RecentRequests: 100},
 		Limits:  Limits{OnRedisDown: RedisLocal, Replicas: 1, RedisTimeout: Duration(50 * time.Millisecond)},
+		// Warn, not quarantine: servers change their tools legitimately (an upgrade rewords a
+		// description), and about 1% of real definitions trip the scan; holding those back
+		// unasked would make tools vanish. docs/configuration.md says when to tighten them.
+		Safety: Safety{Pin: PinWarn, Scan: ScanWarn},
 		Usage: Usage{
 			Path:          "toolrouter-usage.db",
 			QueueSize:     4096,

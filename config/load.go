@@ -340,14 +340,22 @@ func walkKeys(m map[string]any, t reflect.Type, prefix string, out *[]string) {
 	switch t.Kind() {
 	case reflect.Struct:
 		fields := map[string]reflect.Type{}
+		var remain reflect.Type // a ",remain" map takes the keys no field names (servers.NAME.tools.TOOL)
 		for i := range t.NumField() {
 			f := t.Field(i)
-			if tag, _, _ := strings.Cut(f.Tag.Get("koanf"), ","); tag != "" && tag != "-" {
+			tag, opt, _ := strings.Cut(f.Tag.Get("koanf"), ",")
+			if tag != "" && tag != "-" {
 				fields[tag] = f.Type
+			} else if opt == "remain" {
+				remain = f.Type
 			}
 		}
 		for k, v := range m {
 			ft, ok := fields[k]
+			if _, isMap := v.(map[string]any); !ok && remain != nil && isMap {
+				walkKeys(map[string]any{k: v}, remain, prefix, out)
+				continue
+			}
 			if !ok {
 				*out = append(*out, join(k))
 				continue

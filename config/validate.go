@@ -99,6 +99,7 @@ func (c Config) Validate() error {
 	if r := c.Retrieval; r.ExamplesPerTool < 1 || r.ExamplesPerTool > 1000 {
 		v.add("retrieval.examples_per_tool", "must be 1..1000, got %d", r.ExamplesPerTool)
 	}
+	v.pinned(c)
 	if c.Retrieval.LearnExamples && c.ExamplesPath() == "" {
 		v.add("retrieval.learn_examples", "needs retrieval.examples_file or trajectory.path to keep the examples in")
 	}
@@ -115,6 +116,7 @@ func (c Config) Validate() error {
 	}
 
 	v.usage(c.Usage)
+	v.safety(c)
 
 	v.positive("mcp_server.session_idle_ttl", c.MCPServer.SessionIdleTTL)
 	if n := c.MCPServer.MaxSessions; n <= 0 {
@@ -146,6 +148,10 @@ func (c Config) Validate() error {
 		case c.Metrics.Listen == c.Listen && !strings.HasSuffix(c.Listen, ":0"): // port 0: each its own port
 			v.add("metrics.listen", "must differ from listen (%q), which serves /metrics already", c.Listen)
 		}
+	}
+
+	if n := c.UI.RecentRequests; n < 0 || n > MaxRecentRequests {
+		v.add("ui.recent_requests", "must be between 0 and %d, got %d", MaxRecentRequests, n)
 	}
 
 	v.timeoutOrder(c)
@@ -496,6 +502,47 @@ func (v *validator) patterns(key string, patterns []string) {
 			v.add(fmt.Sprintf("%s[%d]", key, i), "invalid glob pattern %q: %v", p, err)
 		}
 	}
+}
+
+// pinned checks retrieval.pinned: patterns as access lists take them (a qualified name, a server
+// name, or a path.Match glob over qualified names), and a server named outright must be
+// configured, so that a typo does not leave the tools it meant unpinned.
+func (v *validator) pinned(c Config) {
+	for i, p := range c.Retrieval.Pinned {
+		key := fmt.Sprintf("retrieval.pinned[%d]", i)
+		server, _, _ := strings.Cut(p, ".")
+		switch {
+		case p == "":
+			v.add(key, "must not be empty")
+		case strings.Contains(p, "/"):
+			v.add(key, "bad pattern %q: tool names have no '/'", p)
+		case !validGlob(p):
+			v.add(key, "bad pattern %q: not a valid glob", p)
+		case !strings.ContainsAny(server, `*?[\`) && !c.hasServer(server):
+			v.add(key, "%q names no configured server (servers: %s)", p, strings.Join(c.serverIDs(), ", "))
+		}
+	}
+}
+
+func validGlob(p string) bool {
+	_, err := path.Match(p, "")
+	return err == nil
+}
+
+// hasServer reports whether a server of that id is configured, enabled or not.
+func (c Config) hasServer(id string) bool {
+	_, ok := c.Servers[id]
+	return ok
+}
+
+// serverIDs returns the configured servers' ids, sorted.
+func (c Config) serverIDs() []string {
+	ids := make([]string, 0, len(c.Servers))
+	for id := range c.Servers {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // limits checks the rate limits' settings.

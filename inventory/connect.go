@@ -211,6 +211,9 @@ type rawTool struct {
 	Title       string          `json:"title"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"inputSchema"`
+	// Annotations are decoded per tool (see hints): a malformed value loses the hints of that
+	// tool, not the whole listing.
+	Annotations json.RawMessage `json:"annotations"`
 }
 
 var listSeq atomic.Uint64

@@ -1,6 +1,8 @@
 // Package inventory connects to the configured MCP servers, keeps the list of their tools fresh and
 // exports it. It owns the MCP sessions (start, initialise, list, call, restart) and the published
-// snapshot of tools with their raw input schemas; it does not decide which tool to use.
+// snapshot of tools with their raw input schemas and annotations; it applies package safety's pins
+// and scan to every listing and holds back the tools the policy quarantines (see safety.go). It
+// does not decide which tool to use.
 package inventory
 
 import (
@@ -36,16 +38,21 @@ type Snapshot struct {
 type Server struct {
 	// Name is the server's id, the first part of its tools' qualified names; DisplayName is the
 	// name its configuration gives it ("GitHub" for the id "github"), Name when none differs.
-	Name        string    `json:"name"`
-	DisplayName string    `json:"display_name"`
-	Purpose     string    `json:"purpose,omitempty"`
-	Transport   string    `json:"transport"`
-	URL         string    `json:"url,omitempty"`
-	Command     string    `json:"command,omitempty"`
-	Status      State     `json:"status"`
-	Error       string    `json:"error,omitempty"`
-	Since       time.Time `json:"since"`
-	Restarts    int       `json:"restarts"`
+	Name        string `json:"name"`
+	DisplayName string `json:"display_name"`
+	Purpose     string `json:"purpose,omitempty"`
+	Transport   string `json:"transport"`
+	// Builtin names the built-in server it runs (transport "builtin"), whose example queries
+	// retrieval indexes with its tools; Pinned says every tool of it is always shown to phase 1
+	// (servers.NAME.pinned). Neither is exported.
+	Builtin  string    `json:"-"`
+	Pinned   bool      `json:"-"`
+	URL      string    `json:"url,omitempty"`
+	Command  string    `json:"command,omitempty"`
+	Status   State     `json:"status"`
+	Error    string    `json:"error,omitempty"`
+	Since    time.Time `json:"since"`
+	Restarts int       `json:"restarts"`
 	// LastError is why the server was last down; it stays after the server is up again.
 	LastError string `json:"last_error,omitempty"`
 	// ListChanged counts the server's notifications/tools/list_changed; Refreshes the listings
@@ -56,6 +63,15 @@ type Server struct {
 	// Excluded are tools the server listed that the inventory left out (a name that breaks MCP's
 	// rule, a schema over the server's bounds), with why; the model never sees them.
 	Excluded []Excluded `json:"excluded_tools,omitempty"`
+	// Findings are what the scan (safety.scan) found in the server's tools, whatever it did about
+	// them; PinChanged the tools whose definitions differ from their pins (safety.pin).
+	Findings   []Finding   `json:"findings,omitempty"`
+	PinChanged []PinChange `json:"pin_changed,omitempty"`
+	// Quarantined are tools the server lists that are held back until an admin approves them:
+	// they are not in Tools, so nothing offers or calls them. Quarantines counts the times a tool
+	// entered quarantine.
+	Quarantined []Quarantined    `json:"quarantined_tools,omitempty"`
+	Quarantines QuarantineCounts `json:"quarantines"`
 }
 
 // Excluded is a tool left out of the inventory.
@@ -81,6 +97,12 @@ type Tool struct {
 	Schema *schema.Schema `json:"-"`
 	// Format is the schema derived for Ollama's constrained decoding (see schema.OllamaFormat).
 	Format json.RawMessage `json:"-"`
+	// Annotations are the tool's hints (read-only, destructive, ...), configuration overriding
+	// the server.
+	Annotations Annotations `json:"annotations"`
+	// Pin is the SHA-256 of the definition as the server lists it (safety.Pin), the value
+	// safety.pins takes.
+	Pin string `json:"pin"`
 }
 
 // Param is one top-level parameter of a tool, in the proposal's inventory format.
@@ -157,12 +179,26 @@ func (s *Snapshot) ExportFor(permits func(qualified string) bool) Export {
 				sv.Excluded = append(sv.Excluded, x)
 			}
 		}
+		sv.Findings = filter(sv.Findings, func(f Finding) bool { return permits(Qualify(sv.Name, f.Tool)) })
+		sv.PinChanged = filter(sv.PinChanged, func(c PinChange) bool { return permits(Qualify(sv.Name, c.Tool)) })
+		sv.Quarantined = filter(sv.Quarantined, func(q Quarantined) bool { return permits(Qualify(sv.Name, q.Name)) })
 		if sv.Tools == nil {
 			sv.Tools = []Tool{}
 		}
 		servers[i] = sv
 	}
 	return Export{Version: s.Version, Servers: servers}
+}
+
+// filter returns the elements of xs keep keeps, in a new slice (nil when none).
+func filter[T any](xs []T, keep func(T) bool) []T {
+	var out []T
+	for _, x := range xs {
+		if keep(x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // params derives the proposal's parameter list from a raw input schema's top level.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,6 +48,12 @@ type Options struct {
 	// servers, tests' fault servers). A "builtin" server's name is looked up here before the
 	// package builtin's servers.
 	InProcess map[string]*server.MCPServer
+	// Safety is what the listings' pins and scans lead to (config safety.*); a zero policy is
+	// config.Default's.
+	Safety config.Safety
+	// Pins keeps the pins (the usage database, so that replicas agree). Default: in memory, for
+	// this process only.
+	Pins PinStore
 }
 
 func defaultBackoff(attempt int) time.Duration {
@@ -95,12 +102,17 @@ type entry struct {
 	log    *slog.Logger
 
 	refresh   chan struct{}      // the server said its tool list changed; room for one pending
+	rescan    chan struct{}      // list again for the safety checks (see relist); room for one
 	procs     *procSet           // the Manager's running stdio servers
 	broken    chan brokenSession // a call found a session's transport broken; room for one
 	compiling chan struct{}      // holds a token while a schema compile runs (see compile)
 
 	listChanged atomic.Uint64 // notifications/tools/list_changed received
 	refreshes   atomic.Uint64 // tools/list refreshes made because of them
+	// quarantines counts tools entering quarantine, by reason (as reasons orders them).
+	quarantines [3]atomic.Uint64
+	// warned remembers, per check and tool, the pin last logged (see warnOnce); the supervisor's.
+	warned map[string]string
 
 	stop    context.CancelFunc // ends the supervisor; set when it starts, under Manager.mu
 	retired atomic.Bool        // Reload removed or replaced the entry: its supervisor drains and stops
@@ -136,6 +148,12 @@ func New(servers map[string]config.Server, opts Options) *Manager {
 	}
 	if opts.Cache == nil {
 		opts.Cache = schema.NewCache()
+	}
+	def := config.Default().Safety
+	fill(&opts.Safety.Pin, def.Pin)
+	fill(&opts.Safety.Scan, def.Scan)
+	if opts.Pins == nil {
+		opts.Pins = newMemoryPins()
 	}
 	m := &Manager{
 		opts:     opts,
@@ -179,6 +197,7 @@ func (m *Manager) addLocked(name string, sc config.Server, now time.Time) *entry
 		name: name, cfg: sc, redact: red, procs: &m.procs,
 		log:     slog.New(red.Handler(m.opts.Logger.Handler())).With("server", name),
 		refresh: make(chan struct{}, 1), broken: make(chan brokenSession, 1), compiling: make(chan struct{}, 1),
+		rescan: make(chan struct{}, 1), warned: map[string]string{},
 	}
 	m.entries[name] = e
 	display := sc.DisplayName
@@ -187,7 +206,10 @@ func (m *Manager) addLocked(name string, sc config.Server, now time.Time) *entry
 	}
 	m.states[name] = &Server{
 		Name: name, DisplayName: display, Purpose: sc.Purpose, Transport: string(sc.Transport), URL: redact.URL(sc.URL), Command: sc.Command,
-		Status: StateStarting, Since: now, Tools: []Tool{},
+		Pinned: sc.Pinned, Status: StateStarting, Since: now, Tools: []Tool{},
+	}
+	if sc.Transport == config.TransportBuiltin {
+		m.states[name].Builtin = sc.BuiltinName(name)
 	}
 	return e
 }
@@ -326,6 +348,10 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[st
 		m.mu.Unlock()
 		return nil, fmt.Errorf("%w %q", ErrUnknownServer, server)
 	}
+	if m.states[server].quarantined(tool) {
+		m.mu.Unlock()
+		return nil, fmt.Errorf("%w: %s (approve it with POST /v1/admin/tools/approve)", ErrQuarantined, Qualify(server, tool))
+	}
 	sess := m.sessions[server]
 	lastErr := m.states[server].Error
 	if sess != nil {
@@ -384,7 +410,7 @@ func (m *Manager) supervise(life context.Context, e *entry, firstDone func()) {
 			case <-timer.C:
 			}
 		}
-		sess, tools, excluded, err := m.connect(life, e)
+		sess, l, err := m.connect(life, e)
 		if life.Err() != nil {
 			sess.close()
 			return
@@ -397,8 +423,8 @@ func (m *Manager) supervise(life context.Context, e *entry, firstDone func()) {
 			firstDone()
 			continue
 		}
-		m.setUp(e, sess, tools, excluded)
-		e.log.Info("server up", "tools", len(tools), "excluded", len(excluded))
+		m.setUp(e, sess, l)
+		e.log.Info("server up", "tools", len(l.tools), "excluded", len(l.excluded), "quarantined", len(l.quarantined))
 		firstDone()
 		upAt := time.Now()
 		reason := m.watch(life, e, sess)
@@ -430,7 +456,7 @@ func (m *Manager) supervise(life context.Context, e *entry, firstDone func()) {
 }
 
 // connect dials and lists tools within the server's connect timeout.
-func (m *Manager) connect(life context.Context, e *entry) (*session, []Tool, []Excluded, error) {
+func (m *Manager) connect(life context.Context, e *entry) (*session, listing, error) {
 	ctx, cancel := context.WithTimeout(life, e.cfg.ConnectTimeout.D())
 	defer cancel()
 	sess, err := dial(ctx, life, e, m.opts, func(n mcp.JSONRPCNotification) {
@@ -443,20 +469,22 @@ func (m *Manager) connect(life context.Context, e *entry) (*session, []Tool, []E
 		}
 	})
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, listing{}, err
 	}
-	tools, excluded, err := m.tools(ctx, e, sess)
+	l, err := m.tools(ctx, e, sess)
 	if err != nil {
 		sess.close()
-		return nil, nil, nil, sess.withStderr(sess.cause(err))
+		return nil, listing{}, sess.withStderr(sess.cause(err))
 	}
-	return sess, tools, excluded, nil
+	return sess, l, nil
 }
 
 // watch serves a live session until it breaks (returning why) or life ends. list_changed
 // notifications are coalesced: one refresh runs at a time, at least RefreshInterval after the end
 // of the previous one, and every notification that arrives meanwhile joins the one pending
-// refresh.
+// refresh. A relist (e.rescan) joins them the same way; only refreshes a notification asked for
+// count in Refreshes. While the server has quarantined tools, each health tick lists it again, so
+// that an approval made on another replica, or a pin store back up, takes effect.
 func (m *Manager) watch(life context.Context, e *entry, sess *session) error {
 	health := time.NewTicker(m.opts.HealthInterval)
 	defer health.Stop()
@@ -464,12 +492,29 @@ func (m *Manager) watch(life context.Context, e *entry, sess *session) error {
 		last    time.Time        // when the previous refresh ended
 		pending *time.Timer      // the pending refresh, if any
 		due     <-chan time.Time // pending's channel, nil when none
+		counted bool             // a list_changed notification asked for the pending refresh
 	)
 	defer func() {
 		if pending != nil {
 			pending.Stop()
 		}
 	}()
+	// asked refreshes now, or joins or schedules the pending refresh.
+	asked := func() error {
+		if due != nil {
+			return nil
+		}
+		if wait := m.opts.RefreshInterval - time.Since(last); wait > 0 {
+			pending = time.NewTimer(wait)
+			due = pending.C
+			return nil
+		}
+		if err := m.refresh(life, e, sess, counted); err != nil {
+			return err
+		}
+		counted, last = false, time.Now()
+		return nil
+	}
 	for {
 		select {
 		case <-life.Done():
@@ -488,42 +533,50 @@ func (m *Manager) watch(life context.Context, e *entry, sess *session) error {
 			if err != nil && life.Err() == nil {
 				return fmt.Errorf("health ping: %w", err)
 			}
+			if m.holds(e) {
+				e.relist()
+			}
 		case <-e.refresh:
-			if due != nil {
-				continue
-			}
-			if wait := m.opts.RefreshInterval - time.Since(last); wait > 0 {
-				pending = time.NewTimer(wait)
-				due = pending.C
-				continue
-			}
-			if err := m.refresh(life, e, sess); err != nil {
+			counted = true
+			if err := asked(); err != nil {
 				return err
 			}
-			last = time.Now()
+		case <-e.rescan:
+			if err := asked(); err != nil {
+				return err
+			}
 		case <-due:
 			pending, due = nil, nil
-			if err := m.refresh(life, e, sess); err != nil {
+			if err := m.refresh(life, e, sess, counted); err != nil {
 				return err
 			}
-			last = time.Now()
+			counted, last = false, time.Now()
 		}
 	}
 }
 
-// refresh lists the tools again after list_changed. It returns an error only when the session is
-// broken; a failed listing on a working session keeps the previous list.
-func (m *Manager) refresh(life context.Context, e *entry, sess *session) error {
-	e.refreshes.Add(1)
+// refresh lists the tools again after list_changed (counted) or a relist. It returns an error only
+// when the session is broken; a failed listing on a working session keeps the previous list.
+func (m *Manager) refresh(life context.Context, e *entry, sess *session, counted bool) error {
+	if counted {
+		e.refreshes.Add(1)
+	}
 	ctx, cancel := context.WithTimeout(life, e.cfg.ConnectTimeout.D())
-	tools, excluded, err := m.tools(ctx, e, sess)
+	l, err := m.tools(ctx, e, sess)
 	cancel()
 	switch {
 	case life.Err() != nil:
 		return life.Err()
 	case err == nil:
-		m.setUp(e, sess, tools, excluded)
-		e.log.Info("tools refreshed", "tools", len(tools), "excluded", len(excluded))
+		if !counted && m.unchanged(e, sess, l) {
+			return nil // a relist that found what is published: no new version for the router to rebuild
+		}
+		m.setUp(e, sess, l)
+		level := slog.LevelInfo
+		if !counted {
+			level = slog.LevelDebug // relists repeat while a tool is quarantined
+		}
+		e.log.Log(life, level, "tools refreshed", "tools", len(l.tools), "excluded", len(l.excluded), "quarantined", len(l.quarantined))
 	case isTransportError(err) || sess.failure() != nil:
 		return err
 	default:
@@ -535,9 +588,9 @@ func (m *Manager) refresh(life context.Context, e *entry, sess *session) error {
 	return nil
 }
 
-func (m *Manager) setUp(e *entry, sess *session, tools []Tool, excluded []Excluded) {
-	for i := range tools {
-		tools[i].Unavailable = e.redact.String(tools[i].Unavailable)
+func (m *Manager) setUp(e *entry, sess *session, l listing) {
+	for i := range l.tools {
+		l.tools[i].Unavailable = e.redact.String(l.tools[i].Unavailable)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -548,9 +601,26 @@ func (m *Manager) setUp(e *entry, sess *session, tools []Tool, excluded []Exclud
 	if st.Status != StateUp {
 		st.Since = time.Now()
 	}
-	st.Status, st.Error, st.Tools, st.Excluded = StateUp, "", tools, excluded
+	before := st.names()
+	st.Status, st.Error, st.Tools, st.Excluded = StateUp, "", l.tools, l.excluded
+	st.Findings, st.PinChanged, st.Quarantined = l.findings, l.pinChanged, l.quarantined
 	m.sessions[e.name] = sess
+	if m.opts.Safety.Scan != config.ScanOff && !slices.Equal(before, st.names()) {
+		// The other servers' texts may name tools this one has just gained.
+		for name, other := range m.entries {
+			if name != e.name && m.sessions[name] != nil {
+				other.relist()
+			}
+		}
+	}
 	m.publishLocked()
+}
+
+// holds reports whether the server holds tools back.
+func (m *Manager) holds(e *entry) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.entries[e.name] == e && len(m.states[e.name].Quarantined) > 0
 }
 
 func (m *Manager) setDown(e *entry, err error, restarted bool) {
@@ -565,6 +635,7 @@ func (m *Manager) setDown(e *entry, err error, restarted bool) {
 		st.Since = time.Now()
 	}
 	st.Status, st.Error, st.LastError, st.Tools, st.Excluded = StateDown, msg, msg, []Tool{}, nil
+	st.Findings, st.PinChanged, st.Quarantined = nil, nil, nil
 	if restarted {
 		st.Restarts++
 	}
@@ -580,7 +651,12 @@ func (m *Manager) publishLocked() {
 		s := *st
 		s.Tools = append([]Tool{}, st.Tools...)
 		s.Excluded = append([]Excluded(nil), st.Excluded...)
-		s.ListChanged, s.Refreshes = m.entries[name].listChanged.Load(), m.entries[name].refreshes.Load()
+		s.Findings = append([]Finding(nil), st.Findings...)
+		s.PinChanged = append([]PinChange(nil), st.PinChanged...)
+		s.Quarantined = append([]Quarantined(nil), st.Quarantined...)
+		e := m.entries[name]
+		s.ListChanged, s.Refreshes = e.listChanged.Load(), e.refreshes.Load()
+		s.Quarantines = QuarantineCounts{PinChanged: e.quarantines[0].Load(), PinUnverified: e.quarantines[1].Load(), Findings: e.quarantines[2].Load()}
 		for _, t := range s.Tools {
 			live[schema.Key{Server: t.Server, Tool: t.Name}] = true
 		}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"toolrouter/safety"
 	"toolrouter/schema"
 )
 
@@ -16,54 +17,79 @@ var toolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 // maxShownName bounds how much of a refused tool name the inventory repeats.
 const maxShownName = 128
 
+// listing is one tools/list of a server after the inventory's rules and safety checks.
+type listing struct {
+	tools       []Tool
+	excluded    []Excluded
+	findings    []Finding
+	pinChanged  []PinChange
+	quarantined []Quarantined
+}
+
 // tools lists a server's tools and applies, in order: its allow/deny filter (a tool it filters out
 // is dropped silently), MCP's naming rule, uniqueness, and the server's schema bounds. A tool that
-// fails a rule is left out and listed in the second result with the reason. The schemas of the
-// rest are compiled (see compile); a schema that does not compile makes that one tool unavailable.
-func (m *Manager) tools(ctx context.Context, e *entry, sess *session) ([]Tool, []Excluded, error) {
+// fails a rule is left out and listed in excluded with the reason. The rest are pinned and scanned
+// (vet), which may strip their texts or hold them back; the schemas of those offered are compiled
+// (see compile), and a schema that does not compile makes that one tool unavailable.
+func (m *Manager) tools(ctx context.Context, e *entry, sess *session) (listing, error) {
 	lctx, cancel := sess.bound(ctx)
 	raw, err := sess.listTools(lctx)
 	cancel()
 	if err != nil {
-		return nil, nil, sess.cause(err)
+		return listing{}, sess.cause(err)
 	}
-	out := make([]Tool, 0, len(raw))
-	var excluded []Excluded
-	seen := map[string]bool{}
+	var (
+		l    listing
+		defs = make([]safety.Definition, 0, len(raw))
+		seen = map[string]bool{}
+	)
 	bounds := schema.Bounds{MaxBytes: e.cfg.MaxSchemaBytes, MaxDepth: e.cfg.MaxSchemaDepth}
 	for _, rt := range raw {
 		if !e.cfg.Tools.Permits(rt.Name) {
 			continue
 		}
 		if !toolName.MatchString(rt.Name) {
-			excluded = append(excluded, Excluded{Name: shownName(rt.Name),
+			l.excluded = append(l.excluded, Excluded{Name: shownName(rt.Name),
 				Reason: "the name breaks MCP's naming rule: 1 to 128 ASCII letters, digits, '_', '-' or '.'"})
 			continue
 		}
 		if seen[rt.Name] {
-			excluded = append(excluded, Excluded{Name: rt.Name, Reason: "listed more than once; the first is kept"})
+			l.excluded = append(l.excluded, Excluded{Name: rt.Name, Reason: "listed more than once; the first is kept"})
 			continue
 		}
 		seen[rt.Name] = true
-		in := rt.InputSchema
-		if len(in) == 0 || string(in) == "null" {
-			in = []byte(`{"type":"object"}`)
-		}
-		if err := schema.CheckBounds(in, bounds); err != nil {
+		if err := schema.CheckBounds(inputSchema(rt.InputSchema), bounds); err != nil {
 			key := "max_schema_depth"
-			if len(in) > e.cfg.MaxSchemaBytes {
+			if len(inputSchema(rt.InputSchema)) > e.cfg.MaxSchemaBytes {
 				key = "max_schema_bytes"
 			}
-			excluded = append(excluded, Excluded{Name: rt.Name, Reason: fmt.Sprintf("input %v (servers.%s.%s)", err, e.name, key)})
+			l.excluded = append(l.excluded, Excluded{Name: rt.Name, Reason: fmt.Sprintf("input %v (servers.%s.%s)", err, e.name, key)})
 			continue
 		}
-		out = append(out, Tool{
-			Server: e.name, Name: rt.Name, Qualified: Qualify(e.name, rt.Name), Title: rt.Title,
-			Description: rt.Description, InputSchema: in, Parameters: params(in),
-		})
+		defs = append(defs, safety.Definition{Server: e.name, Name: rt.Name, Title: rt.Title, Description: rt.Description,
+			InputSchema: rt.InputSchema, Annotations: hints(rt.Annotations)})
 	}
-	m.compile(ctx, e, out)
-	return out, excluded, nil
+	v := m.vet(ctx, e, defs)
+	l.findings, l.pinChanged, l.quarantined = v.findings, v.pinChanged, v.quarantined
+	l.tools = make([]Tool, len(v.defs))
+	for i, def := range v.defs {
+		in := inputSchema(def.InputSchema)
+		l.tools[i] = Tool{
+			Server: e.name, Name: def.Name, Qualified: Qualify(e.name, def.Name), Title: def.Title,
+			Description: def.Description, InputSchema: in, Parameters: params(in),
+			Annotations: annotations(def.Annotations, e.cfg.Tools.Tools[def.Name].Annotations), Pin: v.pins[i],
+		}
+	}
+	m.compile(ctx, e, l.tools)
+	return l, nil
+}
+
+// inputSchema is a listed input schema, an empty object schema when the server sent none.
+func inputSchema(in json.RawMessage) json.RawMessage {
+	if len(in) == 0 || string(in) == "null" {
+		return []byte(`{"type":"object"}`)
+	}
+	return in
 }
 
 // shownName is a refused name as the inventory repeats it: valid UTF-8, at most maxShownName

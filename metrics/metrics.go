@@ -370,11 +370,23 @@ var (
 		"1 when the MCP server is connected and listed its tools, 0 when it is starting or down.", []string{"server"}, nil)
 	inventoryToolsDesc = prometheus.NewDesc("toolrouter_inventory_tools",
 		"Tools the MCP server lists in the inventory (those whose schema did not compile included).", []string{"server"}, nil)
+	quarantinedDesc = prometheus.NewDesc("toolrouter_tools_quarantined",
+		"Tools of the MCP server held back by safety.pin or safety.scan until an admin approves them.", []string{"server"}, nil)
+	quarantinesDesc = prometheus.NewDesc("toolrouter_tool_quarantines_total",
+		"Times a tool of the MCP server entered quarantine, by reason (pin_changed, pin_unverified, findings).", []string{"server", "reason"}, nil)
+	pinChangedDesc = prometheus.NewDesc("toolrouter_tools_pin_changed",
+		"Tools of the MCP server whose definitions differ from their pins (safety.pin), quarantined or not.", []string{"server"}, nil)
+	findingsDesc = prometheus.NewDesc("toolrouter_tool_findings",
+		"What safety.scan found in the MCP server's tool definitions at its last listing.", []string{"server"}, nil)
 )
 
 func (inventoryCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- serverUpDesc
 	ch <- inventoryToolsDesc
+	ch <- quarantinedDesc
+	ch <- quarantinesDesc
+	ch <- pinChangedDesc
+	ch <- findingsDesc
 }
 
 func (c inventoryCollector) Collect(ch chan<- prometheus.Metric) {
@@ -385,5 +397,11 @@ func (c inventoryCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(serverUpDesc, prometheus.GaugeValue, up, s.Name)
 		ch <- prometheus.MustNewConstMetric(inventoryToolsDesc, prometheus.GaugeValue, float64(len(s.Tools)), s.Name)
+		ch <- prometheus.MustNewConstMetric(quarantinedDesc, prometheus.GaugeValue, float64(len(s.Quarantined)), s.Name)
+		for _, r := range inventory.Reasons() {
+			ch <- prometheus.MustNewConstMetric(quarantinesDesc, prometheus.CounterValue, float64(s.Quarantines.ByReason(r)), s.Name, string(r))
+		}
+		ch <- prometheus.MustNewConstMetric(pinChangedDesc, prometheus.GaugeValue, float64(len(s.PinChanged)), s.Name)
+		ch <- prometheus.MustNewConstMetric(findingsDesc, prometheus.GaugeValue, float64(len(s.Findings)), s.Name)
 	}
 }

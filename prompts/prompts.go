@@ -163,11 +163,32 @@ type Prior struct {
 // ArgumentsQuery renders the per-request part of the phase-2 prompt: earlier steps' results (for
 // $result_of_step_N references), the call's task and the query.
 func ArgumentsQuery(query, task string, prior []Prior) (string, error) {
-	return render("arguments_query.tmpl", struct {
+	return ArgumentsPrompt("", query, task, prior)
+}
+
+// ArgumentsPrompt is the whole phase-2 prompt of one call: head, the tool's static part
+// (ArgumentsTool, cached by callers), then ArgumentsQuery's text, rendered in one buffer.
+func ArgumentsPrompt(head, query, task string, prior []Prior) (string, error) {
+	var b strings.Builder
+	size := len(head) + len(query) + len(task) + argumentsQueryText
+	for _, p := range prior {
+		size += len(p.Tool) + len(p.Text) + 32
+	}
+	b.Grow(size)
+	b.WriteString(head)
+	data := struct {
 		Query, Task string
 		Prior       []Prior
-	}{query, task, prior})
+	}{query, task, prior}
+	if err := templates.ExecuteTemplate(&b, "arguments_query.tmpl", data); err != nil {
+		return "", fmt.Errorf("rendering %s: %w", "arguments_query.tmpl", err)
+	}
+	return b.String(), nil
 }
+
+// argumentsQueryText is about the bytes arguments_query.tmpl adds around its values, with
+// earlier results: enough room that rendering it seldom grows the buffer.
+const argumentsQueryText = 512
 
 // SelectFollowup renders the message that shows the model what its calls returned and asks whether
 // another call is needed (remaining > 0) or only reports them (remaining == 0).

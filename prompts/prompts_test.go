@@ -71,8 +71,7 @@ func arguments(tool Tool, query, task string, prior []Prior) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	tail, err := ArgumentsQuery(query, task, prior)
-	return head + tail, err
+	return ArgumentsPrompt(head, query, task, prior)
 }
 
 // goldenCase renders one prompt to compare with testdata/NAME.golden.

@@ -151,54 +151,91 @@ type CallOptions struct {
 // Errors are not prefixed with the model: callers say which model they called. The Answer holds
 // what arrived, even on error.
 func Call(ctx context.Context, c Chatter, req *api.ChatRequest, o CallOptions) (Answer, error) {
-	var (
-		a              = Answer{Model: req.Model}
-		text, thinking strings.Builder
-		done           bool
-		meter          = NewMeter(o.MaxResponseBytes)
-	)
+	// One allocation holds the whole state the response function fills in.
+	g := &gathering{a: Answer{Model: req.Model}, o: o, meter: newMeter(o.MaxResponseBytes)}
 	start := time.Now()
-	err := c.Chat(ctx, req, func(r api.ChatResponse) error {
-		if err := meter.Add(r.Message); err != nil {
-			return err
-		}
-		if err := meter.addLogprobs(r.Logprobs); err != nil {
-			return err
-		}
-		if r.Message.Content != "" {
-			text.WriteString(r.Message.Content)
-			if o.OnText != nil {
-				o.OnText(r.Message.Content)
-			}
-		}
-		if r.Message.Thinking != "" {
-			thinking.WriteString(r.Message.Thinking)
-			if o.OnThinking != nil {
-				o.OnThinking(r.Message.Thinking)
-			}
-		}
-		a.ToolCalls = append(a.ToolCalls, r.Message.ToolCalls...)
-		a.Logprobs = append(a.Logprobs, r.Logprobs...)
-		if r.Done {
-			done = true
-			a.DoneReason, a.Stats = r.DoneReason, StatsOf(r.Metrics)
-			if r.Model != "" {
-				a.Model = r.Model
-			}
-		}
-		return nil
-	})
+	err := c.Chat(ctx, req, g.add)
+	a := g.a
 	a.Wall = time.Since(start)
-	a.Text, a.Thinking = text.String(), thinking.String()
+	a.Text, a.Thinking = g.text.String(), g.thinking.String()
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return a, context.Cause(ctx)
-	case tooLong(err):
+	case err != nil && tooLong(err):
 		return a, fmt.Errorf("%w: %w", ErrInputTooLong, err)
 	case err != nil:
 		return a, err
-	case !done:
+	case !g.done:
 		return a, ErrNoDone
 	}
 	return a, nil
+}
+
+// gathering is one Call's answer as its messages arrive.
+type gathering struct {
+	a              Answer
+	o              CallOptions
+	meter          Meter
+	text, thinking joined
+	done           bool
+}
+
+// add takes one message of the answer (the Chatter's response function).
+func (g *gathering) add(r api.ChatResponse) error {
+	if err := g.meter.Add(r.Message); err != nil {
+		return err
+	}
+	if err := g.meter.addLogprobs(r.Logprobs); err != nil {
+		return err
+	}
+	if r.Message.Content != "" {
+		g.text.add(r.Message.Content)
+		if g.o.OnText != nil {
+			g.o.OnText(r.Message.Content)
+		}
+	}
+	if r.Message.Thinking != "" {
+		g.thinking.add(r.Message.Thinking)
+		if g.o.OnThinking != nil {
+			g.o.OnThinking(r.Message.Thinking)
+		}
+	}
+	g.a.ToolCalls = append(g.a.ToolCalls, r.Message.ToolCalls...)
+	g.a.Logprobs = append(g.a.Logprobs, r.Logprobs...)
+	if r.Done {
+		g.done = true
+		g.a.DoneReason, g.a.Stats = r.DoneReason, StatsOf(r.Metrics)
+		if r.Model != "" {
+			g.a.Model = r.Model
+		}
+	}
+	return nil
+}
+
+// joined concatenates pieces of text; a single piece (a whole non-streamed answer) is kept as
+// it came, without a copy.
+type joined struct {
+	first string
+	rest  strings.Builder // every piece, once there is more than one
+	n     int
+}
+
+func (j *joined) add(s string) {
+	switch j.n {
+	case 0:
+		j.first = s
+	case 1:
+		j.rest.WriteString(j.first)
+		fallthrough
+	default:
+		j.rest.WriteString(s)
+	}
+	j.n++
+}
+
+func (j *joined) String() string {
+	if j.n <= 1 {
+		return j.first
+	}
+	return j.rest.String()
 }

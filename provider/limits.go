@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/ollama/ollama/api"
 
@@ -38,8 +39,12 @@ type limits struct {
 	maxResponse int
 }
 
+// defaultMaxResponse is config.Default's ollama.max_response_bytes, read once: config.Default
+// builds the whole default configuration, too much to do on every model call.
+var defaultMaxResponse = sync.OnceValue(func() int { return config.Default().Ollama.MaxResponseBytes })
+
 func newLimits(opts []Option) limits {
-	l := limits{maxResponse: config.Default().Ollama.MaxResponseBytes}
+	l := limits{maxResponse: defaultMaxResponse()}
 	for _, o := range opts {
 		o(&l)
 	}
@@ -58,7 +63,16 @@ type Meter struct {
 // NewMeter returns a meter for an answer of at most limit bytes (<= 0: config.Default's
 // ollama.max_response_bytes).
 func NewMeter(limit int) *Meter {
-	return newLimits([]Option{WithMaxResponseBytes(limit)}).meter()
+	m := newMeter(limit)
+	return &m
+}
+
+// newMeter is NewMeter's meter as a value, for a caller that keeps it inside its own state.
+func newMeter(limit int) Meter {
+	if limit <= 0 {
+		limit = defaultMaxResponse()
+	}
+	return Meter{max: limit}
 }
 
 func (l limits) meter() *Meter { return &Meter{max: l.maxResponse} }

@@ -53,7 +53,7 @@ func (c *Catalog) Rank(ctx context.Context, snap *inventory.Snapshot, query stri
 // Sync brings the index to snap and the current examples, when either changed since the last call.
 func (c *Catalog) Sync(snap *inventory.Snapshot) {
 	var exVer uint64
-	var examples map[string][]string
+	var configured, learned map[string][]string
 	if c.ex != nil {
 		exVer = c.ex.Version()
 	}
@@ -69,9 +69,9 @@ func (c *Catalog) Sync(snap *inventory.Snapshot) {
 		return
 	}
 	if c.ex != nil {
-		examples = c.ex.All()
+		configured, learned = c.ex.Configured(), c.ex.Learned()
 	}
-	c.docs = DocsFrom(snap, examples)
+	c.docs = DocsFrom(snap, configured, learned)
 	c.version = snap.Version
 	c.ret.Index().Sync(snap.Version, c.docs)
 	c.invVer, c.exVer, c.synced = snap.Version, exVer, true

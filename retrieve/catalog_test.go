@@ -46,9 +46,9 @@ func TestCatalogFallsBackWhenTheEmbedModelIsDown(t *testing.T) {
 	}
 	// The tools' embedding runs in the background; once it has failed, a query embedding is
 	// tried and fails, and the next search skips the model.
-	ret.Sync(context.Background(), inv.Snapshot().Version, retrieve.DocsFrom(inv.Snapshot(), nil))
+	ret.Sync(context.Background(), inv.Snapshot().Version, retrieve.DocsFrom(inv.Snapshot(), nil, nil))
 	emb.status.Store(0)
-	if _, err := ret.Sync(context.Background(), inv.Snapshot().Version, retrieve.DocsFrom(inv.Snapshot(), nil)); err != nil {
+	if _, err := ret.Sync(context.Background(), inv.Snapshot().Version, retrieve.DocsFrom(inv.Snapshot(), nil, nil)); err != nil {
 		t.Fatalf("Sync with the model back: %v", err)
 	}
 	emb.status.Store(http.StatusInternalServerError)

@@ -6,7 +6,7 @@
 // servers, render prompts or decide access: callers pass a permit function and a cost function.
 //
 // Typical use: when the inventory's version or Examples.Version changes, call
-// Retriever.Sync (or Index.Sync) with DocsFrom(snapshot, examples.All()); only servers whose tools
+// Retriever.Sync (or Index.Sync) with DocsFrom(snapshot, examples.Configured(), examples.Learned()); only servers whose tools
 // changed are reindexed. Per query, Search with the caller's access list as permit, then Shortlist
 // the hits under the prompt's token budget. After a tool answered a query well, Examples.Learn.
 package retrieve
@@ -16,6 +16,7 @@ import (
 	"slices"
 
 	"toolrouter/inventory"
+	"toolrouter/inventory/builtin"
 )
 
 // Doc is one tool as the index sees it, independent of where the tool came from.
@@ -28,8 +29,10 @@ type Doc struct {
 	Purpose     string
 	Description string
 	Params      []Param
-	// Examples are queries the tool answers.
+	// Examples are queries the tool answers that people wrote (configured, or a built-in
+	// server's own); Learned are queries it answered, kept by Examples.Learn.
 	Examples []string
+	Learned  []string
 }
 
 // Param is one parameter of a tool.
@@ -50,19 +53,25 @@ func (d Doc) qualified() string {
 func (d Doc) equal(o Doc) bool {
 	return d.Qualified == o.Qualified && d.Server == o.Server && d.Name == o.Name &&
 		d.Purpose == o.Purpose && d.Description == o.Description &&
-		slices.Equal(d.Examples, o.Examples) &&
+		slices.Equal(d.Examples, o.Examples) && slices.Equal(d.Learned, o.Learned) &&
 		slices.EqualFunc(d.Params, o.Params, func(a, b Param) bool {
 			return a.Name == b.Name && a.Description == b.Description && slices.Equal(a.Enum, b.Enum)
 		})
 }
 
 // DocsFrom returns the documents of the tools snap may offer a model (snap.Available), in the
-// snapshot's order, with each tool's examples from examples (keyed by qualified name; nil is
-// none). A tool's title, when it has one, leads its description.
-func DocsFrom(snap *inventory.Snapshot, examples map[string][]string) []Doc {
+// snapshot's order, with each tool's examples: a built-in server's own (builtin.Examples), then
+// those of configured that do not repeat them (ignoring case and spacing), and the learned ones
+// (both keyed by qualified name; nil is none). A tool's title, when it has one, leads its
+// description.
+func DocsFrom(snap *inventory.Snapshot, configured, learned map[string][]string) []Doc {
 	purposes := make(map[string]string, len(snap.Servers))
+	shipped := map[string]map[string][]string{}
 	for _, s := range snap.Servers {
 		purposes[s.Name] = s.Purpose
+		if s.Builtin != "" {
+			shipped[s.Name] = builtin.Examples(s.Builtin)
+		}
 	}
 	tools := snap.Available()
 	docs := make([]Doc, 0, len(tools))
@@ -73,7 +82,11 @@ func DocsFrom(snap *inventory.Snapshot, examples map[string][]string) []Doc {
 			Name:        t.Name,
 			Purpose:     purposes[t.Server],
 			Description: t.Description,
-			Examples:    examples[t.Qualified],
+			Examples:    configured[t.Qualified],
+			Learned:     learned[t.Qualified],
+		}
+		if own := shipped[t.Server][t.Name]; len(own) > 0 {
+			d.Examples = mergeExamples(own, d.Examples)
 		}
 		if t.Title != "" && t.Title != t.Description {
 			d.Description = t.Title + ". " + t.Description
@@ -88,4 +101,17 @@ func DocsFrom(snap *inventory.Snapshot, examples map[string][]string) []Doc {
 		docs = append(docs, d)
 	}
 	return docs
+}
+
+// mergeExamples returns first, then the queries of more that repeat none of it (ignoring case and
+// spacing).
+func mergeExamples(first, more []string) []string {
+	out := slices.Clone(first)
+	for _, q := range more {
+		key := normaliseExample(q)
+		if !slices.ContainsFunc(out, func(o string) bool { return normaliseExample(o) == key }) {
+			out = append(out, q)
+		}
+	}
+	return out
 }

@@ -244,6 +244,38 @@ func (e *Examples) All() map[string][]string {
 	return out
 }
 
+// Configured returns the configured examples, by tool.
+func (e *Examples) Configured() map[string][]string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make(map[string][]string, len(e.configured))
+	for tool, qs := range e.configured {
+		out[tool] = slices.Clone(qs)
+	}
+	return out
+}
+
+// Learned returns the learned examples, by tool, oldest first, without those that repeat a
+// configured one (ignoring case and spacing).
+func (e *Examples) Learned() map[string][]string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make(map[string][]string, len(e.learned))
+	for tool, qs := range e.learned {
+		var keep []string
+		for _, q := range qs {
+			key := normaliseExample(q)
+			if !slices.ContainsFunc(e.configured[tool], func(c string) bool { return normaliseExample(c) == key }) {
+				keep = append(keep, q)
+			}
+		}
+		if len(keep) > 0 {
+			out[tool] = keep
+		}
+	}
+	return out
+}
+
 // Version changes whenever the examples do, so a caller knows when to rebuild documents.
 func (e *Examples) Version() uint64 {
 	e.mu.Lock()

@@ -193,3 +193,37 @@ func TestLearnedExamplesRank(t *testing.T) {
 		t.Errorf("after learning: got %q, want calc.multiply", got)
 	}
 }
+
+// TestExamplesConfiguredAndLearned: Configured and Learned keep the two apart, each tool's
+// learned examples without those a later configuration repeats (ignoring case and spacing), and
+// what they return is the caller's to change.
+func TestExamplesConfiguredAndLearned(t *testing.T) {
+	e := openExamples(t, "", 20)
+	learn(t, e, "s.a", "what is 6 by 7")
+	learn(t, e, "s.a", "multiply these")
+	learn(t, e, "s.b", "read my notes")
+	e.SetConfigured(map[string][]string{"s.a": {"What is  6 by 7", "times table"}})
+	conf, learned := e.Configured(), e.Learned()
+	if want := map[string][]string{"s.a": {"What is  6 by 7", "times table"}}; !equalExamples(conf, want) {
+		t.Errorf("Configured: got %q, want %q", conf, want)
+	}
+	if want := map[string][]string{"s.a": {"multiply these"}, "s.b": {"read my notes"}}; !equalExamples(learned, want) {
+		t.Errorf("Learned: got %q, want %q", learned, want)
+	}
+	conf["s.a"][0], learned["s.b"][0] = "changed", "changed"
+	if e.Configured()["s.a"][0] == "changed" || e.Learned()["s.b"][0] == "changed" {
+		t.Error("changing a returned map changed the store")
+	}
+}
+
+func equalExamples(a, b map[string][]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if !slices.Equal(v, b[k]) {
+			return false
+		}
+	}
+	return true
+}

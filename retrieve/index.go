@@ -11,24 +11,43 @@ import (
 
 // The fields of a document, each weighted and length-normalised on its own (BM25F).
 const (
-	fieldName        = iota // the qualified name split into words
-	fieldPurpose            // the server's purpose
+	fieldName        = iota // the tool's name split into words
+	fieldPurpose            // the server's purpose and name
 	fieldDescription        // the tool's description
 	fieldParams             // parameter names, descriptions and allowed values
-	fieldExamples           // example queries
+	fieldExamples           // example queries people wrote: configured, or a built-in server's own
+	fieldLearned            // example queries learned from answered requests
 	numFields
 )
 
 // BM25F parameters (Robertson & Zaragoza, "The Probabilistic Relevance Framework", 2009): a term's
 // frequencies in the fields are summed, each times its field's weight and divided by the field's
 // length normalisation 1 − b + b·len/avglen, before one saturation with k1. Names and examples say
-// most about what a tool is for; the purpose is shared by a whole server and so weighs little.
+// most about what a tool is for; the purpose (and the server's name) is shared by a whole server
+// and so weighs little. Examples people wrote weigh more than learned ones, which are whatever
+// queries a tool happened to answer. avglen is over the documents that have the field: a few
+// tools with examples among thousands without are not judged against an average of nearly
+// nothing.
 var (
-	fieldWeight = [numFields]float64{3, 0.5, 1, 0.6, 1.5}
-	fieldB      = [numFields]float64{0.5, 0.75, 0.75, 0.75, 0.75}
+	fieldWeight = [numFields]float64{3, 0.5, 1, 0.6, 1.5, 1}
+	fieldB      = [numFields]float64{0.5, 0.75, 0.75, 0.75, 0.75, 0.75}
 )
 
 const k1 = 1.2
+
+// learnedConfidence sets how much a tool's learned examples count by how many it has: n of them
+// weigh n/(n+learnedConfidence) of the field's weight, so that one or two stray queries do not
+// pull a tool up for everything they share with other queries.
+const learnedConfidence = 2
+
+// stemOnly is what a match of a query word's stem counts for in the example fields when the word
+// as written is not there, but is somewhere in the index: "17 times 23" meets an example saying
+// "times" in full before one saying "time".
+const stemOnly = 0.3
+
+// exampleField reports whether f holds example queries, whose words are also indexed as written
+// (exactKey) and whose numbers, operators and file names are evidence keys.
+func exampleField(f int) bool { return f == fieldExamples || f == fieldLearned }
 
 // nameKey prefixes the index keys of whole tool names (never produced by Terms, which yields
 // letters and digits only); a query that names a tool verbatim finds it through them.
@@ -64,6 +83,8 @@ type snapshot struct {
 	docs   []*docEntry
 	live   int
 	lenSum [numFields]int64
+	// withField counts, per field, the live documents in which the field is not empty.
+	withField [numFields]int64
 	// norms holds, per id, numFields factors weight/(1 − b + b·len/avglen).
 	norms []float64
 	// terms maps each term to its postings, live documents only, ascending ids.
@@ -82,7 +103,9 @@ type serverDocs struct {
 
 type docEntry struct {
 	qualified string
-	lens      [numFields]int32
+	// learned counts the document's learned examples.
+	learned int32
+	lens    [numFields]int32
 	// terms holds each distinct term of the document with its frequency per field; whole-name
 	// keys have no frequencies.
 	terms []termFreq
@@ -100,23 +123,39 @@ type posting struct {
 
 // newDocEntry tokenises d.
 func newDocEntry(d Doc) *docEntry {
-	e := &docEntry{qualified: d.Qualified}
+	e := &docEntry{qualified: d.Qualified, learned: int32(len(d.Learned))}
 	pos := map[string]int{}
-	add := func(f int, text string) {
-		for _, t := range Terms(text) {
-			i, ok := pos[t]
-			if !ok {
-				i = len(e.terms)
-				pos[t] = i
-				e.terms = append(e.terms, termFreq{term: t})
-			}
-			if e.terms[i].tf[f] < 1<<16-1 {
-				e.terms[i].tf[f]++
-			}
-			e.lens[f]++
+	bump := func(f int, t string) {
+		i, ok := pos[t]
+		if !ok {
+			i = len(e.terms)
+			pos[t] = i
+			e.terms = append(e.terms, termFreq{term: t})
+		}
+		if e.terms[i].tf[f] < 1<<16-1 {
+			e.terms[i].tf[f]++
 		}
 	}
-	add(fieldName, d.Qualified)
+	add := func(f int, text string) {
+		words(text, func(w, stem string) {
+			bump(f, stem)
+			e.lens[f]++
+			if exampleField(f) {
+				bump(f, exactKey+w)
+			}
+		})
+		if exampleField(f) {
+			evidence(text, func(k string) { bump(f, k) })
+		}
+	}
+	// The server's name goes with its purpose: it is in every one of its tools' names, and a
+	// common word ("everything", "memory") would otherwise pull up all of them.
+	if name, ok := strings.CutPrefix(d.Qualified, d.Server+"."); ok && d.Server != "" {
+		add(fieldName, name)
+		add(fieldPurpose, d.Server)
+	} else {
+		add(fieldName, d.Qualified)
+	}
 	add(fieldPurpose, d.Purpose)
 	add(fieldDescription, d.Description)
 	for _, p := range d.Params {
@@ -128,6 +167,9 @@ func newDocEntry(d Doc) *docEntry {
 	}
 	for _, ex := range d.Examples {
 		add(fieldExamples, ex)
+	}
+	for _, ex := range d.Learned {
+		add(fieldLearned, ex)
 	}
 	keys := []string{nameKey + strings.ToLower(d.Qualified)}
 	if identifierLike(d.Name) && !strings.EqualFold(d.Name, d.Qualified) {
@@ -253,11 +295,12 @@ func (x *Index) Sync(version uint64, docs []Doc) (changed []string) {
 // ones the result is compacted instead.
 func (s *snapshot) apply(version uint64, changes map[string][]Doc) *snapshot {
 	n := &snapshot{
-		version: version,
-		docs:    slices.Clone(s.docs),
-		live:    s.live,
-		lenSum:  s.lenSum,
-		servers: maps.Clone(s.servers),
+		version:   version,
+		docs:      slices.Clone(s.docs),
+		live:      s.live,
+		lenSum:    s.lenSum,
+		withField: s.withField,
+		servers:   maps.Clone(s.servers),
 	}
 	var removed []*docEntry
 	var added []int32
@@ -270,6 +313,9 @@ func (s *snapshot) apply(version uint64, changes map[string][]Doc) *snapshot {
 				n.live--
 				for f := range numFields {
 					n.lenSum[f] -= int64(e.lens[f])
+					if e.lens[f] > 0 {
+						n.withField[f]--
+					}
 				}
 			}
 			delete(n.servers, name)
@@ -288,6 +334,9 @@ func (s *snapshot) apply(version uint64, changes map[string][]Doc) *snapshot {
 			n.live++
 			for f := range numFields {
 				n.lenSum[f] += int64(e.lens[f])
+				if e.lens[f] > 0 {
+					n.withField[f]++
+				}
 			}
 		}
 		n.servers[name] = sd
@@ -358,7 +407,7 @@ func (s *snapshot) apply(version uint64, changes map[string][]Doc) *snapshot {
 // compact renumbers the live documents densely (server by server, in name order) and rebuilds the
 // postings from their stored terms, without tokenising again.
 func (n *snapshot) compact() *snapshot {
-	c := &snapshot{version: n.version, live: n.live, lenSum: n.lenSum, servers: make(map[string]*serverDocs, len(n.servers))}
+	c := &snapshot{version: n.version, live: n.live, lenSum: n.lenSum, withField: n.withField, servers: make(map[string]*serverDocs, len(n.servers))}
 	c.docs = make([]*docEntry, 0, n.live)
 	c.terms = map[string][]posting{}
 	for _, name := range slices.Sorted(maps.Keys(n.servers)) {
@@ -389,7 +438,9 @@ func (s *snapshot) computeNorms() {
 	var avg [numFields]float64
 	if s.live > 0 {
 		for f := range numFields {
-			avg[f] = float64(s.lenSum[f]) / float64(s.live)
+			if s.withField[f] > 0 {
+				avg[f] = float64(s.lenSum[f]) / float64(s.withField[f])
+			}
 		}
 	}
 	s.norms = make([]float64, len(s.docs)*numFields)
@@ -402,6 +453,10 @@ func (s *snapshot) computeNorms() {
 				continue
 			}
 			s.norms[id*numFields+f] = fieldWeight[f] / (1 - fieldB[f] + fieldB[f]*float64(e.lens[f])/avg[f])
+			if f == fieldLearned {
+				n := float64(e.learned)
+				s.norms[id*numFields+f] *= n / (n + learnedConfidence)
+			}
 		}
 	}
 }

@@ -314,3 +314,57 @@ func TestConcurrentSearchAndUpdate(t *testing.T) {
 	})
 	wg.Wait()
 }
+
+// TestObviousToolAmongManyReal ranks the built-in calculator and clock, as their servers list
+// them and with their shipped examples (DocsFrom), among every real tool of the benchmark data: an everyday arithmetic or clock query
+// puts the obvious tool first, although "times" stems to "time", many real tools are about time,
+// and a few tools' examples are a drop among a thousand tools without any.
+func TestObviousToolAmongManyReal(t *testing.T) {
+	docs, _ := loadReal(t)
+	docs = append(docs, retrieve.DocsFrom(builtinInventory(t).Snapshot(), nil, nil)...)
+	idx := retrieve.NewIndex()
+	idx.Sync(1, docs)
+	tests := []struct{ query, want string }{
+		{"What is 17 times 23?", "calculator.multiply"},
+		{"What's 17 × 23?", "calculator.multiply"},
+		{"what is 15 percent of 80", "calculator.multiply"},
+		{"what's 345 plus 678?", "calculator.add"},
+		{"take the square root of 10", "calculator.sqrt"},
+		{"What time is it in Tokyo?", "clock.current_time"},
+		{"How many days are there between March 3, 2024 and July 4, 2024?", "clock.date_difference"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.query, func(t *testing.T) {
+			if got := names(idx.Search(tc.query, 3, nil)); len(got) == 0 || got[0] != tc.want {
+				t.Errorf("top 3: got %q, want %s first", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestExactWordsInExamplesOutrankStems: in the example fields a word as written counts in full
+// and a word that only shares its stem counts less, so "times" finds the tool whose examples say
+// "times" before the tool whose examples say "time"; a server's name weighs as its purpose does,
+// not as each tool's name.
+func TestExactWordsInExamplesOutrankStems(t *testing.T) {
+	docs := []retrieve.Doc{
+		{Server: "clock", Name: "now", Description: "Return the current date.", Examples: []string{"what time is it"}},
+		{Server: "math", Name: "product", Description: "Product of two numbers.", Examples: []string{"3 times 4"}},
+		{Server: "everything", Name: "echo", Description: "Echo the input."},
+		{Server: "memory", Name: "read_graph", Description: "Read the knowledge graph.", Examples: []string{"tell me everything you know"}},
+	}
+	idx := retrieve.NewIndex()
+	idx.Sync(1, docs)
+	tests := []struct{ query, want string }{
+		{"times", "math.product"},
+		{"time", "clock.now"},
+		{"show me everything you know", "memory.read_graph"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.query, func(t *testing.T) {
+			if got := names(idx.Search(tc.query, 2, nil)); len(got) == 0 || got[0] != tc.want {
+				t.Errorf("got %q, want %s first", got, tc.want)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package retrieve
 import (
 	"math"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -21,6 +22,39 @@ const (
 	denied                   // permit said no: never scored or returned
 	named                    // the query names the tool verbatim
 )
+
+// queryTerm is one index key a query looks up.
+type queryTerm struct {
+	key string
+	// exact are the query's words with this stem as written (exactKey), for the example fields.
+	exact []string
+}
+
+// queryTerms returns the keys of a query, each once, sorted by key: the stem of each word (with
+// the word as written), and the evidence of operators and file names.
+func queryTerms(query string) []queryTerm {
+	at := map[string]int{}
+	var out []queryTerm
+	words(query, func(word, stem string) {
+		i, ok := at[stem]
+		if !ok {
+			i = len(out)
+			at[stem] = i
+			out = append(out, queryTerm{key: stem})
+		}
+		if k := exactKey + word; !slices.Contains(out[i].exact, k) {
+			out[i].exact = append(out[i].exact, k)
+		}
+	})
+	evidence(query, func(k string) {
+		if _, ok := at[k]; !ok {
+			at[k] = len(out)
+			out = append(out, queryTerm{key: k})
+		}
+	})
+	slices.SortFunc(out, func(a, b queryTerm) int { return strings.Compare(a.key, b.key) })
+	return out
+}
 
 // ranked is a scored document during a search.
 type ranked struct {
@@ -49,7 +83,7 @@ func (x *Index) Search(query string, k int, permit func(qualified string) bool) 
 // rank scores the documents that share a term with query or that it names, and returns the best k
 // (all for k ≤ 0) in order.
 func (s *snapshot) rank(pool *sync.Pool, query string, k int, permit func(string) bool) []ranked {
-	terms := slices.Compact(slices.Sorted(slices.Values(Terms(query))))
+	terms := queryTerms(query)
 	names := nameCandidates(query)
 	sc, _ := pool.Get().(*scratch)
 	if sc == nil {
@@ -83,24 +117,49 @@ func (s *snapshot) rank(pool *sync.Pool, query string, k int, permit func(string
 	// indexes give bit-equal scores.
 	live := float64(s.live)
 	var bound float64 // above any score a document can reach without being named
-	for _, t := range terms {
-		ps := s.terms[t]
+	for _, qt := range terms {
+		ps := s.terms[qt.key]
 		if len(ps) == 0 {
 			continue
 		}
 		df := float64(len(ps))
 		idf := math.Log(1 + (live-df+0.5)/(df+0.5))
 		bound += idf * (k1 + 1)
+		// The postings of the word as written, walked beside the stem's (both in ascending ids),
+		// tell an exact match in the example fields from a stem-only one. When the word is
+		// nowhere as written, every match is a stem match and counts in full.
+		var exact [][]posting
+		for _, k := range qt.exact {
+			if l := s.terms[k]; len(l) > 0 {
+				exact = append(exact, l)
+			}
+		}
+		at := make([]int, len(exact))
 		for _, p := range ps {
 			if !allowed(p.doc) {
 				continue
 			}
+			var exactTF [numFields]uint16
+			for i, l := range exact {
+				for at[i] < len(l) && l[at[i]].doc < p.doc {
+					at[i]++
+				}
+				if at[i] < len(l) && l[at[i]].doc == p.doc {
+					exactTF[fieldExamples] += l[at[i]].tf[fieldExamples]
+					exactTF[fieldLearned] += l[at[i]].tf[fieldLearned]
+				}
+			}
 			norms := s.norms[int(p.doc)*numFields : int(p.doc)*numFields+numFields]
 			var tf float64
 			for f, n := range p.tf {
-				if n != 0 {
-					tf += float64(n) * norms[f]
+				if n == 0 {
+					continue
 				}
+				m := float64(n)
+				if len(exact) > 0 && exampleField(f) {
+					m = stemOnly*m + (1-stemOnly)*float64(min(exactTF[f], n))
+				}
+				tf += m * norms[f]
 			}
 			sc.score[p.doc] += idf * tf * (k1 + 1) / (tf + k1)
 		}

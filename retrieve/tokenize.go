@@ -1,6 +1,7 @@
 package retrieve
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -83,9 +84,12 @@ func init() {
 
 // Stem strips a few English suffixes from a lower-case word so inflections meet: plurals
 // ("queries" → query, "boxes" → box, "files" → file), "-ing" and "-ed" (with a doubled final
-// consonant undone: "running" → run), then a final silent e ("cache", "caches", "cached",
-// "caching" → cach). It is deliberately small: a miss costs a little recall, a wrong merge costs
-// precision, and both are visible in the tests.
+// consonant undone: "running" → run), then one derivational suffix ("calculation", "calculator",
+// "calculate" → calcul; "similarity" → similar; "genetically" → genetic; "preference" → prefer),
+// then a final silent e ("cache", "caches", "cached", "caching" → cach). It is deliberately small:
+// a miss costs a little recall, a wrong merge costs precision, and both are visible in the tests
+// and the benchmark (go run ./bench retrieval), which chose the suffixes. "-er" and "-or" are left
+// alone: they cost more on the benchmark's pools than they gained.
 func Stem(w string) string {
 	if len(w) <= 3 || !isASCIILower(w) {
 		return w
@@ -104,10 +108,37 @@ func Stem(w string) string {
 	case strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "eed") && len(w) >= 5:
 		w = undouble(w[:len(w)-2])
 	}
+	for _, r := range derivations {
+		if strings.HasSuffix(w, r.suffix) && len(w)-len(r.suffix) >= r.keep {
+			w = w[:len(w)-len(r.suffix)] + r.repl
+			break
+		}
+	}
 	if len(w) >= 4 && w[len(w)-1] == 'e' && w[len(w)-2] != 'e' {
 		w = w[:len(w)-1]
 	}
 	return w
+}
+
+// derivations are the derivational suffixes Stem strips, the first that matches: the suffix, what
+// replaces it, and how many letters must remain before it.
+var derivations = []struct {
+	suffix, repl string
+	keep         int
+}{
+	{"ically", "ic", 4},
+	{"ational", "", 4},
+	{"ation", "", 4},
+	{"ator", "", 4},
+	{"ity", "", 5},
+	{"ence", "", 5},
+	{"ance", "", 5},
+	{"ment", "", 5},
+	{"ion", "", 4},
+	{"ate", "", 4},
+	{"ally", "al", 4},
+	{"ive", "", 5},
+	{"ly", "", 5},
 }
 
 // undouble drops one of two equal final consonants ("runn" → run), except ll, ss and zz, which
@@ -127,4 +158,238 @@ func isASCIILower(w string) bool {
 		}
 	}
 	return true
+}
+
+// Index keys besides stems. None can come out of Terms, whose keys are letters and digits only.
+const (
+	// exactKey prefixes a word as written (lower-cased, not stemmed), so that "times" in a query
+	// meets "times" before it meets "time".
+	exactKey = "\x01"
+	// opKey prefixes an arithmetic operator between numbers ("17 × 23", "17 times 23", "15%").
+	opKey = "\x02op"
+	// fileKey stands for a file named in the text ("notes.txt", "reports/q3.csv", "the csv
+	// files").
+	fileKey = "\x02file"
+)
+
+// words calls fn with each word of s lower-cased, stop words dropped, and its stem.
+func words(s string, fn func(word, stem string)) {
+	splitWords(s, func(w string) {
+		w = strings.ToLower(w)
+		if stopWords[w] {
+			return
+		}
+		fn(w, Stem(w))
+	})
+}
+
+// evidence calls fn with a key for what a text's form says beyond its words: each arithmetic
+// operator written between numbers, in symbols or in words: × * "times" "multiplied by" (all
+// "*"), ÷ "divided by" "over" ("/"), + "plus", − "minus", ^ "to the power of" "raised to"
+// "squared" "cubed" ("^"), % "percent" ("%"), √ "square root of" ("√"); - and / only between two
+// numbers that do not make a date (2024-01-31, 1/31/2024). A symbol needs a number on one side
+// (so the * of "*.csv" is not one), a word operator on both (or before it: "5 squared"). And each
+// file it names: "notes.txt", "reports/q3.csv", "the csv files" (fileKey).
+func evidence(s string, fn func(key string)) {
+	toks := lexTokens(s)
+	num := func(i int) bool { return i >= 0 && i < len(toks) && toks[i].kind == tokNumber }
+	word := func(i int, ws ...string) bool {
+		return i >= 0 && i < len(toks) && toks[i].kind == tokWord && slices.Contains(ws, toks[i].text)
+	}
+	for i, t := range toks {
+		op := ""
+		switch t.kind {
+		case tokSymbol:
+			switch t.text {
+			case "×", "✕", "*":
+				if num(i-1) || num(i+1) {
+					op = "*"
+				}
+			case "÷":
+				if num(i-1) || num(i+1) {
+					op = "/"
+				}
+			case "+":
+				if num(i-1) || num(i+1) {
+					op = "+"
+				}
+			case "−":
+				if num(i-1) || num(i+1) {
+					op = "-"
+				}
+			case "^":
+				if num(i - 1) {
+					op = "^"
+				}
+			case "%":
+				if num(i - 1) {
+					op = "%"
+				}
+			case "√":
+				if num(i + 1) {
+					op = "√"
+				}
+			case "-", "/":
+				if num(i-1) && num(i+1) && !t.date {
+					op = t.text
+				}
+			}
+		case tokWord:
+			switch t.text {
+			case "times", "x":
+				if num(i-1) && num(i+1) {
+					op = "*"
+				}
+			case "multiplied", "divided":
+				if num(i-1) && (num(i+1) || word(i+1, "by") && num(i+2)) {
+					op = map[string]string{"multiplied": "*", "divided": "/"}[t.text]
+				}
+			case "over":
+				if num(i-1) && num(i+1) {
+					op = "/"
+				}
+			case "plus":
+				if num(i-1) && num(i+1) {
+					op = "+"
+				}
+			case "minus":
+				if num(i-1) && num(i+1) {
+					op = "-"
+				}
+			case "percent":
+				if num(i - 1) {
+					op = "%"
+				}
+			case "squared", "cubed":
+				if num(i - 1) {
+					op = "^"
+				}
+			case "power":
+				if word(i-1, "the") && word(i-2, "to") && num(i-3) || word(i+1, "of") && num(i+2) && word(i-1, "the") {
+					op = "^"
+				}
+			case "raised":
+				if num(i-1) && word(i+1, "to") {
+					op = "^"
+				}
+			case "root":
+				if word(i+1, "of") && num(i+2) || num(i+1) {
+					op = "√"
+				}
+			}
+		}
+		if op != "" {
+			fn(opKey + op)
+		}
+	}
+	fs := strings.Fields(s)
+	for i, f := range fs {
+		if fileLike(f) || i+1 < len(fs) && fileTypes[strings.ToLower(strings.Trim(f, ".*"))] && fileWord(fs[i+1]) {
+			fn(fileKey)
+		}
+	}
+}
+
+// fileWord reports whether a field is "file", "files", "document" or "documents" (any case,
+// punctuation after it).
+func fileWord(f string) bool {
+	f = strings.ToLower(strings.TrimRight(f, ".,;:!?)'\""))
+	return f == "file" || f == "files" || f == "document" || f == "documents"
+}
+
+// fileTypes are the file types a text may name before "file" or "files" ("the csv files").
+var fileTypes = map[string]bool{}
+
+func init() {
+	for _, t := range strings.Fields(`txt md csv tsv json yaml yml xml html pdf doc docx xls xlsx ppt pptx
+		log png jpg jpeg gif svg mp3 mp4 wav zip tar gz py go js ts java rs sh text markdown image audio video`) {
+		fileTypes[t] = true
+	}
+}
+
+// fileLike reports whether a whitespace-separated field names a file: a name, a dot and an
+// extension of 1 to 5 letters or digits starting with a letter, possibly after a path and before
+// punctuation ("notes.txt", "src/main.go,", "'todo.md'").
+func fileLike(f string) bool {
+	f = strings.TrimRight(strings.TrimLeft(f, "'\"`([{<"), "'\"`)]}>.,;:!?")
+	i := strings.LastIndexByte(f, '.')
+	if i <= 0 || i == len(f)-1 {
+		return false
+	}
+	ext, name := f[i+1:], f[:i]
+	if len(ext) > 5 || ext[0] < 'a' || ext[0] > 'z' {
+		return false
+	}
+	for _, r := range ext {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	last := name[strings.LastIndexAny(name, "/\\")+1:]
+	return len(last) >= 2 && !strings.Contains(f, "://") && !strings.Contains(f, "@")
+}
+
+// Kinds of lexical token, for evidence.
+const (
+	tokWord = iota
+	tokNumber
+	tokSymbol
+)
+
+type token struct {
+	kind int
+	text string // lower-cased for words
+	// date marks a - or / that joins numbers into a date.
+	date bool
+}
+
+// lexTokens splits s into words (letters, and digits stuck to letters as in "3pm" or "v2"),
+// numbers (digits, with inner '.' or ',' between digits) and single symbols; spaces separate.
+func lexTokens(s string) []token {
+	rs := []rune(s)
+	var out []token
+	for i := 0; i < len(rs); {
+		r := rs[i]
+		switch {
+		case unicode.IsSpace(r):
+			i++
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			j := i
+			letters := false
+			for j < len(rs) && (unicode.IsLetter(rs[j]) || unicode.IsDigit(rs[j]) ||
+				(rs[j] == '.' || rs[j] == ',') && j > i && unicode.IsDigit(rs[j-1]) && j+1 < len(rs) && unicode.IsDigit(rs[j+1])) {
+				letters = letters || unicode.IsLetter(rs[j])
+				j++
+			}
+			kind := tokNumber
+			if letters {
+				kind = tokWord
+			}
+			out = append(out, token{kind: kind, text: strings.ToLower(string(rs[i:j]))})
+			i = j
+		default:
+			out = append(out, token{kind: tokSymbol, text: string(r), date: (r == '-' || r == '/') && dateLike(rs, i)})
+			i++
+		}
+	}
+	return out
+}
+
+// dateLike reports whether the - or / at i joins numbers into a date: the same separator
+// again on either side, between digits, with no spaces ("2024-01-31", "1/31/2024").
+func dateLike(rs []rune, i int) bool {
+	sep := rs[i]
+	if i == 0 || i+1 >= len(rs) || !unicode.IsDigit(rs[i-1]) || !unicode.IsDigit(rs[i+1]) {
+		return false
+	}
+	for _, dir := range []int{-1, 1} {
+		j := i + dir
+		for j >= 0 && j < len(rs) && unicode.IsDigit(rs[j]) {
+			j += dir
+		}
+		if j >= 0 && j < len(rs) && rs[j] == sep && j+dir >= 0 && j+dir < len(rs) && unicode.IsDigit(rs[j+dir]) {
+			return true
+		}
+	}
+	return false
 }

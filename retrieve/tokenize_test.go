@@ -47,6 +47,14 @@ func TestStem(t *testing.T) {
 		{"bus", "bus"}, {"ids", "ids"}, {"api", "api"},
 		{"weather", "weather"}, {"forecasts", "forecast"},
 		{"café", "café"}, {"2024", "2024"},
+		// One derivational suffix, so that a word's forms meet.
+		{"calculation", "calcul"}, {"calculate", "calcul"}, {"calculator", "calcul"},
+		{"similarity", "similar"}, {"genetically", "genetic"}, {"genetics", "genetic"},
+		{"preference", "prefer"}, {"preferring", "prefer"}, {"invention", "invent"}, {"invented", "invent"},
+		{"information", "inform"}, {"development", "develop"}, {"annually", "annual"}, {"monthly", "month"},
+		// Too short to strip, or a suffix left alone.
+		{"date", "dat"}, {"update", "updat"}, {"city", "city"}, {"only", "only"}, {"family", "family"},
+		{"weather", "weather"}, {"discoverer", "discoverer"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
@@ -92,6 +100,48 @@ func TestNameCandidates(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := nameCandidates(tc.in); !slices.Equal(got, tc.want) {
 				t.Errorf("nameCandidates(%q): got %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestEvidence(t *testing.T) {
+	op := func(o string) string { return opKey + o }
+	tests := []struct {
+		name, in string
+		want     []string
+	}{
+		{"times in words", "What is 17 times 23?", []string{op("*")}},
+		{"times sign", "What's 17 × 23?", []string{op("*")}},
+		{"star", "9*8", []string{op("*")}},
+		{"plus and minus", "345 plus 678 minus 12", []string{op("+"), op("-")}},
+		{"divided by", "144 divided by 12", []string{op("/")}},
+		{"slash between numbers", "1000 / 25", []string{op("/")}},
+		{"percent sign", "What is 12.5% of 640?", []string{op("%")}},
+		{"percent in words", "15 percent of 80", []string{op("%")}},
+		{"to the power of", "3 raised to the power of 5", []string{op("^"), op("^")}},
+		{"caret", "2^16", []string{op("^")}},
+		{"squared", "5 squared", []string{op("^")}},
+		{"root", "square root of 729", []string{op("√")}},
+		{"expression", "(12 + 7) * 3 - 4", []string{op("+"), op("*"), op("-")}},
+		{"a date is no subtraction", "days between 2024-01-01 and 2024-03-01", nil},
+		{"a date with slashes", "on 1/31/2024", nil},
+		{"times without numbers", "how many times did it rain", nil},
+		{"a glob is no product", "find *.go files", []string{fileKey}},
+		{"file names", "rename draft.txt to final.txt", []string{fileKey, fileKey}},
+		{"a path", "how big is reports/q3.csv?", []string{fileKey}},
+		{"file types", "find all the csv files", []string{fileKey}},
+		{"abbreviations are not files", "e.g. the U.S. economy", nil},
+		{"numbers are not files", "pi is 3.14", nil},
+		{"a URL is not a file", "open https://example.com/index.html", nil},
+		{"nothing", "what time is it in Tokyo", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			evidence(tc.in, func(k string) { got = append(got, k) })
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("evidence(%q): got %q, want %q", tc.in, got, tc.want)
 			}
 		})
 	}

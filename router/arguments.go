@@ -2,7 +2,6 @@ package router
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -47,9 +46,9 @@ func (tp *twoPhase) arguments(reqCtx context.Context, c *Call, p planned, finish
 	// cache slot keeps the inventory's prefill between the phases; it is the first thing cut when
 	// the prompt is over the window.
 	shared := tp.r.set.SharedPrefix
-	msgs, est, err := tp.r.window().fit(tp.j, c.Round, "phase-2 prompt", tokens.Estimate{}, func() ([]api.Message, error) {
-		tail, err := prompts.ArgumentsQuery(tp.query, c.Task, priors)
-		user := api.Message{Role: "user", Content: head + tail}
+	msgs, est, err := tp.window().fit(tp.j, c.Round, "phase-2 prompt", tokens.Estimate{}, func() ([]api.Message, error) {
+		text, err := prompts.ArgumentsPrompt(head, tp.query, c.Task, priors)
+		user := api.Message{Role: "user", Content: text}
 		if shared {
 			return []api.Message{{Role: "system", Content: tp.view.text}, user}, err
 		}
@@ -73,7 +72,9 @@ func (tp *twoPhase) arguments(reqCtx context.Context, c *Call, p planned, finish
 		if err != nil {
 			step.Error = err.Error()
 			tp.j.step(step)
-			tp.j.record("arguments", step, msgs, format, rep.Text, nil, nil, trajectory.Outcome{Error: err.Error()})
+			if tp.j.recording() {
+				tp.j.record("arguments", step, msgs, format, rep.Text, nil, nil, trajectory.Outcome{Error: err.Error()})
+			}
 			if expired(reqCtx) {
 				c.Error = &Error{Code: CodeDeadline, Message: errtext.OneLine(err.Error())}
 				return nil
@@ -85,13 +86,17 @@ func (tp *twoPhase) arguments(reqCtx context.Context, c *Call, p planned, finish
 		if verr == nil {
 			c.Arguments = args
 			tp.j.step(step)
-			tp.j.record("arguments", step, msgs, format, rep.Text, args, nil, trajectory.Outcome{SchemaValid: boolPtr(true)})
+			if tp.j.recording() {
+				tp.j.record("arguments", step, msgs, format, rep.Text, args, nil, trajectory.Outcome{SchemaValid: boolPtr(true)})
+			}
 			return nil
 		}
 		feedback = verr.Error()
 		step.Detail = feedback
 		tp.j.step(step)
-		tp.j.record("arguments", step, msgs, format, rep.Text, nil, feedback, trajectory.Outcome{SchemaValid: boolPtr(false)})
+		if tp.j.recording() {
+			tp.j.record("arguments", step, msgs, format, rep.Text, nil, feedback, trajectory.Outcome{SchemaValid: boolPtr(false)})
+		}
 		c.Attempts = append(c.Attempts, Attempt{Output: rep.Text, Feedback: feedback})
 		repair, err := prompts.Repair(tool.Qualified, feedback)
 		if err != nil {
@@ -107,9 +112,13 @@ func (tp *twoPhase) arguments(reqCtx context.Context, c *Call, p planned, finish
 // validArguments decodes the model's answer, substitutes references and validates the result.
 // Every problem is a *schema.ValidationError whose message goes back to the model.
 func validArguments(tool *inventory.Tool, text string, finished []Call) (map[string]any, error) {
-	var args map[string]any
-	if err := decodeObject(text, &args); err != nil || args == nil {
-		return nil, &schema.ValidationError{Issues: []schema.Issue{{Path: "/", Message: "the answer must be one JSON object of arguments"}}}
+	args, ok := plainArguments(text)
+	if !ok {
+		var decoded map[string]any
+		if err := decodeObject(text, &decoded); err != nil || decoded == nil {
+			return nil, &schema.ValidationError{Issues: []schema.Issue{{Path: "/", Message: "the answer must be one JSON object of arguments"}}}
+		}
+		args = decoded
 	}
 	if issues := substitute(args, finished); len(issues) > 0 {
 		return nil, &schema.ValidationError{Issues: issues}
@@ -122,34 +131,4 @@ func validArguments(tool *inventory.Tool, text string, finished []Call) (map[str
 		return nil, &schema.ValidationError{Issues: []schema.Issue{{Path: "/", Message: errtext.OneLine(err.Error())}}}
 	}
 	return args, nil
-}
-
-// canonicalCall is the dedup key of a call: the tool and its arguments in canonical JSON (sorted
-// keys, numbers normalised).
-func canonicalCall(server, tool string, args map[string]any) string {
-	b, _ := json.Marshal(normalize(args))
-	return server + "." + tool + " " + string(b)
-}
-
-// normalize makes equal values marshal equally: json.Number and float64 of the same number alike.
-func normalize(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(t))
-		for k, e := range t {
-			m[k] = normalize(e)
-		}
-		return m
-	case []any:
-		s := make([]any, len(t))
-		for i, e := range t {
-			s[i] = normalize(e)
-		}
-		return s
-	case json.Number:
-		if f, err := t.Float64(); err == nil {
-			return f
-		}
-	}
-	return v
 }

@@ -37,11 +37,38 @@ type window struct {
 	numCtx, limit int
 	model         string
 	est           *tokens.Estimator
+	framing       float64   // the estimator's raw tokens around each message
+	known         knownText // a text measured before, if any
+}
+
+// knownText is a message text and its raw token estimate (tokens.Raw), measured once for many
+// prompts.
+type knownText struct {
+	text string
+	raw  float64
 }
 
 func (r *Router) window() window {
 	n := r.contextLength()
-	return window{numCtx: n, limit: max(n-r.set.ContextReserve, 256), model: r.set.Model, est: r.est}
+	return window{numCtx: n, limit: max(n-r.set.ContextReserve, 256), model: r.set.Model, est: r.est, framing: r.framing}
+}
+
+// measure estimates msgs as w.est.Messages does, the same sum in the same order, but takes the
+// raw estimate of a message whose content is w.known's text from w.known instead of reading the
+// text again.
+func (w window) measure(msgs []api.Message) tokens.Estimate {
+	if w.known.text == "" {
+		return w.est.Messages(w.model, msgs)
+	}
+	raw := 0.0
+	for _, m := range msgs {
+		r := w.known.raw
+		if m.Content != w.known.text {
+			r = tokens.Raw(m.Content)
+		}
+		raw += r + w.framing
+	}
+	return tokens.Estimate{Tokens: w.est.Scale(w.model, raw), Raw: raw}
 }
 
 // OverWindowError is a prompt that does not fit the model's window even after everything that
@@ -74,7 +101,7 @@ func (w window) fit(j *journal, round int, what string, extra tokens.Estimate, r
 		if err != nil {
 			return nil, tokens.Estimate{}, err
 		}
-		est := w.est.Messages(w.model, msgs).Plus(extra)
+		est := w.measure(msgs).Plus(extra)
 		if est.Tokens <= w.limit {
 			if len(cut) > 0 {
 				j.trimmed(round, fmt.Sprintf("%s to fit %d of num_ctx %d (estimated %d tokens)", strings.Join(cut, "; "), w.limit, w.numCtx, est.Tokens))

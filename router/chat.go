@@ -27,6 +27,14 @@ type reply struct {
 	Exceeded  bool
 }
 
+// chatRequest is a chat request with the values of its pointer fields: stream, truncate and
+// shift false, think as configured.
+type chatRequest struct {
+	req         api.ChatRequest
+	stream, off bool
+	think       api.ThinkValue
+}
+
 // ContextLengther is implemented by model clients that can tell a model's trained context length
 // (Ollama's /api/show); the router then never asks for a larger num_ctx.
 type ContextLengther interface {
@@ -46,17 +54,19 @@ func (r *Router) complete(ctx context.Context, msgs []api.Message, format []byte
 		ctx, cancel = context.WithTimeout(ctx, r.set.CallTimeout)
 		defer cancel()
 	}
-	stream, off := false, false
-	req := &api.ChatRequest{
+	// The request and the values its pointer fields point at are one allocation.
+	cr := &chatRequest{think: api.ThinkValue{Value: r.set.Think}}
+	req := &cr.req
+	*req = api.ChatRequest{
 		Model:    r.set.Model,
 		Messages: msgs,
-		Stream:   &stream,
+		Stream:   &cr.stream,
 		Format:   format,
 		Tools:    tools,
 		Options:  *r.options.Load(),
-		Think:    &api.ThinkValue{Value: r.set.Think},
-		Truncate: &off,
-		Shift:    &off,
+		Think:    &cr.think,
+		Truncate: &cr.off,
+		Shift:    &cr.off,
 	}
 	if topLogprobs > 0 {
 		req.Logprobs, req.TopLogprobs = true, topLogprobs

@@ -41,23 +41,29 @@ func (r *Router) execute(reqCtx context.Context, j *journal, tool *inventory.Too
 		c.Error = &Error{Code: CodeToolFailed, Message: errtext.OneLine(err.Error())}
 	}
 	step := Step{Kind: StepExecute, Round: c.Round, Call: c.Step, Tool: tool.Qualified, StartMS: j.since(t0), DurationMS: ms(d)}
-	out := trajectory.Outcome{ToolSucceeded: boolPtr(c.ok())}
-	var obs any = c.Result
 	if c.Error != nil {
-		step.Error, out.Error, obs = c.Error.Message, c.Error.Message, c.Error
+		step.Error = c.Error.Message
 	} else if c.Result.IsError {
 		step.Error = "tool answered isError"
 	}
 	j.timed(timingExecute, nil, d)
 	j.step(step)
-	j.record("execute", step, nil, nil, "", c.Arguments, obs, out)
-	j.event(Event{Type: EventToolResult, Round: c.Round, Call: copyCall(c)})
+	if j.recording() {
+		out := trajectory.Outcome{ToolSucceeded: boolPtr(c.ok())}
+		var obs any = c.Result
+		if c.Error != nil {
+			out.Error, obs = c.Error.Message, c.Error
+		}
+		j.record("execute", step, nil, nil, "", c.Arguments, obs, out)
+	}
+	j.callEvent(EventToolResult, c.Round, c)
 }
 
 // convertResult joins text content, keeps structured content and summarises everything else.
 func convertResult(res *mcp.CallToolResult) *Result {
 	out := &Result{IsError: res.IsError, Structured: res.StructuredContent}
-	var texts []string
+	var room [2]string
+	texts := room[:0] // most results have a text or two
 	for _, c := range res.Content {
 		switch v := deref(c).(type) {
 		case mcp.TextContent:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"toolrouter/provider"
 	"toolrouter/trajectory"
 )
 
@@ -25,14 +26,37 @@ type journal struct {
 	recSeq   atomic.Int64
 
 	mu  sync.Mutex // guards out and serialises onEvent
-	out *Outcome
+	out *Outcome   // points at outcome
+
+	// outcome, the room for its first steps and calls and the breakdowns of its first model calls
+	// live in the journal's own allocation: a request makes a few of each.
+	outcome    Outcome
+	traceRoom  [4]Step
+	callRoom   [2]Call
+	breakdowns [2]provider.Breakdown
+	kept       int // breakdowns used; guarded by mu
 }
 
 func newJournal(model, identity string, rec Recorder, onEvent func(Event)) *journal {
-	return &journal{
-		id: newID(), identity: identity, start: time.Now(), model: model, recorder: rec, onEvent: onEvent,
-		out: &Outcome{Calls: []Call{}, Trace: []Step{}},
+	j := &journal{id: newID(), identity: identity, start: time.Now(), model: model, recorder: rec, onEvent: onEvent}
+	j.outcome = Outcome{Calls: j.callRoom[:0], Trace: j.traceRoom[:0]}
+	j.out = &j.outcome
+	return j
+}
+
+// breakdown is b kept for a model call's step.
+func (j *journal) breakdown(b provider.Breakdown) *provider.Breakdown {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var p *provider.Breakdown
+	if j.kept < len(j.breakdowns) {
+		p = &j.breakdowns[j.kept]
+		j.kept++
+	} else {
+		p = new(provider.Breakdown)
 	}
+	*p = b
+	return p
 }
 
 // phaseTiming names the timing a model call or tool call adds to.
@@ -68,6 +92,17 @@ func (j *journal) event(ev Event) {
 	j.onEvent(ev)
 }
 
+// listening reports whether the request has an observer: callers build no event data otherwise.
+func (j *journal) listening() bool { return j.onEvent != nil }
+
+// callEvent reports a call's progress with a copy of the call as it is now (it changes later).
+func (j *journal) callEvent(t EventType, round int, c *Call) {
+	if j.onEvent == nil {
+		return
+	}
+	j.event(Event{Type: t, Round: round, Call: copyCall(c)})
+}
+
 // timed adds d to a phase's timing and, for a model call, counts its usage.
 func (j *journal) timed(p phaseTiming, rep *reply, d time.Duration) {
 	j.mu.Lock()
@@ -89,10 +124,9 @@ func (j *journal) timed(p phaseTiming, rep *reply, d time.Duration) {
 // trace step (not yet appended: the caller adds what it decided).
 func (j *journal) modelCall(p phaseTiming, kind StepKind, round int, t0 time.Time, rep reply) Step {
 	j.timed(p, &rep, rep.Duration)
-	b := rep.Stats.Breakdown
 	s := Step{Kind: kind, Round: round, Model: j.model, StartMS: j.since(t0), DurationMS: ms(rep.Duration),
 		PromptTokens: rep.Stats.PromptTokens, CompletionTokens: rep.Stats.DecodeTokens, EstimatedTokens: rep.Estimated,
-		OverEstimate: rep.Exceeded, Breakdown: &b}
+		OverEstimate: rep.Exceeded, Breakdown: j.breakdown(rep.Stats.Breakdown)}
 	return s
 }
 
@@ -125,6 +159,10 @@ func (j *journal) update(f func(o *Outcome)) {
 	defer j.mu.Unlock()
 	f(j.out)
 }
+
+// recording reports whether the request's steps are recorded: callers build no record data
+// otherwise.
+func (j *journal) recording() bool { return j.recorder != nil }
 
 // record sends a trajectory record of one model call or tool call.
 func (j *journal) record(kind string, step Step, msgs []api.Message, format []byte, raw string, parsed any, obs any, out trajectory.Outcome) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -75,8 +76,9 @@ type run struct {
 	p        planner
 	budget   int
 	deadline time.Duration
-	// seen deduplicates calls: canonical call → step of the call that produced its result.
-	seen map[string]int
+	// seen deduplicates calls: each canonical call and the step of the call that produced its
+	// result (a request makes a handful of calls: a slice searched in order does).
+	seen []seenCall
 	// searches counts the phase-1 searches of the request (each takes one unit of the budget).
 	searches int
 }
@@ -169,79 +171,105 @@ func (x *run) loop(ctx context.Context) error {
 // call that fails records its error and never stops the others.
 func (x *run) round(ctx context.Context, round int, p plan) (failed bool, modelErr error) {
 	finished := x.j.calls()
-	calls := make([]*Call, len(p.calls))
-	for i, pc := range p.calls {
-		c := &Call{Step: len(finished) + 1 + i, Round: round, Task: pc.task, Tool: pc.name}
+	plans := p.calls
+	calls := make([]Call, len(plans)) // changed in place until the round ends, then kept as they are
+	for i, pc := range plans {
+		c := &calls[i]
+		*c = Call{Step: len(finished) + 1 + i, Round: round, Task: pc.task, Tool: pc.name}
 		if pc.tool == nil {
 			c.Error = &Error{Code: CodeUnknownTool, Message: fmt.Sprintf("%q is not an available tool", pc.name)}
 		} else {
 			c.Server, c.Tool = pc.tool.Server, pc.tool.Name
 		}
-		calls[i] = c
-		x.j.event(Event{Type: EventToolCallStart, Round: round, Call: copyCall(c)})
+		x.j.callEvent(EventToolCallStart, round, c)
 	}
 
-	priors := x.t.priors
-	errs := make([]error, len(calls))
-	x.each(len(calls), func(i int) {
-		if calls[i].Error == nil {
-			errs[i] = x.p.arguments(ctx, calls[i], p.calls[i], finished, priors)
+	priors := x.t.allPriors()
+	if len(calls) == 1 { // no goroutine needed (see each)
+		if calls[0].Error == nil {
+			modelErr = x.p.arguments(ctx, &calls[0], plans[0], finished, priors)
 		}
-	})
-	for _, err := range errs {
-		if err != nil && modelErr == nil {
-			modelErr = err
+	} else {
+		errs := make([]error, len(calls))
+		x.each(len(calls), func(i int) {
+			if calls[i].Error == nil {
+				errs[i] = x.p.arguments(ctx, &calls[i], plans[i], finished, priors)
+			}
+		})
+		for _, err := range errs {
+			if err != nil && modelErr == nil {
+				modelErr = err
+			}
 		}
 	}
 
-	x.execute(ctx, round, calls, p.calls)
-	done := make([]Call, len(calls))
-	for i, c := range calls {
-		failed = failed || !c.ok()
-		done[i] = *c
-		x.j.addCall(*c)
+	x.execute(ctx, round, calls, plans)
+	for i := range calls {
+		failed = failed || !calls[i].ok()
+		x.j.addCall(calls[i])
 	}
-	x.t.results(done, x.budget-len(x.j.calls()))
+	x.t.results(calls, x.budget-len(x.j.calls()))
 	return failed, modelErr
 }
 
 // execute deduplicates the calls that have arguments and runs the rest concurrently (at most
 // ParallelCalls at a time). A call identical to one that produced a result earlier in the request
 // or in this round reuses it.
-func (x *run) execute(ctx context.Context, round int, calls []*Call, plans []planned) {
-	var todo []int
+func (x *run) execute(ctx context.Context, round int, calls []Call, plans []planned) {
+	var first [4]int
+	todo := first[:0]
 	reused := map[int]int{} // index in calls → step whose result answers it
-	for i, c := range calls {
+	for i := range calls {
+		c := &calls[i]
 		if c.Error != nil {
 			continue
 		}
-		x.j.event(Event{Type: EventToolCallComplete, Round: round, Call: copyCall(c)})
+		x.j.callEvent(EventToolCallComplete, round, c)
 		key := canonicalCall(c.Server, c.Tool, c.Arguments)
-		if step, ok := x.seen[key]; ok {
-			reused[i] = step
+		if k := x.seenAt(key); k >= 0 {
+			reused[i] = x.seen[k].step
 			continue
 		}
-		x.seen[key] = c.Step
+		x.seen = append(x.seen, seenCall{key: key, step: c.Step})
 		todo = append(todo, i)
 	}
-	x.each(len(todo), func(k int) { x.r.execute(ctx, x.j, plans[todo[k]].tool, calls[todo[k]]) })
+	switch len(todo) {
+	case 0:
+	case 1: // no goroutine needed (see each)
+		x.r.execute(ctx, x.j, plans[todo[0]].tool, &calls[todo[0]])
+	default:
+		run := slices.Clone(todo)
+		x.each(len(run), func(k int) { x.r.execute(ctx, x.j, plans[run[k]].tool, &calls[run[k]]) })
+	}
 
-	for i, c := range calls {
+	for i := range calls {
+		c := &calls[i]
 		if step, ok := reused[i]; ok {
 			src := x.callByStep(step, calls)
 			c.ReusedFrom, c.Result, c.Error = step, src.Result, src.Error
 			x.j.step(Step{Kind: StepDedup, Round: round, Call: c.Step, Tool: qualified(c), StartMS: x.j.since(time.Now()),
 				Detail: fmt.Sprintf("same call as step %d; its result is reused", step)})
-			x.j.event(Event{Type: EventToolResult, Round: round, Call: copyCall(c)})
+			x.j.callEvent(EventToolResult, round, c)
 		}
 		if c.Result == nil && c.Arguments != nil {
 			// Only calls that produced a result answer later identical calls; a timed-out or
 			// broken call may be retried.
-			if key := canonicalCall(c.Server, c.Tool, c.Arguments); x.seen[key] == c.Step {
-				delete(x.seen, key)
+			if k := x.seenAt(canonicalCall(c.Server, c.Tool, c.Arguments)); k >= 0 && x.seen[k].step == c.Step {
+				x.seen = slices.Delete(x.seen, k, k+1)
 			}
 		}
 	}
+}
+
+// seenCall is a call that produced a result: its canonical form and its step.
+type seenCall struct {
+	key  string
+	step int
+}
+
+// seenAt is the index in seen of the canonical call key, or -1.
+func (x *run) seenAt(key string) int {
+	return slices.IndexFunc(x.seen, func(s seenCall) bool { return s.key == key })
 }
 
 // each runs f(0) … f(n-1) concurrently, at most ParallelCalls at a time, and waits; a single call
@@ -276,10 +304,10 @@ func (x *run) each(n int, f func(i int)) {
 }
 
 // callByStep finds a call made earlier in the request or earlier in this round.
-func (x *run) callByStep(step int, round []*Call) Call {
-	for _, c := range round {
-		if c.Step == step {
-			return *c
+func (x *run) callByStep(step int, round []Call) Call {
+	for i := range round {
+		if round[i].Step == step {
+			return round[i]
 		}
 	}
 	return x.j.calls()[step-1]

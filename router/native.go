@@ -42,7 +42,7 @@ func (n *native) plan(ctx context.Context, round, _ int) (plan, error) {
 	const stage = "native tool call"
 	w := n.r.window()
 	msgs, est, err := w.fit(n.j, round, "native prompt", n.r.est.Text(w.model, n.defsText),
-		func() ([]api.Message, error) { return n.t.nativeMessages(), nil }, shortenPriors(n.t.priors), n.t.dropHistory)
+		func() ([]api.Message, error) { return n.t.nativeMessages(), nil }, shortenPriors(n.t.allPriors()), n.t.dropHistory)
 	if err != nil {
 		return plan{}, &stageError{stage: stage, err: err}
 	}

@@ -22,25 +22,46 @@ var refPattern = regexp.MustCompile(`\$result_of_step_([0-9]+)(#(/[^\s"]*)?)?`)
 func substitute(args map[string]any, finished []Call) []schema.Issue {
 	var issues []schema.Issue
 	for k, v := range args {
-		args[k] = subst(v, "/"+escapePointer(k), finished, &issues)
+		if mayRefer(v) {
+			args[k] = subst(v, "/"+escapePointer(k), finished, &issues)
+		}
 	}
 	return issues
+}
+
+// refMarker begins every reference.
+const refMarker = "$result_of_step_"
+
+// mayRefer reports whether v may hold a reference: a string with one, a list or an object. Other
+// values are left as they are, their paths never written.
+func mayRefer(v any) bool {
+	switch t := v.(type) {
+	case string:
+		return strings.Contains(t, refMarker)
+	case map[string]any, []any:
+		return true
+	}
+	return false
 }
 
 func subst(v any, path string, finished []Call, issues *[]schema.Issue) any {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, e := range t {
-			t[k] = subst(e, path+"/"+escapePointer(k), finished, issues)
+			if mayRefer(e) {
+				t[k] = subst(e, path+"/"+escapePointer(k), finished, issues)
+			}
 		}
 		return t
 	case []any:
 		for i, e := range t {
-			t[i] = subst(e, path+"/"+strconv.Itoa(i), finished, issues)
+			if mayRefer(e) {
+				t[i] = subst(e, path+"/"+strconv.Itoa(i), finished, issues)
+			}
 		}
 		return t
 	case string:
-		if !strings.Contains(t, "$result_of_step_") {
+		if !strings.Contains(t, refMarker) {
 			return t
 		}
 		if m := refPattern.FindStringSubmatchIndex(t); m != nil && m[0] == 0 && m[1] == len(t) {

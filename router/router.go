@@ -25,6 +25,7 @@ import (
 	"toolrouter/access"
 	"toolrouter/config"
 	"toolrouter/inventory"
+	"toolrouter/retrieve"
 	"toolrouter/tokens"
 )
 
@@ -127,6 +128,10 @@ type Settings struct {
 	// PromptBudget is the tokens phase 1 may spend on its tool list (0: half of num_ctx minus
 	// ContextReserve).
 	PromptBudget int
+	// Pinned are patterns, as access lists take them, of tools every shortlist shows first,
+	// whatever the query (retrieval.pinned); the tools of a server the inventory marks pinned
+	// (servers.NAME.pinned) are pinned too. Pinned tools count against PromptBudget.
+	Pinned []string
 	// MaxSearches bounds the searches beyond the shortlist that phase 1 may ask for per request.
 	MaxSearches int
 	// Estimator measures prompts before they are sent; the council may share it (nil: one of the
@@ -156,9 +161,16 @@ type Router struct {
 	set   Settings
 	log   *slog.Logger
 
+	pinned *retrieve.Pinned // Settings.Pinned, compiled
+
 	promptMu sync.Mutex            // guards prompts and costs
 	prompts  map[string]*promptSet // by access policy, all of one inventory version
 	pieces   *pieces               // of the same version
+
+	views viewCache // what is derived from the whole-inventory views
+
+	// framing is the raw tokens the estimator counts around each message (window.measure).
+	framing float64
 
 	est          *tokens.Estimator
 	options      atomic.Pointer[map[string]any] // model options sent with every call, num_ctx always set
@@ -190,7 +202,8 @@ func New(chat Chatter, inv Inventory, tools ToolCaller, set Settings, log *slog.
 	if est == nil {
 		est = tokens.New()
 	}
-	r := &Router{chat: chat, inv: inv, tools: tools, set: set, log: log, est: est}
+	r := &Router{chat: chat, inv: inv, tools: tools, set: set, log: log, est: est, pinned: retrieve.NewPinned(set.Pinned)}
+	r.framing = est.Messages(set.Model, []api.Message{{}}).Raw // an empty message is its framing alone
 	// Model options: config's defaults (temperature, seed, num_ctx) under the ones set; num_ctx is
 	// always sent, since Ollama's own default has changed between versions.
 	opts := config.Default().Ollama.Options
@@ -259,8 +272,10 @@ func (r *Router) Route(ctx context.Context, req Request) (*Outcome, error) {
 	if req.MaxToolCalls > 0 && req.MaxToolCalls < budget {
 		budget = req.MaxToolCalls
 	}
-	x := &run{r: r, j: newJournal(r.set.Model, req.Identity.String(), r.set.Recorder, req.OnEvent), budget: budget,
-		deadline: deadline.Round(time.Millisecond), seen: map[string]int{}}
+	st := &routing{}
+	x := &st.run
+	*x = run{r: r, j: newJournal(r.set.Model, req.Identity.String(), r.set.Recorder, req.OnEvent), budget: budget,
+		deadline: deadline.Round(time.Millisecond), seen: st.seen[:0]}
 
 	r.learnContextLength(ctx)
 	snap := r.inv.Snapshot()
@@ -270,22 +285,34 @@ func (r *Router) Route(ctx context.Context, req Request) (*Outcome, error) {
 	case len(ps.tools) == 0:
 		x.j.update(func(o *Outcome) { o.Reasoning, o.Stopped = "no tools are available", StopNoTool })
 	case r.set.Mode == Native:
-		x.t = newTranscript(nativeSystem, req.History, req.Query)
+		x.t = &st.t
+		x.t.start(nativeSystem, req.History, req.Query)
 		x.p = newNative(r, x.j, x.t, ps.tools)
 		err = x.loop(ctx)
 	default:
 		var v *view
 		if v, err = r.phase1View(ctx, snap, ps, req.Query); err == nil {
-			x.t = newTranscript(v.text, req.History, req.Query)
-			tp := &twoPhase{r: r, j: x.j, t: x.t, ps: ps, snap: snap, query: req.Query}
-			tp.show(v)
-			x.p = tp
+			x.t = &st.t
+			x.t.start(v.text, req.History, req.Query)
+			st.tp = twoPhase{r: r, j: x.j, t: x.t, ps: ps, snap: snap, query: req.Query}
+			st.tp.show(v)
+			x.p = &st.tp
 			err = x.loop(ctx)
 		}
 	}
 	out := x.j.finish()
 	r.learn(req.Query, out)
 	return out, err
+}
+
+// routing is what one Route call works with, in one allocation: the loop's run, the transcript,
+// the two-phase planner and room for the first dedup keys. The journal is apart: the outcome
+// lives in it and outlasts the call.
+type routing struct {
+	run  run
+	t    transcript
+	tp   twoPhase
+	seen [4]seenCall
 }
 
 // learn keeps the query as an example of each tool that answered it, when learning is on and the

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"toolrouter/inventory"
 	"toolrouter/tokens"
@@ -43,10 +45,33 @@ type selectCall struct {
 func (c *selectCall) UnmarshalJSON(b []byte) error {
 	if len(b) > 0 && b[0] == '"' {
 		*c = selectCall{}
+		if s, ok := unescapedString(b); ok {
+			c.Tool = s
+			return nil
+		}
 		return json.Unmarshal(b, &c.Tool)
 	}
 	type plain selectCall
 	return json.Unmarshal(b, (*plain)(c))
+}
+
+// unescapedString is the text of a JSON string literal that needs no decoding: quoted, with no
+// escape, quote or control character inside and valid UTF-8, it is its own text, as json.Unmarshal
+// decodes it. ok is false for any other input.
+func unescapedString(b []byte) (string, bool) {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return "", false
+	}
+	inner := b[1 : len(b)-1]
+	for _, c := range inner {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(inner) {
+		return "", false
+	}
+	return string(inner), true
 }
 
 // twoPhase plans a round with a phase-1 selection under a format schema listing the tools, and
@@ -61,6 +86,8 @@ type twoPhase struct {
 	// view is what phase 1 shows: the whole inventory, or a shortlist for the query.
 	view     *view
 	searches int // searches made so far in the request
+	// planned is room for a round's calls: a round's plan is done with before the next.
+	planned [4]planned
 }
 
 // show makes v the phase-1 view: the transcript's system prompt and, for a shortlist, a trace step
@@ -110,6 +137,7 @@ func (tp *twoPhase) plan(ctx context.Context, round, remaining int) (plan, error
 			tp.j.note(StepLowConfidence, round, fmt.Sprintf("confidence %.2f is below router.min_confidence %.2f: no call made", low, tp.r.set.MinConfidence))
 			return p, nil
 		}
+		p.calls = tp.planned[:0]
 		for _, c := range sel.Calls {
 			p.calls = append(p.calls, planned{tool: tp.ps.byName[c.Tool], name: c.Tool, task: c.Task})
 		}
@@ -121,25 +149,27 @@ func (tp *twoPhase) plan(ctx context.Context, round, remaining int) (plan, error
 // selectOnce makes one phase-1 call under the format schema of the current view.
 func (tp *twoPhase) selectOnce(ctx context.Context, round, remaining int, canSearch bool) (selection, string, error) {
 	const stage = "selecting tool"
-	msgs, est, err := tp.r.window().fit(tp.j, round, "phase-1 prompt", tokens.Estimate{}, tp.t.selectMessages,
-		shortenPriors(tp.t.priors), tp.t.dropHistory, tp.halve)
+	msgs, est, err := tp.window().fit(tp.j, round, "phase-1 prompt", tokens.Estimate{}, tp.t.selectMessages,
+		shortenPriors(tp.t.allPriors()), tp.t.dropHistory, tp.halve)
 	if err != nil {
 		return selection{}, "", &stageError{stage: stage, err: err}
 	}
-	format := selectionFormat(tp.view.enum, remaining, canSearch, tp.r.set.Reasoning)
+	format := tp.format(remaining, canSearch)
 	t0 := time.Now()
 	rep, err := tp.r.complete(ctx, msgs, format, nil, est, topLogprobs)
 	step := tp.j.modelCall(timingSelect, StepSelect, round, t0, rep)
 	var sel selection
 	if err == nil {
-		if perr := decodeObject(rep.Text, &sel); perr != nil {
+		if perr := decodeSelection(rep.Text, &sel); perr != nil {
 			err = fmt.Errorf("model answer is not the selection JSON: %w", perr)
 		}
 	}
 	if err != nil {
 		step.Error = err.Error()
 		tp.j.step(step)
-		tp.j.record("select", step, msgs, format, rep.Text, nil, nil, trajectory.Outcome{SchemaValid: boolPtr(false), Error: err.Error()})
+		if tp.j.recording() {
+			tp.j.record("select", step, msgs, format, rep.Text, nil, nil, trajectory.Outcome{SchemaValid: boolPtr(false), Error: err.Error()})
+		}
 		return selection{}, "", &stageError{stage: stage, err: err}
 	}
 	sel.check(tp.ps.byName)
@@ -147,8 +177,13 @@ func (tp *twoPhase) selectOnce(ctx context.Context, round, remaining int, canSea
 	step.Confidence = sel.Confidence
 	step.Detail = sel.summary()
 	step = tp.j.step(step)
-	tp.j.record("select", step, msgs, format, rep.Text, sel, nil, trajectory.Outcome{SchemaValid: boolPtr(true)})
-	tp.j.event(Event{Type: EventSelectComplete, Round: round, Step: &step, Selection: sel.public()})
+	if tp.j.recording() {
+		tp.j.record("select", step, msgs, format, rep.Text, sel, nil, trajectory.Outcome{SchemaValid: boolPtr(true)})
+	}
+	if tp.j.listening() {
+		ev := step
+		tp.j.event(Event{Type: EventSelectComplete, Round: round, Step: &ev, Selection: sel.public()})
+	}
 	return sel, rep.Text, nil
 }
 
@@ -274,14 +309,114 @@ func selectionFormat(enum []byte, remaining int, search bool, reasoning Reasonin
 	return []byte(b.String())
 }
 
-// decodeObject decodes the one JSON object in a model answer, tolerating surrounding whitespace or a
-// markdown code fence (models sometimes add one even under a format constraint).
-func decodeObject(text string, v any) error {
+// format is the phase-1 format schema of the current view. A whole-inventory view is shared by
+// every request of its inventory version and access policy, and so are its schemas.
+func (tp *twoPhase) format(remaining int, canSearch bool) []byte {
+	build := func() []byte { return selectionFormat(tp.view.enum, remaining, canSearch, tp.r.set.Reasoning) }
+	if tp.view.shortlist != nil {
+		return build() // a shortlist is the request's own
+	}
+	return tp.r.views.format(tp.ps.version, tp.view, formatKey{remaining: remaining, search: canSearch}, build)
+}
+
+// window is the model's window for a prompt of the current view: the view's text, which each
+// phase-1 prompt (and, with a shared prefix, each phase-2 prompt) opens with, is measured once per
+// whole-inventory view.
+func (tp *twoPhase) window() window {
+	w := tp.r.window()
+	if v := tp.view; v.shortlist == nil {
+		w.known = knownText{text: v.text, raw: tp.r.views.raw(tp.ps.version, v)}
+	}
+	return w
+}
+
+// viewCache keeps what is derived from the whole-inventory views of one inventory version (one
+// view per access policy): each view's format schemas and the raw token estimate of its text.
+type viewCache struct {
+	mu      sync.Mutex // guards version and views
+	version uint64
+	views   map[*view]*viewDerived
+}
+
+type viewDerived struct {
+	raw     float64 // tokens.Raw of the view's text
+	formats map[formatKey][]byte
+}
+
+// formatKey tells a view's format schemas apart: the number of calls left and whether the model
+// may search.
+type formatKey struct {
+	remaining int
+	search    bool
+}
+
+// of returns what is derived from v, a view of an inventory version, dropping the views of an
+// earlier version. The caller holds c.mu.
+func (c *viewCache) of(version uint64, v *view) *viewDerived {
+	if c.views == nil || c.version != version {
+		c.version, c.views = version, map[*view]*viewDerived{}
+	}
+	d, ok := c.views[v]
+	if !ok {
+		d = &viewDerived{raw: tokens.Raw(v.text), formats: map[formatKey][]byte{}}
+		c.views[v] = d
+	}
+	return d
+}
+
+// raw returns the raw token estimate of v's text.
+func (c *viewCache) raw(version uint64, v *view) float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.of(version, v).raw
+}
+
+// format returns v's format schema of key, building it on first use. It is shared: it must not
+// be changed.
+func (c *viewCache) format(version uint64, v *view, key formatKey, build func() []byte) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := c.of(version, v)
+	f, ok := d.formats[key]
+	if !ok {
+		f = build()
+		d.formats[key] = f
+	}
+	return f
+}
+
+// decodeSelection decodes a phase-1 answer into sel as decodeObject does. A plain answer (see
+// plainSelection) is read directly; another that is one JSON value and nothing else is decoded
+// with json.Unmarshal, which allocates less than a Decoder and decodes it the same way (the
+// selection holds no interface, so numbers decode alike); anything else goes to decodeObject, for
+// its tolerance and its errors.
+func decodeSelection(text string, sel *selection) error {
+	if plainSelection(text, sel) {
+		return nil
+	}
+	decoded := new(selection) // encoding/json needs it on the heap; sel may stay off it
+	err := json.Unmarshal([]byte(trimAnswer(text)), decoded)
+	if err != nil {
+		*decoded = selection{}
+		err = decodeObject(text, decoded)
+	}
+	*sel = *decoded
+	return err
+}
+
+// trimAnswer is a model answer without surrounding whitespace or a markdown code fence.
+func trimAnswer(text string) string {
 	s := strings.TrimSpace(text)
 	s = strings.TrimPrefix(s, "```json")
 	s = strings.TrimPrefix(s, "```")
 	s = strings.TrimSuffix(s, "```")
-	dec := json.NewDecoder(strings.NewReader(strings.TrimSpace(s)))
+	return strings.TrimSpace(s)
+}
+
+// decodeObject decodes the one JSON object in a model answer, tolerating surrounding whitespace or a
+// markdown code fence (models sometimes add one even under a format constraint).
+func decodeObject(text string, v any) error {
+	dec := json.NewDecoder(strings.NewReader(trimAnswer(text)))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
 		return err

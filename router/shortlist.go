@@ -52,10 +52,11 @@ type Shortlist struct {
 }
 
 // ShortlistTool is one shown tool and its retrieval score (which orders tools and means nothing
-// across queries).
+// across queries). A pinned tool is shown whatever its score, before the ranked ones.
 type ShortlistTool struct {
-	Name  string  `json:"name"`
-	Score float64 `json:"score"`
+	Name   string  `json:"name"`
+	Score  float64 `json:"score"`
+	Pinned bool    `json:"pinned,omitempty"`
 }
 
 // promptSet holds what is rendered once per inventory version and access policy: the tools the
@@ -67,6 +68,9 @@ type promptSet struct {
 	byName  map[string]*inventory.Tool // the same, by qualified name
 	servers []inventory.Server         // of the snapshot, for headings
 	all     bool                       // every available tool is permitted
+	// pinned are the permitted pinned tools, in inventory order; isPinned the same by name.
+	pinned   []*inventory.Tool
+	isPinned map[string]bool
 
 	mu   sync.Mutex // guards full and args
 	full *view      // the whole inventory, rendered on first use
@@ -117,11 +121,35 @@ func (r *Router) promptSet(snap *inventory.Snapshot, policy string, tools []*inv
 		byName[t.Qualified] = t
 	}
 	ps := &promptSet{version: snap.Version, tools: tools, byName: byName, servers: snap.Servers, all: all, args: map[string]string{}}
+	ps.pinned, ps.isPinned = r.pinnedOf(snap, tools)
 	if r.prompts == nil {
 		r.prompts = map[string]*promptSet{}
 	}
 	r.prompts[policy] = ps
 	return ps
+}
+
+// pinnedOf returns the pinned tools among tools, in their order: those Settings.Pinned matches
+// and those of servers the inventory marks pinned.
+func (r *Router) pinnedOf(snap *inventory.Snapshot, tools []*inventory.Tool) ([]*inventory.Tool, map[string]bool) {
+	servers := map[string]bool{}
+	for _, s := range snap.Servers {
+		if s.Pinned {
+			servers[s.Name] = true
+		}
+	}
+	if len(servers) == 0 && r.pinned.Empty() {
+		return nil, nil
+	}
+	var pinned []*inventory.Tool
+	is := map[string]bool{}
+	for _, t := range tools {
+		if servers[t.Server] || r.pinned.Match(t.Qualified) {
+			pinned = append(pinned, t)
+			is[t.Qualified] = true
+		}
+	}
+	return pinned, is
 }
 
 // permit is the ranker's filter: nil when the policy permits every tool (nothing to check).
@@ -287,8 +315,9 @@ func (r *Router) piecesOf(version uint64) *pieces {
 	return r.pieces
 }
 
-// shortlist ranks the permitted tools for query and renders the best that fit budget tokens. It
-// ranks a first few and ranks deeper only when they all fit.
+// shortlist ranks the permitted tools for query and renders the best that fit budget tokens,
+// after the pinned ones (which count against the budget). It ranks a first few and ranks deeper
+// only when they all fit.
 func (r *Router) shortlist(ctx context.Context, snap *inventory.Snapshot, ps *promptSet, query string, budget int) (*view, error) {
 	c := r.piecesOf(ps.version)
 	purposes := purposesOf(ps.servers)
@@ -300,10 +329,14 @@ func (r *Router) shortlist(ctx context.Context, snap *inventory.Snapshot, ps *pr
 		raw := 0.0
 		shown := res.Hits[:0:0]
 		full := false
-		for _, h := range res.Hits {
+		pinned, hits := ps.pinnedHits(res.Hits), res.Hits
+		if len(pinned) > 0 {
+			hits = slices.Concat(pinned, res.Hits)
+		}
+		for i, h := range hits {
 			t := ps.byName[h.Qualified]
-			if t == nil {
-				continue
+			if t == nil || i >= len(pinned) && ps.isPinned[h.Qualified] {
+				continue // not permitted, or pinned and shown already
 			}
 			cost := r.rawCost(c, t, purposes[t.Server], !seen[t.Server])
 			if len(shown) > 0 && r.est.Scale(model, raw+cost) > budget {
@@ -320,17 +353,88 @@ func (r *Router) shortlist(ctx context.Context, snap *inventory.Snapshot, ps *pr
 	}
 }
 
+// pinnedHits returns the pinned tools as hits, in inventory order, with their scores in hits (0
+// for one not among them).
+func (p *promptSet) pinnedHits(hits []retrieve.Hit) []retrieve.Hit {
+	if len(p.pinned) == 0 {
+		return nil
+	}
+	score := make(map[string]float64, len(p.pinned))
+	for _, h := range hits {
+		if p.isPinned[h.Qualified] {
+			score[h.Qualified] = h.Score
+		}
+	}
+	out := make([]retrieve.Hit, len(p.pinned))
+	for i, t := range p.pinned {
+		out[i] = retrieve.Hit{Qualified: t.Qualified, Score: score[t.Qualified]}
+	}
+	return out
+}
+
 func (r *Router) renderShortlist(ps *promptSet, query string, hits []retrieve.Hit, budget, used int, fallback string) (*view, error) {
 	sl := &Shortlist{Query: query, Budget: budget, Used: used, Available: len(ps.tools),
 		LeftOut: len(ps.tools) - len(hits), Fallback: fallback, Tools: make([]ShortlistTool, len(hits))}
 	tools := make([]*inventory.Tool, len(hits))
 	for i, h := range hits {
-		sl.Tools[i] = ShortlistTool{Name: h.Qualified, Score: math.Round(h.Score*1e4) / 1e4}
+		sl.Tools[i] = ShortlistTool{Name: h.Qualified, Score: math.Round(h.Score*1e4) / 1e4, Pinned: ps.isPinned[h.Qualified]}
 		tools[i] = ps.byName[h.Qualified]
 	}
 	v := r.render(ps, tools, sl)
 	v.hits = hits
 	return v, nil
+}
+
+// PinnedCost is what the pinned tools take of phase 1's tool list: the tools (of every identity,
+// in inventory order), their estimated tokens with their servers' headings, and the budget.
+type PinnedCost struct {
+	Tools  []string
+	Tokens int
+	Budget int
+}
+
+// Pinned returns the pinned tools of the current inventory and what they cost.
+func (r *Router) Pinned() PinnedCost {
+	snap := r.inv.Snapshot()
+	pinned, _ := r.pinnedOf(snap, snap.Available())
+	c := r.piecesOf(snap.Version)
+	purposes := purposesOf(snap.Servers)
+	seen := map[string]bool{}
+	raw := 0.0
+	pc := PinnedCost{Budget: r.promptBudget(r.window())}
+	for _, t := range pinned {
+		raw += r.rawCost(c, t, purposes[t.Server], !seen[t.Server])
+		seen[t.Server] = true
+		pc.Tools = append(pc.Tools, t.Qualified)
+	}
+	pc.Tokens = r.est.Scale(r.set.Model, raw)
+	return pc
+}
+
+// PinnedOverBudgetError is CheckPinned's error: the pinned tools take more than the budget.
+type PinnedOverBudgetError struct {
+	PinnedCost
+}
+
+func (e *PinnedOverBudgetError) Error() string {
+	names := e.Tools
+	if len(names) > 8 {
+		names = append(slices.Clone(names[:8]), "…")
+	}
+	return fmt.Sprintf("retrieval.pinned: the %d pinned tools take %d tokens of phase 1's tool list, more than its budget of %d "+
+		"(retrieval.prompt_budget; 0 is half of num_ctx less router.context_reserve): %s; pin fewer tools or raise the budget",
+		len(e.Tools), e.Tokens, e.Budget, strings.Join(names, ", "))
+}
+
+// CheckPinned returns a *PinnedOverBudgetError when the pinned tools of the current inventory do
+// not fit the tool list's budget together: run at start-up, once the servers are up, it stops a
+// configuration whose pinned tools would crowd out every other tool. A server that grows later
+// past the budget is not refused: its pinned tools are shown in order while they fit.
+func (r *Router) CheckPinned() error {
+	if pc := r.Pinned(); pc.Tokens > pc.Budget {
+		return &PinnedOverBudgetError{pc}
+	}
+	return nil
 }
 
 // halve is a shrinker for fit: it drops the lower-scored half of a shortlist (at least one tool

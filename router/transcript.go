@@ -17,6 +17,13 @@ type transcript struct {
 	cutHistory int             // history messages dropped to fit the window
 	rounds     []roundLog      // what each round added after base
 	priors     []prompts.Prior // each call's result as prompts show it (index step-1), possibly trimmed
+	// pending are the last round's calls, not yet in priors: they are rendered when a prompt
+	// first needs them (allPriors), so a request that ends with the round renders none.
+	pending []Call
+
+	// Room for base without history and for the first rounds, in the transcript's allocation.
+	baseRoom  [2]api.Message
+	roundRoom [2]roundLog
 }
 
 // roundLog is what one round added to the transcript.
@@ -27,14 +34,18 @@ type roundLog struct {
 	remaining int            // the budget left after the round, as the follow-up says
 }
 
-// newTranscript starts a transcript: the system prompt, the history, the query last.
-func newTranscript(system string, history []Message, query string) *transcript {
-	base := make([]api.Message, 0, len(history)+2)
+// start starts t, a zero transcript: the system prompt, the history, the query last.
+func (t *transcript) start(system string, history []Message, query string) {
+	base := t.baseRoom[:0]
+	if len(history) > 0 {
+		base = make([]api.Message, 0, len(history)+2)
+	}
+	t.rounds = t.roundRoom[:0]
 	base = append(base, api.Message{Role: "system", Content: system})
 	for _, h := range history {
 		base = append(base, api.Message{Role: h.Role, Content: h.Content})
 	}
-	return &transcript{base: append(base, api.Message{Role: "user", Content: query})}
+	t.base = append(base, api.Message{Role: "user", Content: query})
 }
 
 // dropHistory drops the oldest history message (a shrinker for fit).
@@ -58,9 +69,24 @@ func (t *transcript) results(calls []Call, remaining int) {
 	rl.steps = make([]int, len(calls))
 	for i := range calls {
 		rl.steps[i] = calls[i].Step
-		t.priors = append(t.priors, priorOf(&calls[i]))
 	}
 	rl.remaining = remaining
+	t.flush()
+	t.pending = calls
+}
+
+// allPriors returns the prior of every finished call, by step.
+func (t *transcript) allPriors() []prompts.Prior {
+	t.flush()
+	return t.priors
+}
+
+// flush renders the pending calls' priors.
+func (t *transcript) flush() {
+	for i := range t.pending {
+		t.priors = append(t.priors, priorOf(&t.pending[i]))
+	}
+	t.pending = nil
 }
 
 // selectMessages is the phase-1 transcript: base, then for each finished round the model's
@@ -89,8 +115,9 @@ func (t *transcript) nativeMessages() []api.Message {
 			continue
 		}
 		msgs = append(msgs, api.Message{Role: "assistant", Content: rl.answer, ToolCalls: rl.toolCalls})
+		priors := t.allPriors()
 		for i, s := range rl.steps {
-			p := t.priors[s-1]
+			p := priors[s-1]
 			text := p.Text
 			if p.Failed {
 				text = "Error: " + text
@@ -102,9 +129,10 @@ func (t *transcript) nativeMessages() []api.Message {
 }
 
 func (t *transcript) priorsOf(steps []int) []prompts.Prior {
+	priors := t.allPriors()
 	out := make([]prompts.Prior, 0, len(steps))
 	for _, s := range steps {
-		out = append(out, t.priors[s-1])
+		out = append(out, priors[s-1])
 	}
 	return out
 }

@@ -49,6 +49,7 @@ type Key struct{ Server, Tool string }
 type Schema struct {
 	compiled *jsonschema.Schema
 	raw      json.RawMessage
+	plain    *plain // nil unless the schema is plain (see plain)
 }
 
 // Raw returns the schema bytes as given to Compile ("{}" when they were empty). The returned slice
@@ -95,7 +96,7 @@ func Compile(raw json.RawMessage) (s *Schema, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCompile, err)
 	}
-	return &Schema{compiled: compiled, raw: own}, nil
+	return &Schema{compiled: compiled, raw: own, plain: plainOf(src)}, nil
 }
 
 // decodeOne decodes exactly one JSON value (numbers as json.Number); trailing data is an error.

@@ -79,6 +79,9 @@ func (s *Schema) Validate(args json.RawMessage) (map[string]any, error) {
 // ValidateValue validates an already decoded value (numbers as json.Number or float64).
 // A failure is returned as *ValidationError.
 func (s *Schema) ValidateValue(v any) error {
+	if s.plain != nil && s.plain.accepts(v) {
+		return nil
+	}
 	err := s.compiled.Validate(v)
 	if err == nil {
 		return nil

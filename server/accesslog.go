@@ -19,7 +19,7 @@ import (
 // also renders and logs the 500 that recover makes of a panic.
 func (h *handlers) accessLog(c *fiber.Ctx) error {
 	start := time.Now()
-	rep := &served{Report: observe.Report{Start: start, Header: traceHeaders(c)}, method: strings.Clone(c.Method()), path: strings.Clone(c.Path())}
+	rep := &served{Report: observe.Report{Start: start, Header: traceHeaders(c)}, method: methodName(c.Method()), path: h.pathName(c.Path())}
 	c.Locals(reportKey{}, rep)
 	var e *answer.Problem
 	if err := c.Next(); err != nil {
@@ -39,6 +39,28 @@ func (h *handlers) accessLog(c *fiber.Ctx) error {
 	}
 	h.logRequest(rep)
 	return nil
+}
+
+// methodName is a copy of a request's method (fasthttp reuses its buffers): one of the constant
+// names for the methods served, a clone of any other.
+func methodName(m string) string {
+	for _, known := range []string{fiber.MethodGet, fiber.MethodPost, fiber.MethodHead, fiber.MethodDelete, fiber.MethodOptions} {
+		if m == known {
+			return known
+		}
+	}
+	return strings.Clone(m)
+}
+
+// pathName is a copy of a request's path (fasthttp reuses its buffers): a served path's own string
+// when it is one, a clone of any other.
+func (h *handlers) pathName(p string) string {
+	for _, r := range h.routes {
+		if !r.prefix && r.path == p {
+			return r.path
+		}
+	}
+	return strings.Clone(p)
 }
 
 // logRequest writes the request's one log line: what was asked (method and path), for whom

@@ -1,9 +1,12 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 
 	"toolrouter/answer"
 	"toolrouter/council"
@@ -118,5 +121,36 @@ func (h *handlers) serve(c *fiber.Ctx, work func(ctx context.Context) (any, erro
 	if err != nil {
 		return err
 	}
-	return c.JSON(out)
+	return h.sendJSON(c, out)
+}
+
+// sendJSON answers v as JSON, as c.JSON does, but encodes it straight into the response's body
+// with a reused encoder instead of into a new buffer that the body then holds.
+func (h *handlers) sendJSON(c *fiber.Ctx, v any) error {
+	w, _ := h.bodies.Get().(*bodyWriter)
+	if w == nil {
+		w = &bodyWriter{}
+		w.enc = json.NewEncoder(w)
+	}
+	defer h.bodies.Put(w)
+	w.resp = c.Response()
+	defer func() { w.resp = nil }()
+	w.resp.ResetBody()
+	if err := w.enc.Encode(v); err != nil {
+		return err
+	}
+	w.resp.Header.SetContentType(fiber.MIMEApplicationJSON)
+	return nil
+}
+
+// bodyWriter appends what an Encoder writes to a response's body, but for the newline Encode
+// ends each value with (json.Marshal, and so c.JSON, writes none).
+type bodyWriter struct {
+	resp *fasthttp.Response
+	enc  *json.Encoder // writes to this bodyWriter
+}
+
+func (w *bodyWriter) Write(p []byte) (int, error) {
+	w.resp.AppendBody(bytes.TrimSuffix(p, []byte("\n")))
+	return len(p), nil
 }

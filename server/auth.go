@@ -72,10 +72,12 @@ func (h *handlers) actingAs(c *fiber.Ctx, caller string) (access.Identity, error
 		// Only /readyz runs without one, and it names no caller.
 		return access.Identity{}, fmt.Errorf("%w: the request has no identity", auth.ErrForbidden)
 	}
-	id, err := auth.Narrow(id, strings.Clone(caller), h.d.Access)
+	narrowed, err := auth.Narrow(id, strings.Clone(caller), h.d.Access)
 	if err != nil {
 		return access.Identity{}, err
 	}
-	c.Locals(identityKey{}, id)
-	return id, nil
+	if narrowed != id {
+		c.Locals(identityKey{}, narrowed)
+	}
+	return narrowed, nil
 }

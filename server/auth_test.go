@@ -190,7 +190,7 @@ func TestAuthentication(t *testing.T) {
 		{name: "healthz is open", req: request{method: "GET", path: "/healthz"}, wantStatus: 200, wantKeys: []string{"status"}},
 		{name: "readyz without a credential", req: request{method: "GET", path: "/readyz"}, wantStatus: 200, wantKeys: []string{"ready"}},
 		{name: "readyz for a non-admin", req: request{method: "GET", path: "/readyz", headers: bearer(teamKey)}, wantStatus: 200, wantKeys: []string{"ready"}},
-		{name: "readyz for an admin", req: request{method: "GET", path: "/readyz", headers: bearer(adminKey)}, wantStatus: 200, wantKeys: []string{"model", "ready", "servers"}},
+		{name: "readyz for an admin", req: request{method: "GET", path: "/readyz", headers: bearer(adminKey)}, wantStatus: 200, wantKeys: []string{"model", "quarantined_tools", "ready", "servers"}},
 		{name: "readyz with a wrong key", req: request{method: "GET", path: "/readyz", headers: bearer("tr_wrong")}, wantStatus: 401, wantCode: "invalid_credential", challenge: `error="invalid_token"`},
 	}
 	for _, tc := range tests {

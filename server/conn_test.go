@@ -123,12 +123,14 @@ func TestStreamDisconnectNoticedAtOnce(t *testing.T) {
 }
 
 // TestKeepAliveAfterWatchedRequest: the connection watch leaves a kept-alive connection as it
-// found it: a second request on it is served.
+// found it: a second request on it is served. The model takes longer than the watch's delay, so
+// that the watch runs.
 func TestKeepAliveAfterWatchedRequest(t *testing.T) {
-	e := newEnv(t, fakeollama.New(t,
-		fakeollama.Reply{Content: `{"reasoning":"r","use_tool":false,"calls":[],"needs_more":false,"direct":false}`},
-		fakeollama.Reply{Content: `{"reasoning":"r","use_tool":false,"calls":[],"needs_more":false,"direct":false}`}),
-		router.Settings{}, server.Options{ReadTimeout: 5 * time.Second})
+	model := fakeollama.NewFunc(t, func(api.ChatRequest) fakeollama.Reply {
+		time.Sleep(20 * time.Millisecond) // a model's time: the connection is watched meanwhile
+		return fakeollama.Reply{Content: `{"reasoning":"r","use_tool":false,"calls":[],"needs_more":false,"direct":false}`}
+	})
+	e := newEnv(t, model, router.Settings{}, server.Options{ReadTimeout: 5 * time.Second})
 	base := listen(t, e.app)
 	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
 	for i := range 2 {

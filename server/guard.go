@@ -21,7 +21,8 @@ import (
 //   - a request with an Origin header not in http.allowed_origins: 403 origin_not_allowed.
 //     Browsers send Origin with every cross-origin request and every POST, same-origin or not;
 //     callers that are not browsers send none. An allowed origin's preflight (OPTIONS) is
-//     answered, and its responses carry Access-Control-Allow-Origin.
+//     answered, and its responses carry Access-Control-Allow-Origin. With the console on, the
+//     server's own origin passes as if it had none (consoleOrigin): the console's POSTs carry it.
 //
 // Nothing runs for a refused request: the check comes before authentication and any handler. A
 // POST whose body is not JSON, the other thing a page can send, is refused by accepts.
@@ -35,7 +36,7 @@ func (h *handlers) guard(c *fiber.Ctx) error {
 			return &answer.Problem{Status: fiber.StatusForbidden, Code: "host_not_allowed", Message: msg}
 		}
 	}
-	if origin := c.Get(fiber.HeaderOrigin); origin != "" {
+	if origin := c.Get(fiber.HeaderOrigin); origin != "" && !h.consoleOrigin(c, origin) {
 		if !slices.Contains(h.o.AllowedOrigins, origin) {
 			return &answer.Problem{Status: fiber.StatusForbidden, Code: "origin_not_allowed",
 				Message: fmt.Sprintf("requests from the browser origin %q are refused: it is not in http.allowed_origins", clipHeader(origin))}
@@ -76,6 +77,9 @@ func (h *handlers) accepts(c *fiber.Ctx) error {
 	}
 	if c.Method() == fiber.MethodPost {
 		ct := c.Get(fiber.HeaderContentType)
+		if ct == fiber.MIMEApplicationJSON {
+			return c.Next() // as most clients send it: nothing to parse
+		}
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != fiber.MIMEApplicationJSON {
 			got := "none"
 			if ct != "" {

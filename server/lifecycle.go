@@ -103,21 +103,35 @@ func (l *lifecycle) connState(conn net.Conn, st fasthttp.ConnState) {
 // shuts down (cause answer.ErrShuttingDown), and the function that releases it.
 func (l *lifecycle) work(parent context.Context) (context.Context, func(), error) {
 	ctx, cancel := context.WithCancelCause(parent)
+	id, err := l.enroll(cancel)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ctx, func() { l.release(id, cancel) }, nil
+}
+
+// enroll registers cancel, the cancellation of one request's work, for the server's shutdown to
+// call with answer.ErrShuttingDown, and returns its id for release. While the server shuts down it
+// calls cancel at once and returns answer.ErrShuttingDown.
+func (l *lifecycle) enroll(cancel context.CancelCauseFunc) (uint64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closing {
 		cancel(answer.ErrShuttingDown)
-		return nil, nil, answer.ErrShuttingDown
+		return 0, answer.ErrShuttingDown
 	}
 	id := l.next
 	l.next++
 	l.cancels[id] = cancel
-	return ctx, func() {
-		l.mu.Lock()
-		delete(l.cancels, id)
-		l.mu.Unlock()
-		cancel(nil)
-	}, nil
+	return id, nil
+}
+
+// release ends the work enrolled as id: it unregisters it and cancels its context.
+func (l *lifecycle) release(id uint64, cancel context.CancelCauseFunc) {
+	l.mu.Lock()
+	delete(l.cancels, id)
+	l.mu.Unlock()
+	cancel(nil)
 }
 
 // refuse makes every request from now on a 503 shutting_down.
@@ -166,12 +180,16 @@ func (l *lifecycle) waitAnswered(ctx context.Context) int {
 // request returns the context for one request's work, a child of parent, with its end: it ends at
 // the request timeout, when the client closes conn (cause answer.ErrClientGone) or when the server shuts
 // down (cause answer.ErrShuttingDown). end must be called before fasthttp uses conn again.
+//
+// The shutdown and the watch of conn cancel the same context, whichever comes first giving the
+// cause, as a watch context nested in the work's would.
 func (h *handlers) request(parent context.Context, conn net.Conn) (context.Context, func(), error) {
-	ctx, release, err := h.life.work(parent)
+	work, cancelWork := context.WithCancelCause(parent)
+	id, err := h.life.enroll(cancelWork)
 	if err != nil {
 		return nil, nil, err
 	}
-	ctx, stop := watchConn(ctx, conn)
-	ctx, cancel := context.WithTimeout(ctx, h.o.RequestTimeout)
-	return ctx, func() { cancel(); stop(); release() }, nil
+	watch := watchConn(conn, cancelWork)
+	ctx, cancel := context.WithTimeout(work, h.o.RequestTimeout)
+	return ctx, func() { cancel(); watch.stop(); h.life.release(id, cancelWork) }, nil
 }

@@ -220,8 +220,8 @@ func (h *handlers) listen(c *fiber.Ctx) (context.Context, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	ctx, stop := watchConn(ctx, c.Context().Conn())
 	ctx, cancel := context.WithCancelCause(ctx)
+	watch := watchConn(c.Context().Conn(), cancel)
 	quit := make(chan struct{})
 	go func() {
 		select {
@@ -230,7 +230,7 @@ func (h *handlers) listen(c *fiber.Ctx) (context.Context, func(), error) {
 		case <-quit:
 		}
 	}()
-	return ctx, func() { close(quit); cancel(nil); stop(); release() }, nil
+	return ctx, func() { close(quit); cancel(nil); watch.stop(); release() }, nil
 }
 
 // mcpRequest is the net/http form of the fiber request, its body and headers copied (fasthttp

@@ -125,8 +125,14 @@ func traceHeaders(c *fiber.Ctx) func(string) string {
 			h[name] = string([]byte(v))
 		}
 	}
+	if h == nil {
+		return noHeader
+	}
 	return func(name string) string { return h[name] }
 }
+
+// noHeader is the trace context of a request that sent none.
+func noHeader(string) string { return "" }
 
 // endpoint is the route pattern the request matched, "other" when none did: a closed set, fit
 // for a metric label.

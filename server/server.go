@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -122,6 +123,8 @@ type Deps struct {
 	Observer observe.Observer
 	// Reload, if not nil, serves POST /v1/admin/reload.
 	Reload Reloader
+	// Approver, if not nil, serves POST /v1/admin/tools/approve.
+	Approver Approver
 	// Completer, if not nil, makes the model calls of POST /v1/chat/completions.
 	Completer answer.Completer
 	// Metrics, if not nil, serves GET /metrics (the Prometheus exposition).
@@ -134,6 +137,8 @@ type Deps struct {
 	MCP http.Handler
 	// Usage, if not nil, answers GET /v1/usage from the usage records; nil: usage is off (404).
 	Usage UsageReader
+	// Console, if not nil, serves the operator console at /ui (see console.go).
+	Console *Console
 }
 
 // Searcher shows what retrieval would offer an identity for a query; *router.Router satisfies it.
@@ -188,6 +193,7 @@ func build(d Deps, o Options, listening string) (*fiber.App, *handlers) {
 	}}))
 	app.Use(h.life.admit) // while shutting down, nothing else runs
 	app.Use(h.guard)
+	h.consoleFiles(app) // the page and its files: no credential, no observers
 	app.Use(h.authenticate)
 	app.Use(h.accepts) // 404, 405, then 415: before the rate limits
 	h.limitWork(app)
@@ -201,9 +207,11 @@ func build(d Deps, o Options, listening string) (*fiber.App, *handlers) {
 	app.Get("/v1/inventory", h.inventory)
 	app.Get("/v1/inventory/search", h.search)
 	app.Get("/v1/usage", h.usageQuery)
+	h.consoleAPI(app)
 	app.Get(pathHealthz, func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	app.Get(pathReadyz, h.readyz)
 	app.Post(pathReload, h.reload)
+	app.Post(pathApprove, h.approve)
 	if d.Metrics != nil {
 		app.Get(pathMetrics, h.metrics(adaptor.HTTPHandler(d.Metrics)))
 	}
@@ -329,8 +337,9 @@ type handlers struct {
 	chat   *answer.Chat
 	limits answer.Limits // of every request's routing fields
 	life   *lifecycle
-	hosts  *hostSet // nil: any Host
-	routes []route  // the paths served and their methods (unrouted)
+	hosts  *hostSet  // nil: any Host
+	routes []route   // the paths served and their methods (unrouted)
+	bodies sync.Pool // of *bodyWriter (sendJSON)
 }
 
 // inventory answers GET /v1/inventory?caller=NAME: the tools the request's identity, narrowed by
@@ -435,6 +444,8 @@ type readiness struct {
 	Trajectory *trajectory.Stats `json:"trajectory,omitempty"`
 	// Limits shows where the rate limits' counters are, when rate limiting is on.
 	Limits *limitsState `json:"limits,omitempty"`
+	// Quarantined counts the tools held back by safety.pin and safety.scan, every server's.
+	Quarantined int `json:"quarantined_tools"`
 }
 
 type modelState struct {
@@ -462,6 +473,11 @@ type serverState struct {
 	// ListChanged counts the server's list_changed notifications, Refreshes the listings they made.
 	ListChanged uint64 `json:"list_changed"`
 	Refreshes   uint64 `json:"refreshes"`
+	// Quarantined, PinChanged and Findings count the server's tools held back, changed from their
+	// pins, and what the scan found in them (GET /v1/inventory lists them).
+	Quarantined int `json:"quarantined_tools"`
+	PinChanged  int `json:"pin_changed"`
+	Findings    int `json:"findings"`
 }
 
 // readyz reports 200 when the model server is reachable and has the model, 503 otherwise; the
@@ -487,7 +503,9 @@ func (h *handlers) readyz(c *fiber.Ctx) error {
 	}
 	for _, s := range h.d.Inventory.Snapshot().Servers {
 		r.Servers = append(r.Servers, serverState{Name: s.Name, DisplayName: s.DisplayName, Status: s.Status, Error: s.Error, LastError: s.LastError,
-			Tools: len(s.Tools), Excluded: s.Excluded, ListChanged: s.ListChanged, Refreshes: s.Refreshes})
+			Tools: len(s.Tools), Excluded: s.Excluded, ListChanged: s.ListChanged, Refreshes: s.Refreshes,
+			Quarantined: len(s.Quarantined), PinChanged: len(s.PinChanged), Findings: len(s.Findings)})
+		r.Quarantined += len(s.Quarantined)
 	}
 	if h.d.Trajectory != nil {
 		st := h.d.Trajectory.Stats()

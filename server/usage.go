@@ -18,8 +18,9 @@ type UsageReader interface {
 	Query(ctx context.Context, q records.Query) (*records.Summary, error)
 }
 
-// usageQuery answers GET /v1/usage?since=&until=&group_by=: the usage records' totals over a
-// window, grouped by org, team, agent, tool or model (usage.ParseQuery reads the parameters).
+// usageQuery answers GET /v1/usage?since=&until=&group_by=&bucket=: the usage records' totals over
+// a window, grouped by org, team, agent, tool or model, and with bucket (1h, 1d) per bucket of time
+// (usage.ParseQuery and Query.WithBucket read the parameters).
 // When callers authenticate (Options.AdminReadyz) only an admin may read them: they name every
 // org's traffic.
 func (h *handlers) usageQuery(c *fiber.Ctx) error {
@@ -33,6 +34,9 @@ func (h *handlers) usageQuery(c *fiber.Ctx) error {
 	}
 	q, err := records.ParseQuery(strings.Clone(c.Query("since")), strings.Clone(c.Query("until")),
 		strings.Clone(c.Query("group_by")), time.Now())
+	if err == nil {
+		q, err = q.WithBucket(strings.Clone(c.Query("bucket")))
+	}
 	if err != nil {
 		return err
 	}

@@ -25,20 +25,54 @@ const (
 
 var groupBys = []GroupBy{ByOrg, ByTeam, ByAgent, ByTool, ByModel}
 
-// Query asks for the totals of the requests that started in [Since, Until), grouped.
+// Query asks for the totals of the requests that started in [Since, Until), grouped, and with a
+// Bucket, per bucket of time too.
 type Query struct {
 	Since, Until time.Time
 	GroupBy      GroupBy
+	Bucket       Bucket
 }
+
+// Bucket is the width of a summary's buckets of time: with one, each row is one group's totals in
+// one bucket. Buckets are aligned on the Unix epoch: whole hours, or whole days in UTC.
+type Bucket string
+
+// Values of Bucket; "" is no buckets, one row per group over the whole window.
+const (
+	Hour Bucket = "1h"
+	Day  Bucket = "1d"
+)
+
+// millis is the bucket's width in milliseconds, a literal of the query (never a bind value, so
+// that the SELECT and GROUP BY expressions are the same text).
+func (b Bucket) millis() int64 {
+	switch b {
+	case Hour:
+		return time.Hour.Milliseconds()
+	case Day:
+		return 24 * time.Hour.Milliseconds()
+	}
+	return 0
+}
+
+// MaxBuckets bounds the buckets a window may span; MaxBucketRows bounds a bucketed summary's rows.
+const (
+	MaxBuckets    = 1000
+	MaxBucketRows = 20 * MaxRows
+)
 
 // Summary is a query's answer.
 type Summary struct {
 	Since   time.Time `json:"since"`
 	Until   time.Time `json:"until"`
 	GroupBy GroupBy   `json:"group_by"`
+	// Bucket is the query's, when it had one.
+	Bucket Bucket `json:"bucket,omitempty"`
 	// Rows are the groups, most requests (by tool or model: most calls) first, at most MaxRows.
+	// With a bucket, they are in bucket order, oldest first, each bucket's groups ordered so, at
+	// most MaxBucketRows: the newest are kept.
 	Rows []Row `json:"rows"`
-	// Truncated says there were more groups than MaxRows.
+	// Truncated says there were more groups than MaxRows (with a bucket, rows than MaxBucketRows).
 	Truncated bool `json:"truncated,omitempty"`
 }
 
@@ -48,6 +82,9 @@ type Summary struct {
 // zero. Grouped by model, Requests counts the requests that called the model, ModelCalls and the
 // tokens its calls, DurationMS their durations; the tool fields are zero.
 type Row struct {
+	// Bucket is the start of the row's bucket of time, when the query has one (the first and last
+	// buckets may start before since or end after until: only records in the window count).
+	Bucket time.Time `json:"bucket,omitzero"`
 	// Key is the group: "org", "org/team" or "org/team/agent" (a request with no team or agent
 	// is under its org's or team's path; "" is a request whose credential was missing or
 	// refused); "server.tool"; or the model.
@@ -104,6 +141,29 @@ func ParseQuery(since, until, groupBy string, now time.Time) (Query, error) {
 	return q, nil
 }
 
+// WithBucket is q with the bucket named by s (a query parameter): "" for none, "1h" or "1d". The
+// window may span at most MaxBuckets buckets.
+func (q Query) WithBucket(s string) (Query, error) {
+	b := Bucket(s)
+	switch {
+	case b == "":
+		return q, nil
+	case b.millis() == 0:
+		return Query{}, &ParamError{Param: "bucket", Message: fmt.Sprintf("must be 1h or 1d, got %q", s)}
+	}
+	width := time.Duration(b.millis()) * time.Millisecond
+	// The buckets the window touches: the first may start before since.
+	n := q.Until.Sub(q.Since.Truncate(width)) / width
+	if q.Until.Sub(q.Since.Truncate(width))%width != 0 {
+		n++
+	}
+	if n > MaxBuckets {
+		return Query{}, &ParamError{Param: "bucket", Message: fmt.Sprintf("the window spans %d buckets of %s; at most %d: shorten the window or widen the bucket", n, b, MaxBuckets)}
+	}
+	q.Bucket = b
+	return q, nil
+}
+
 // parseTime reads an RFC 3339 time, or a duration back from now: a Go duration or whole days ("7d").
 func parseTime(param, s string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
@@ -145,24 +205,35 @@ func (s *Store) Query(ctx context.Context, q Query) (*Summary, error) {
 		return nil, &ParamError{Param: "group_by", Message: fmt.Sprintf("must be one of org, team, agent, tool or model, got %q", q.GroupBy)}
 	}
 	group := map[GroupBy]string{ByOrg: "org", ByTeam: "org, team", ByAgent: "org, team, agent", ByTool: "server, tool", ByModel: "model"}[q.GroupBy]
-	query := `SELECT ` + cols + ` FROM ` + table + ` WHERE start_ms >= ? AND start_ms < ? GROUP BY ` + group +
+	// Without a bucket, every row is in the one bucket 0. With one, the newest buckets come first
+	// so that a cut keeps them; the rows are put in bucket order below.
+	bucket, limit := "0", MaxRows
+	if w := q.Bucket.millis(); w > 0 {
+		bucket, limit = fmt.Sprintf("start_ms - start_ms %% %d", w), MaxBucketRows
+		group, order = bucket+", "+group, "b DESC, "+order
+	}
+	query := `SELECT ` + bucket + ` AS b, ` + cols + ` FROM ` + table + ` WHERE start_ms >= ? AND start_ms < ? GROUP BY ` + group +
 		` ORDER BY ` + order + ` DESC, ` + group + ` LIMIT ?`
 	s.dbMu.RLock()
 	defer s.dbMu.RUnlock()
-	rows, err := s.db.QueryContext(ctx, s.d.q(query), q.Since.UnixMilli(), q.Until.UnixMilli(), MaxRows+1)
+	rows, err := s.db.QueryContext(ctx, s.d.q(query), q.Since.UnixMilli(), q.Until.UnixMilli(), limit+1)
 	if err != nil {
 		return nil, fmt.Errorf("querying usage records: %w", err)
 	}
 	defer rows.Close()
-	out := &Summary{Since: q.Since.UTC(), Until: q.Until.UTC(), GroupBy: q.GroupBy, Rows: []Row{}}
+	out := &Summary{Since: q.Since.UTC(), Until: q.Until.UTC(), GroupBy: q.GroupBy, Bucket: q.Bucket, Rows: []Row{}}
 	for rows.Next() {
 		var (
 			a, b, c string
+			start   int64
 			r       Row
 		)
-		if err := rows.Scan(&a, &b, &c, &r.Requests, &r.ToolCalls, &r.ToolErrors, &r.ModelCalls,
+		if err := rows.Scan(&start, &a, &b, &c, &r.Requests, &r.ToolCalls, &r.ToolErrors, &r.ModelCalls,
 			&r.PromptTokens, &r.CompletionTokens, &r.DurationMS); err != nil {
 			return nil, fmt.Errorf("querying usage records: %w", err)
+		}
+		if q.Bucket != "" {
+			r.Bucket = time.UnixMilli(start).UTC()
 		}
 		switch q.GroupBy {
 		case ByTool:
@@ -172,7 +243,7 @@ func (s *Store) Query(ctx context.Context, q Query) (*Summary, error) {
 		default:
 			r.Key = access.Identity{Org: a, Team: b, Agent: c}.String()
 		}
-		if len(out.Rows) == MaxRows {
+		if len(out.Rows) == limit {
 			out.Truncated = true
 			break
 		}
@@ -181,5 +252,7 @@ func (s *Store) Query(ctx context.Context, q Query) (*Summary, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("querying usage records: %w", err)
 	}
+	// Oldest bucket first; within a bucket, the order the query gave.
+	slices.SortStableFunc(out.Rows, func(x, y Row) int { return x.Bucket.Compare(y.Bucket) })
 	return out, nil
 }

@@ -27,14 +27,19 @@ type Pool struct {
 
 // Server is one in-process MCP server of a pool.
 type Server struct {
-	Name, Purpose string
-	Tools         []Tool
+	Name    string `json:"name"`
+	Purpose string `json:"purpose"`
+	// Builtin serves the sidecar's own built-in server of this name instead of Tools.
+	Builtin bool   `json:"builtin,omitempty"`
+	Tools   []Tool `json:"tools,omitempty"`
 }
 
 // Tool is one tool as its server lists it.
 type Tool struct {
-	Name, Description string
-	Schema            json.RawMessage
+	Name        string          `json:"name"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description"`
+	Schema      json.RawMessage `json:"input_schema"`
 }
 
 // Query is a real query and the qualified name of the tool that answers it ("" when unlabeled).
@@ -43,7 +48,7 @@ type Query struct {
 	Gold string
 }
 
-// Tools counts the pool's tools.
+// Tools counts the pool's tools, those of built-in servers not included.
 func (p *Pool) Tools() int {
 	n := 0
 	for _, s := range p.Servers {

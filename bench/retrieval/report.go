@@ -22,8 +22,13 @@ type Results struct {
 	LoadStart float64  `json:"load_start"`
 	LoadEnd   float64  `json:"load_end"`
 	Recall    []Recall `json:"recall"`
-	Scale     []Scale  `json:"scale"`
-	Targets   []Target `json:"targets"`
+	// Intents is the obvious-intents set ranked beside each pool size; IntentRule and
+	// IntentExcluded say which pool tools were left out.
+	Intents        []IntentRecall `json:"obvious_intents,omitempty"`
+	IntentRule     string         `json:"obvious_intents_rule,omitempty"`
+	IntentExcluded []Excluded     `json:"obvious_intents_excluded,omitempty"`
+	Scale          []Scale        `json:"scale"`
+	Targets        []Target       `json:"targets"`
 }
 
 // Target is one figure the shortlist is held to, and whether this run met it.
@@ -40,6 +45,10 @@ const (
 	targetSize        = 20000
 	targetBudget      = 2000
 	targetRecall      = 0.97
+	// targetBFCLAt10 is the BFCL pool's recall among the 10 best-ranked (bm25).
+	targetBFCLAt10 = 0.98
+	// targetIntentK: every obvious intent's tool among this many best-ranked.
+	targetIntentK = 5
 )
 
 // Pool names as the report uses them.
@@ -89,6 +98,20 @@ func (r *Results) Evaluate() {
 			add(what, "not measured in this run", nil)
 		}
 	}
+	what := fmt.Sprintf("recall among the 10 best-ranked ≥ %.2f: %s, %s", targetBFCLAt10, PoolBFCL, BM25)
+	if a, n, ok := r.atK(PoolBFCL, BM25, 10); ok {
+		add(what, fmt.Sprintf("%.3f (%d of %d)", a.Recall, a.Hits, n), yes(float64(a.Hits) >= targetBFCLAt10*float64(n)-1e-9))
+	} else {
+		add(what, "not measured in this run", nil)
+	}
+	for _, in := range r.Intents {
+		for _, a := range in.AtK {
+			if a.K == targetIntentK {
+				add(fmt.Sprintf("obvious intents: the expected tool among the %d best-ranked for every one, beside %d BFCL tools", targetIntentK, in.PoolTools),
+					fmt.Sprintf("%.3f (%d of %d)", a.Recall, a.Hits, in.Queries), yes(a.Hits == in.Queries))
+			}
+		}
+	}
 	if a, ok := r.atBudget(PoolMetaTool, BM25, targetBudget); ok {
 		add(fmt.Sprintf("recall within a %d-token budget: MetaTool, bm25 (reported as it is, no target)", targetBudget),
 			fmt.Sprintf("%.3f (%d of %d)", a.Recall, a.Hits, a.queries), nil)
@@ -102,6 +125,21 @@ func (r *Results) scaleAt(tools int) *Scale {
 		}
 	}
 	return nil
+}
+
+// atK returns a candidate set's recall among the k best-ranked and its number of queries.
+func (r *Results) atK(pool, set string, k int) (AtK, int, bool) {
+	for _, rc := range r.Recall {
+		if rc.Pool != pool || rc.Set != set {
+			continue
+		}
+		for _, a := range rc.AtK {
+			if a.K == k {
+				return a, rc.Queries, true
+			}
+		}
+	}
+	return AtK{}, 0, false
 }
 
 // budgetRecall is one recall figure with the number of queries it is over.
@@ -191,6 +229,10 @@ func Markdown(r *Results, chartPath string) string {
 		fmt.Fprintf(&b, "\n![Recall against the tool list's budget](%s)\n", chartPath)
 	}
 
+	if len(r.Intents) > 0 {
+		writeIntents(&b, r)
+	}
+
 	if len(r.Scale) > 0 {
 		b.WriteString("\n### Cost at scale\n\n")
 		b.WriteString(ScaleIntro)
@@ -274,4 +316,47 @@ func Chart(r *Results) string {
 		c.Panels[i].Series = append(c.Panels[i].Series, s)
 	}
 	return c.SVG()
+}
+
+// IntentsIntro says how the obvious intents are measured.
+const IntentsIntro = "Everyday requests for the built-in servers (calculator, clock) and the npm reference servers " +
+	"(everything, filesystem, memory), each with the one tool that answers it (`bench/data/obvious_intents.json`), " +
+	"ranked by `router.Search` with the sidecar's defaults (a 3,584-token tool list) among those servers and real BFCL " +
+	"tools: BFCL's distinct functions (`bench/data/bfcl`) less those that do the same job as an intent's tool, drawn " +
+	"in a fixed shuffle, on servers of 20, and repeated on renamed servers once all are drawn, as the pools above are. The " +
+	"built-in servers run as the sidecar runs them, with the examples they ship (`inventory/builtin/examples.go`); " +
+	"the reference servers' tools are those the pinned npm packages list (`bench/data/reference_tools.json`, checked " +
+	"against the running servers by `TestReferenceRecording`), with example queries configured as " +
+	"`servers.NAME.examples` would (`bench/data/reference_examples.json`). No example is an intent or a query of any " +
+	"benchmark, numbers aside, nor holds a run of four words or more of one (`TestExamplesAreNotBenchmarkQueries`; " +
+	"the run fails otherwise). **shown**: the intent's tool is on the shortlist phase 1 would be shown. **pinned**: the " +
+	"same with `retrieval.pinned: [\"calculator\", \"clock\"]`, whose tools then take the tokens given of every " +
+	"shortlist's budget, whatever the query.\n\n"
+
+func writeIntents(b *strings.Builder, r *Results) {
+	b.WriteString("\n### Obvious intents\n\n")
+	b.WriteString(IntentsIntro)
+	b.WriteString("| BFCL tools | tools | intents | R@1 | R@5 | R@10 | shown | tools shown | pinned built-ins: tokens of budget | shown, pinned | tools shown, pinned |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, in := range r.Intents {
+		fmt.Fprintf(b, "| %d | %d | %d |", in.PoolTools, in.Tools, in.Queries)
+		for _, a := range in.AtK {
+			fmt.Fprintf(b, " %.3f |", a.Recall)
+		}
+		fmt.Fprintf(b, " %d of %d | %.1f | %d of %d | %d of %d | %.1f |\n", in.Shown, in.Queries, in.MeanShown,
+			in.PinnedTokens, in.Budget, in.ShownPinned, in.Queries, in.MeanShownPinned)
+	}
+	for _, in := range r.Intents {
+		for _, m := range in.Misses {
+			fmt.Fprintf(b, "\nBeside %d BFCL tools, %q (%s) ranked %s; the first five: %s.", in.PoolTools, m.Query, m.Tool,
+				map[bool]string{true: "below 10th", false: fmt.Sprintf("%dth", m.Rank)}[m.Rank == 0], strings.Join(m.Top, ", "))
+		}
+	}
+	if r.IntentRule != "" {
+		var ex []string
+		for _, e := range r.IntentExcluded {
+			ex = append(ex, fmt.Sprintf("`%s` (%s)", e.Function, e.SameJobAs))
+		}
+		fmt.Fprintf(b, "\n\nLeft out of the pools: %s Left out: %s.\n", r.IntentRule, strings.Join(ex, ", "))
+	}
 }

@@ -1,0 +1,68 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestSafetyConfig: safety.* and servers.NAME.tools.TOOL.annotations load from the file and the
+// environment beside a tool filter, and wrong values are refused with their keys.
+func TestSafetyConfig(t *testing.T) {
+	const pin = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	clearEnv(t)
+	t.Setenv("TOOLROUTER_SERVERS__FS__TOOLS__WRITE_FILE__ANNOTATIONS__IDEMPOTENT_HINT", "true")
+	cfg, err := Load(writeFile(t, `{
+		"safety": {"pin": "quarantine", "scan": "strip", "pins": {"fs": {"read_file": "`+pin+`"}}},
+		"servers": {"fs": {"transport": "stdio", "command": "fs-server",
+			"tools": {"deny": ["rm*"], "read_file": {"annotations": {"read_only_hint": true, "destructive_hint": false}},
+				"write_file": {"annotations": {"read_only_hint": false}}}}}
+	}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Safety.Pin != PinQuarantine || cfg.Safety.Scan != ScanStrip || cfg.Safety.Pins["fs"]["read_file"] != pin {
+		t.Errorf("got safety %+v, want pin quarantine, scan strip and the read_file pin", cfg.Safety)
+	}
+	f := cfg.Servers["fs"].Tools
+	if len(f.Deny) != 1 || f.Permits("rmdir") || !f.Permits("read_file") {
+		t.Errorf("got filter %+v, want deny [rm*] kept beside the tools' settings", f)
+	}
+	read, write := f.Tools["read_file"].Annotations, f.Tools["write_file"].Annotations
+	switch {
+	case read.ReadOnlyHint == nil || !*read.ReadOnlyHint || read.DestructiveHint == nil || *read.DestructiveHint:
+		t.Errorf("got read_file annotations %+v, want read-only, not destructive", read)
+	case write.ReadOnlyHint == nil || *write.ReadOnlyHint || write.IdempotentHint == nil || !*write.IdempotentHint:
+		t.Errorf("got write_file annotations %+v, want read_only false from the file, idempotent true from the environment", write)
+	case read.OpenWorldHint != nil:
+		t.Errorf("got open_world_hint %v for read_file, want it unset", *read.OpenWorldHint)
+	}
+	if d := Default().Safety; d.Pin != PinWarn || d.Scan != ScanWarn {
+		t.Errorf("got default safety %+v, want pin and scan warn", d)
+	}
+
+	tests := []struct {
+		name, file string
+		want       []string
+	}{
+		{"bad modes", `{"safety": {"pin": "block", "scan": "delete"}}`, []string{"safety.pin", "safety.scan"}},
+		{"bad pin and unknown server", `{"safety": {"pins": {"clock": {"now": "ABC"}, "nope": {"t": "` + pin + `"}}}}`,
+			[]string{`safety.pins.clock.now`, `safety.pins.nope`}},
+		{"unknown annotation", `{"servers": {"clock": {"tools": {"now": {"annotations": {"readOnlyHint": true}}}}}}`,
+			[]string{"servers.clock.tools.now.annotations.readOnlyHint"}},
+		{"unknown tool setting", `{"servers": {"clock": {"tools": {"now": {"hints": {}}}}}}`,
+			[]string{"servers.clock.tools.now.hints"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(writeFile(t, tc.file), nil)
+			if err == nil {
+				t.Fatalf("got no error, want one naming %v", tc.want)
+			}
+			for _, k := range tc.want {
+				if !strings.Contains(err.Error(), k) {
+					t.Errorf("got %v, want it to name %s", err, k)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,227 @@
+package console
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"toolrouter/access"
+	"toolrouter/council"
+	"toolrouter/observe"
+	"toolrouter/router"
+)
+
+func TestFiles(t *testing.T) {
+	files, err := NewFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, contentType string
+		ok                bool
+	}{
+		{Index, "text/html; charset=utf-8", true},
+		{"app.js", "text/javascript; charset=utf-8", true},
+		{"style.css", "text/css; charset=utf-8", true},
+		{"favicon.svg", "image/svg+xml", true},
+		{"vendor/uplot/uPlot.esm.js", "text/javascript; charset=utf-8", true},
+		{"missing.js", "", false},
+		{"/app.js", "", false},
+		{"vendor/../app.js", "", false},
+		{"", "", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f, ok := files.Open(tc.name)
+			if ok != tc.ok {
+				t.Fatalf("Open(%q): got %v, want %v", tc.name, ok, tc.ok)
+			}
+			if !ok {
+				return
+			}
+			if f.ContentType != tc.contentType {
+				t.Errorf("content type: got %q, want %q", f.ContentType, tc.contentType)
+			}
+			sum := sha256.Sum256(f.Body)
+			if want := `"` + hex.EncodeToString(sum[:12]) + `"`; f.ETag != want {
+				t.Errorf("ETag: got %s, want %s", f.ETag, want)
+			}
+			zr, err := gzip.NewReader(bytes.NewReader(f.Gzip()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b, err := io.ReadAll(zr); err != nil || !bytes.Equal(b, f.Body) {
+				t.Errorf("Gzip(): does not inflate to the body (%v)", err)
+			}
+		})
+	}
+}
+
+// TestNoInlineScript: the pages hold no inline script or style and name no other origin, which the
+// Content-Security-Policy would refuse; modules are imported by relative path only.
+func TestNoInlineScript(t *testing.T) {
+	files, err := NewFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range files.Names() {
+		f, _ := files.Open(name)
+		body := string(f.Body)
+		switch {
+		case strings.HasSuffix(name, ".html"):
+			for _, bad := range []string{"<script>", "<style", " style=", " onclick=", " onload=", "javascript:", "http://", "https://"} {
+				if strings.Contains(body, bad) {
+					t.Errorf("%s: has %q", name, bad)
+				}
+			}
+		case strings.HasPrefix(name, "vendor/"):
+		case strings.HasSuffix(name, ".js"):
+			for _, bad := range []string{"innerHTML", "eval(", "new Function", "setAttribute('style'", "http://", "https://"} {
+				if strings.Contains(body, bad) {
+					t.Errorf("%s: has %q", name, bad)
+				}
+			}
+		}
+	}
+	if !strings.Contains(CSP, "script-src 'self'") || strings.Contains(CSP, "unsafe-inline") || strings.Contains(CSP, "http") {
+		t.Errorf("CSP %q: want scripts from the console's origin only", CSP)
+	}
+}
+
+// TestVendored pins the vendored files (VENDOR.md says how to update them).
+func TestVendored(t *testing.T) {
+	files, err := NewFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"vendor/uplot/uPlot.esm.js":  "5dd9b3281aa64b461b42d9945f6adb2649d346502b12281a9ae0d46599a80eba",
+		"vendor/uplot/uPlot.min.css": "df630c6a8d6f8eeaff264b50f73ce5b114f646ffd9a0bb74f049b0a00135fa04",
+	}
+	for name, sum := range want {
+		f, ok := files.Open(name)
+		if !ok {
+			t.Errorf("%s: missing", name)
+			continue
+		}
+		got := sha256.Sum256(f.Body)
+		if hex.EncodeToString(got[:]) != sum {
+			t.Errorf("%s: got SHA-256 %x, want %s", name, got, sum)
+		}
+	}
+	if f, ok := files.Open("vendor/uplot/uPlot.esm.js"); !ok || !bytes.Contains(f.Body, []byte("(v1.6.32)")) {
+		t.Error("uPlot.esm.js: want version 1.6.32 in its header")
+	}
+	if f, ok := files.Open("vendor/uplot/LICENSE"); !ok || !bytes.Contains(f.Body, []byte("MIT License")) {
+		t.Error("vendor/uplot/LICENSE: want uPlot's MIT licence beside it")
+	}
+}
+
+func report(endpoint string, i int) *observe.Report {
+	return &observe.Report{Start: time.Date(2026, 11, 1, 12, 0, i, 0, time.UTC), Duration: time.Duration(i) * time.Millisecond,
+		Endpoint: endpoint, Method: "POST", Status: 200, Identity: access.Identity{Org: "acme"}, Authenticated: true,
+		Header: func(string) string { return "x" }}
+}
+
+func TestRecent(t *testing.T) {
+	ctx := context.Background()
+	r := NewRecent(3)
+	for i := 1; i <= 5; i++ {
+		r.Observe(ctx, report("/v1/route", i))
+	}
+	for _, skipped := range []string{"/healthz", "/readyz", "/metrics", "/ui/api/requests"} {
+		r.Observe(ctx, report(skipped, 9))
+	}
+	list := r.List()
+	var ids []uint64
+	for _, s := range list {
+		ids = append(ids, s.ID)
+	}
+	if want := []uint64{5, 4, 3}; !equal(ids, want) {
+		t.Fatalf("List(): got ids %v, want %v (newest first, the last 3)", ids, want)
+	}
+	tests := []struct {
+		id uint64
+		ok bool
+	}{{0, false}, {1, false}, {2, false}, {3, true}, {5, true}, {6, false}}
+	for _, tc := range tests {
+		d, ok := r.Get(tc.id)
+		if ok != tc.ok {
+			t.Errorf("Get(%d): got %v, want %v", tc.id, ok, tc.ok)
+			continue
+		}
+		if ok && (d.ID != tc.id || d.DurationMS != float64(tc.id)) {
+			t.Errorf("Get(%d): got %+v, want request %d", tc.id, d.Summary, tc.id)
+		}
+	}
+	if got := list[0]; got.Identity != "acme" || got.Endpoint != "/v1/route" || got.Status != 200 {
+		t.Errorf("summary: got %+v", got)
+	}
+	if r.slots[0].rep.Header != nil {
+		t.Error("a kept report still reads the request's headers")
+	}
+
+	none := NewRecent(0)
+	none.Observe(ctx, report("/v1/route", 1))
+	if got := none.List(); len(got) != 0 || none.Cap() != 0 {
+		t.Errorf("ring of 0: got %v, want nothing kept", got)
+	}
+	if _, ok := none.Get(1); ok {
+		t.Error("ring of 0: Get(1) found a request")
+	}
+}
+
+// TestRecentSummary: a request's tools, tokens and council are summed from its routing, its
+// council run and its other model calls.
+func TestRecentSummary(t *testing.T) {
+	rep := report("/v1/answer", 1)
+	rep.Outcome = &router.Outcome{UseTool: true, Stopped: router.StopDone,
+		Calls: []router.Call{{Server: "calculator", Tool: "multiply"}, {Tool: "nosuch"}},
+		Usage: router.Usage{LLMCalls: 2, PromptTokens: 600, CompletionTokens: 40}}
+	rep.Council = &council.Result{AnsweredBy: council.AnsweredByCouncil,
+		Usage: council.Usage{Total: council.StageUsage{Calls: 5, PromptTokens: 2000, CompletionTokens: 100}}}
+	rep.ModelCalls = []observe.ModelCall{{Phase: "completion", Model: "m", Start: rep.Start.Add(5 * time.Millisecond), PromptTokens: 50, CompletionTokens: 5}}
+	r := NewRecent(1)
+	r.Observe(context.Background(), rep)
+	d, ok := r.Get(1)
+	if !ok {
+		t.Fatal("Get(1): not found")
+	}
+	s := d.Summary
+	if !s.UseTool || s.Stopped != "done" || !equal(s.Tools, []string{"calculator.multiply"}) || s.AnsweredBy != "council" ||
+		s.ModelCalls != 8 || s.PromptTokens != 2650 || s.CompletionTokens != 145 {
+		t.Errorf("summary: got %+v", s)
+	}
+	if d.Outcome != rep.Outcome || d.Council != rep.Council || len(d.ModelCalls) != 1 || d.ModelCalls[0].StartMS != 5 {
+		t.Errorf("detail: got %+v", d)
+	}
+}
+
+func equal[T comparable](a, b []T) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// BenchmarkRecentObserve is what the ring adds to each request's path.
+func BenchmarkRecentObserve(b *testing.B) {
+	r := NewRecent(100)
+	rep := report("/v1/route", 1)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Observe(ctx, rep)
+	}
+}

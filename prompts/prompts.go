@@ -160,14 +160,9 @@ type Prior struct {
 	Failed    bool
 }
 
-// ArgumentsQuery renders the per-request part of the phase-2 prompt: earlier steps' results (for
-// $result_of_step_N references), the call's task and the query.
-func ArgumentsQuery(query, task string, prior []Prior) (string, error) {
-	return ArgumentsPrompt("", query, task, prior)
-}
-
 // ArgumentsPrompt is the whole phase-2 prompt of one call: head, the tool's static part
-// (ArgumentsTool, cached by callers), then ArgumentsQuery's text, rendered in one buffer.
+// (ArgumentsTool, cached by callers), then the per-request part (earlier steps' results, for
+// $result_of_step_N references, the call's task and the query), rendered in one buffer.
 func ArgumentsPrompt(head, query, task string, prior []Prior) (string, error) {
 	var b strings.Builder
 	size := len(head) + len(query) + len(task) + argumentsQueryText

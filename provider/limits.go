@@ -60,14 +60,8 @@ type Meter struct {
 	n, max int
 }
 
-// NewMeter returns a meter for an answer of at most limit bytes (<= 0: config.Default's
-// ollama.max_response_bytes).
-func NewMeter(limit int) *Meter {
-	m := newMeter(limit)
-	return &m
-}
-
-// newMeter is NewMeter's meter as a value, for a caller that keeps it inside its own state.
+// newMeter returns a meter for an answer of at most limit bytes (<= 0: config.Default's
+// ollama.max_response_bytes), as a value, for a caller that keeps it inside its own state.
 func newMeter(limit int) Meter {
 	if limit <= 0 {
 		limit = defaultMaxResponse()

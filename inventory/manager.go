@@ -606,9 +606,11 @@ func (m *Manager) setUp(e *entry, sess *session, l listing) {
 	st.Findings, st.PinChanged, st.Quarantined = l.findings, l.pinChanged, l.quarantined
 	m.sessions[e.name] = sess
 	if m.opts.Safety.Scan != config.ScanOff && !slices.Equal(before, st.names()) {
-		// The other servers' texts may name tools this one has just gained.
+		// The other servers' texts may name tools this one has just gained. A server still
+		// connecting is asked too: its listing may have been scanned before these names were
+		// here, and the request waits until it is up.
 		for name, other := range m.entries {
-			if name != e.name && m.sessions[name] != nil {
+			if name != e.name {
 				other.relist()
 			}
 		}

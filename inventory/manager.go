@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -77,9 +76,12 @@ type Manager struct {
 
 	reloading sync.Mutex // held by Reload: one at a time
 
-	mu       sync.Mutex // guards entries, states, sessions, version, changed, life, cancel, closed
-	entries  map[string]*entry
-	states   map[string]*Server
+	mu      sync.Mutex // guards entries, states, sessions, version, changed, life, cancel, closed, names
+	entries map[string]*entry
+	states  map[string]*Server
+	// names counts the changes of any server's tool names: a listing scanned at an older count
+	// may have missed a reference to another server's tool (see setUp).
+	names    uint64
 	sessions map[string]*session
 	version  uint64
 	changed  chan struct{}
@@ -605,13 +607,17 @@ func (m *Manager) setUp(e *entry, sess *session, l listing) {
 	st.Status, st.Error, st.Tools, st.Excluded = StateUp, "", l.tools, l.excluded
 	st.Findings, st.PinChanged, st.Quarantined = l.findings, l.pinChanged, l.quarantined
 	m.sessions[e.name] = sess
-	if m.opts.Safety.Scan != config.ScanOff && !slices.Equal(before, st.names()) {
-		// The other servers' texts may name tools this one has just gained. A server still
-		// connecting is asked too: its listing may have been scanned before these names were
-		// here, and the request waits until it is up.
-		for name, other := range m.entries {
-			if name != e.name {
-				other.relist()
+	if m.opts.Safety.Scan != config.ScanOff {
+		if l.names != m.names {
+			e.relist() // scanned before another server's names changed: scan again with them
+		}
+		if added := newNames(before, st.names()); len(added) > 0 {
+			m.names++
+			// The other servers whose texts name a tool this one has just gained list again.
+			for name, other := range m.entries {
+				if name != e.name && m.sessions[name] != nil && m.states[name].mentions(added) {
+					other.relist()
+				}
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -523,4 +524,32 @@ func (m *Manager) unchanged(e *entry, sess *session, l listing) bool {
 	return slices.EqualFunc(st.Tools, l.tools, sameTool) && slices.Equal(st.Excluded, l.excluded) &&
 		slices.EqualFunc(st.Findings, l.findings, sameFinding) && slices.Equal(st.PinChanged, l.pinChanged) &&
 		slices.EqualFunc(st.Quarantined, l.quarantined, sameHeld)
+}
+
+// newNames lists the names in after that are not in before.
+func newNames(before, after []string) []string {
+	var out []string
+	for _, n := range after {
+		if !slices.Contains(before, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// mentions reports whether any text of the server's offered tools (description or schema) holds
+// one of names, which qualified names hold too: then its scan may find a new reference. A tool it
+// holds back is listed again at each health ping anyway.
+func (s *Server) mentions(names []string) bool {
+	if s == nil {
+		return false
+	}
+	for _, t := range s.Tools {
+		for _, n := range names {
+			if strings.Contains(t.Description, n) || strings.Contains(string(t.InputSchema), n) {
+				return true
+			}
+		}
+	}
+	return false
 }

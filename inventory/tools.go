@@ -19,6 +19,8 @@ const maxShownName = 128
 
 // listing is one tools/list of a server after the inventory's rules and safety checks.
 type listing struct {
+	// names is Manager.names when the listing was scanned.
+	names       uint64
 	tools       []Tool
 	excluded    []Excluded
 	findings    []Finding
@@ -69,6 +71,9 @@ func (m *Manager) tools(ctx context.Context, e *entry, sess *session) (listing, 
 		defs = append(defs, safety.Definition{Server: e.name, Name: rt.Name, Title: rt.Title, Description: rt.Description,
 			InputSchema: rt.InputSchema, Annotations: hints(rt.Annotations)})
 	}
+	m.mu.Lock()
+	l.names = m.names // read before vet reads the other servers' names
+	m.mu.Unlock()
 	v := m.vet(ctx, e, defs)
 	l.findings, l.pinChanged, l.quarantined = v.findings, v.pinChanged, v.quarantined
 	l.tools = make([]Tool, len(v.defs))

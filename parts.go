@@ -105,6 +105,12 @@ func (p *parts) open(ctx context.Context, stderr io.Writer) error {
 	p.closers = append(p.closers, func(context.Context) { _ = p.examples.Close() })
 	p.acl = policy(p.orgs, len(cfg.Orgs) > 0 && (p.cmd == "serve" || p.as.Depth() > 0))
 	p.rt = newRouter(p)
+	if p.ranker != nil {
+		// A pinned set larger than the prompt budget is refused at start, naming both sizes.
+		if err := p.rt.CheckPinned(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -494,6 +494,7 @@ func newRouter(p *parts) *router.Router {
 		Access:           p.acl,
 		Ranker:           p.ranker,
 		PromptBudget:     cfg.Retrieval.PromptBudget,
+		Pinned:           cfg.Retrieval.Pinned,
 		MaxSearches:      cfg.Retrieval.MaxSearches,
 		SharedPrefix:     cfg.Router.SharedPrefix,
 		Think:            cfg.Router.Think,

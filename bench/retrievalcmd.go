@@ -119,16 +119,6 @@ func runRetrieval(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		inv.Close()
 	}
 
-	res.IntentRule, res.IntentExcluded = set.Rule, set.Exclude
-	for _, n := range ns {
-		fmt.Fprintf(progress, "retrieval: obvious intents beside %d BFCL tools\n", n)
-		in, err := retrieval.MeasureIntents(ctx, set, ref, refExamples, filepath.Join(*data, "bfcl"), n, log)
-		if err != nil {
-			return fmt.Errorf("obvious intents, %d tools: %w", n, err)
-		}
-		res.Intents = append(res.Intents, *in)
-	}
-
 	if len(ns) > 0 {
 		tools, err := retrieval.LoadReal(*data)
 		if err != nil {
@@ -141,6 +131,16 @@ func runRetrieval(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			}
 			res.Scale = append(res.Scale, *s)
 		}
+	}
+	// After the cost at scale, whose memory figures the intents' pools would disturb.
+	res.IntentRule, res.IntentExcluded = set.Rule, set.Exclude
+	for _, n := range ns {
+		fmt.Fprintf(progress, "retrieval: obvious intents beside %d BFCL tools\n", n)
+		in, err := retrieval.MeasureIntents(ctx, set, ref, refExamples, filepath.Join(*data, "bfcl"), n, log)
+		if err != nil {
+			return fmt.Errorf("obvious intents, %d tools: %w", n, err)
+		}
+		res.Intents = append(res.Intents, *in)
 	}
 	res.Seconds, res.LoadEnd = time.Since(res.Started).Seconds(), loadAverage()
 	res.Evaluate()

@@ -67,7 +67,9 @@ type promptSet struct {
 	tools   []*inventory.Tool          // permitted, in inventory order
 	byName  map[string]*inventory.Tool // the same, by qualified name
 	servers []inventory.Server         // of the snapshot, for headings
-	all     bool                       // every available tool is permitted
+	// purposes are the servers' purposes by name, for headings and costs.
+	purposes map[string]string
+	all      bool // every available tool is permitted
 	// pinned are the permitted pinned tools, in inventory order; isPinned the same by name.
 	pinned   []*inventory.Tool
 	isPinned map[string]bool
@@ -121,6 +123,7 @@ func (r *Router) promptSet(snap *inventory.Snapshot, policy string, tools []*inv
 		byName[t.Qualified] = t
 	}
 	ps := &promptSet{version: snap.Version, tools: tools, byName: byName, servers: snap.Servers, all: all, args: map[string]string{}}
+	ps.purposes = purposesOf(snap.Servers)
 	ps.pinned, ps.isPinned = r.pinnedOf(snap, tools)
 	if r.prompts == nil {
 		r.prompts = map[string]*promptSet{}
@@ -203,7 +206,7 @@ func (r *Router) render(ps *promptSet, tools []*inventory.Tool, sl *Shortlist) *
 		slices.SortStableFunc(tools, func(a, b *inventory.Tool) int { return order[a.Server] - order[b.Server] })
 	}
 	pc := r.piecesOf(ps.version)
-	purposes := purposesOf(ps.servers)
+	purposes := ps.purposes
 	var groups []prompts.SelectGroup
 	at := map[string]int{}
 	enum := make([]string, 0, len(tools)+1)
@@ -293,7 +296,7 @@ func (r *Router) phase1View(ctx context.Context, snap *inventory.Snapshot, ps *p
 // fits reports whether the whole permitted inventory fits the budget.
 func (r *Router) fits(ps *promptSet, budget int, w window) bool {
 	c := r.piecesOf(ps.version)
-	purposes := purposesOf(ps.servers)
+	purposes := ps.purposes
 	seen := map[string]bool{}
 	raw := 0.0
 	for _, t := range ps.tools {
@@ -320,7 +323,7 @@ func (r *Router) piecesOf(version uint64) *pieces {
 // only when they all fit.
 func (r *Router) shortlist(ctx context.Context, snap *inventory.Snapshot, ps *promptSet, query string, budget int) (*view, error) {
 	c := r.piecesOf(ps.version)
-	purposes := purposesOf(ps.servers)
+	purposes := ps.purposes
 	model := r.set.Model
 	var res retrieve.Result
 	for k := rankFirst; ; k = rankDepth {

@@ -179,11 +179,11 @@ type IntentRecall struct {
 	Budget    int     `json:"budget_tokens"`
 	// With the built-in servers pinned (retrieval.pinned: calculator, clock): the tokens they
 	// take of the budget on every shortlist, the intents whose tool is shown, and the mean number
-	// of tools shown.
+	// of other tools shown beside them.
 	PinnedTools     int     `json:"pinned_tools"`
 	PinnedTokens    int     `json:"pinned_tokens"`
 	ShownPinned     int     `json:"shown_pinned"`
-	MeanShownPinned float64 `json:"mean_shown_pinned"`
+	MeanOthersShown float64 `json:"mean_others_shown_pinned"`
 	// Misses are the intents whose tool is not among the 5 best-ranked.
 	Misses []IntentMiss `json:"misses,omitempty"`
 }
@@ -255,6 +255,13 @@ func MeasureIntents(ctx context.Context, set *IntentSet, ref *Reference, refExam
 			return nil, fmt.Errorf("ranking %q: %w", q.Text, err)
 		}
 		n, shown, _ = shortlisted(offer, q.Gold, res.Tools)
+		if offer.Shortlist != nil {
+			for _, t := range offer.Shortlist.Tools {
+				if t.Pinned {
+					n--
+				}
+			}
+		}
 		shownPinnedSum += n
 		if shown {
 			res.ShownPinned++
@@ -264,7 +271,7 @@ func MeasureIntents(ctx context.Context, set *IntentSet, ref *Reference, refExam
 		res.AtK = append(res.AtK, AtK{K: k, Hits: hits[i], Recall: float64(hits[i]) / float64(max(res.Queries, 1))})
 	}
 	res.MeanShown = float64(shownSum) / float64(max(res.Queries, 1))
-	res.MeanShownPinned = float64(shownPinnedSum) / float64(max(res.Queries, 1))
+	res.MeanOthersShown = float64(shownPinnedSum) / float64(max(res.Queries, 1))
 	if got := len(inv.Snapshot().Available()); got != res.Tools {
 		return nil, fmt.Errorf("%s: %d tools available at the end, %d at the start: a server went down while ranking", p.Name, got, res.Tools)
 	}

@@ -336,15 +336,15 @@ const IntentsIntro = "Everyday requests for the built-in servers (calculator, cl
 func writeIntents(b *strings.Builder, r *Results) {
 	b.WriteString("\n### Obvious intents\n\n")
 	b.WriteString(IntentsIntro)
-	b.WriteString("| BFCL tools | tools | intents | R@1 | R@5 | R@10 | shown | tools shown | pinned built-ins: tokens of budget | shown, pinned | tools shown, pinned |\n")
+	b.WriteString("| BFCL tools | tools | intents | R@1 | R@5 | R@10 | shown | tools shown | pinned built-ins: tools, tokens of budget | shown, pinned | other tools shown, pinned |\n")
 	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, in := range r.Intents {
 		fmt.Fprintf(b, "| %d | %d | %d |", in.PoolTools, in.Tools, in.Queries)
 		for _, a := range in.AtK {
 			fmt.Fprintf(b, " %.3f |", a.Recall)
 		}
-		fmt.Fprintf(b, " %d of %d | %.1f | %d of %d | %d of %d | %.1f |\n", in.Shown, in.Queries, in.MeanShown,
-			in.PinnedTokens, in.Budget, in.ShownPinned, in.Queries, in.MeanShownPinned)
+		fmt.Fprintf(b, " %d of %d | %.1f | %d, %d of %d | %d of %d | %.1f |\n", in.Shown, in.Queries, in.MeanShown,
+			in.PinnedTools, in.PinnedTokens, in.Budget, in.ShownPinned, in.Queries, in.MeanOthersShown)
 	}
 	for _, in := range r.Intents {
 		for _, m := range in.Misses {

@@ -1,13 +1,15 @@
 // Package retrieve narrows a large tool inventory to the few tools worth showing the model for one
-// query. It owns the lexical index (BM25F over a tool's name, its server's purpose, description,
-// parameters and example queries), its incremental maintenance as servers come and go, the store
-// of example queries (configured and learned), optional dense retrieval through an embedding model
-// with an on-disk vector cache, and the budgeted shortlist. It does not call tools, talk to MCP
+// query. It owns the lexical index (BM25F over a tool's name, its server's purpose and name,
+// description, parameters and example queries, those people wrote apart from those learned, with
+// the operators and file names a query's form holds), its incremental maintenance as servers come
+// and go, the store of example queries (configured and learned; a built-in server's own come with
+// it), which tools are pinned, optional dense retrieval through an embedding model with an
+// on-disk vector cache, and the budgeted shortlist. It does not call tools, talk to MCP
 // servers, render prompts or decide access: callers pass a permit function and a cost function.
 //
-// Typical use: when the inventory's version or Examples.Version changes, call
-// Retriever.Sync (or Index.Sync) with DocsFrom(snapshot, examples.Configured(), examples.Learned()); only servers whose tools
-// changed are reindexed. Per query, Search with the caller's access list as permit, then Shortlist
+// Typical use: when the inventory's version or Examples.Version changes, call Retriever.Sync (or
+// Index.Sync) with DocsFrom(snapshot, examples.Configured(), examples.Learned()); only servers
+// whose tools changed are reindexed. Per query, Search with the caller's access list as permit, then Shortlist
 // the hits under the prompt's token budget. After a tool answered a query well, Examples.Learn.
 package retrieve
 

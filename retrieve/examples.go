@@ -230,7 +230,7 @@ func (e *Examples) forLocked(tool string) []string {
 	return out
 }
 
-// All returns every tool's examples (see For), for DocsFrom.
+// All returns every tool's examples, configured and learned (see For).
 func (e *Examples) All() map[string][]string {
 	e.mu.Lock()
 	defer e.mu.Unlock()

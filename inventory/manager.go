@@ -611,14 +611,25 @@ func (m *Manager) setUp(e *entry, sess *session, l listing) {
 		if l.names != m.names {
 			e.relist() // scanned before another server's names changed: scan again with them
 		}
-		if added := newNames(before, st.names()); len(added) > 0 {
+		if len(newNames(before, st.names())) > 0 {
 			m.names++
-			// The other servers whose texts name a tool this one has just gained list again.
+			// The other servers whose texts name this server's tools ("server.tool") list again.
+			// The texts are read off the lock, on a goroutine of their own: with many servers
+			// that is much text, and nothing else should wait for it.
+			var others []*entry
+			var states []Server
 			for name, other := range m.entries {
-				if name != e.name && m.sessions[name] != nil && m.states[name].mentions(added) {
-					other.relist()
+				if name != e.name && m.sessions[name] != nil {
+					others, states = append(others, other), append(states, *m.states[name])
 				}
 			}
+			go func() {
+				for i, other := range others {
+					if states[i].mentions(e.name) {
+						other.relist()
+					}
+				}
+			}()
 		}
 	}
 	m.publishLocked()

@@ -537,16 +537,15 @@ func newNames(before, after []string) []string {
 	return out
 }
 
-// mentions reports whether any text of the server's offered tools (description or schema) holds
-// one of names, which qualified names hold too: then its scan may find a new reference. A tool it
-// holds back is listed again at each health ping anyway.
-func (s *Server) mentions(names []string) bool {
-	if s == nil {
-		return false
-	}
+// mentions reports whether any text of the server's offered tools (description or schema) names
+// a tool of server as qualified names go ("server.tool", or "server__tool" as MCP clients write
+// it): then its scan may find a new reference. A bare tool name is not looked for here; a tool
+// held back is listed again at each health ping anyway.
+func (s Server) mentions(server string) bool {
+	dot, under := server+".", server+"__"
 	for _, t := range s.Tools {
-		for _, n := range names {
-			if strings.Contains(t.Description, n) || strings.Contains(string(t.InputSchema), n) {
+		for _, text := range []string{t.Description, string(t.InputSchema)} {
+			if strings.Contains(text, dot) || strings.Contains(text, under) {
 				return true
 			}
 		}

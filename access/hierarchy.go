@@ -10,6 +10,8 @@ type Org struct {
 	Teams map[string]Team `koanf:"teams" json:"teams,omitempty"`
 	// Limits are the org's rate limits, shared by every team and agent in it.
 	Limits Limits `koanf:"limits" json:"limits,omitzero"`
+	// AutoExecute narrows safety.auto_execute for the org ("" leaves it).
+	AutoExecute AutoExecute `koanf:"auto_execute" json:"auto_execute,omitempty"`
 }
 
 // Team is one team of an org: its lists narrow the org's.
@@ -19,6 +21,8 @@ type Team struct {
 	Agents map[string]Agent `koanf:"agents" json:"agents,omitempty"`
 	// Limits are the team's rate limits, shared by every agent in it.
 	Limits Limits `koanf:"limits" json:"limits,omitzero"`
+	// AutoExecute narrows the org's auto_execute for the team ("" leaves it).
+	AutoExecute AutoExecute `koanf:"auto_execute" json:"auto_execute,omitempty"`
 }
 
 // Agent is one agent of a team: its lists narrow the team's.
@@ -27,6 +31,8 @@ type Agent struct {
 	Deny  []string `koanf:"deny" json:"deny,omitempty"`
 	// Limits are the agent's rate limits.
 	Limits Limits `koanf:"limits" json:"limits,omitzero"`
+	// AutoExecute narrows the team's auto_execute for the agent ("" leaves it).
+	AutoExecute AutoExecute `koanf:"auto_execute" json:"auto_execute,omitempty"`
 }
 
 // Has reports whether the hierarchy defines id's org, team and agent. With no orgs at all every

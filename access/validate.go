@@ -37,6 +37,11 @@ func (o Orgs) Validate() error {
 	limits := func(key string, l Limits) {
 		errs = append(errs, l.problems(key+".limits")...)
 	}
+	auto := func(key string, a AutoExecute) {
+		if r := validAutoExecute(a); r != "" {
+			add(key+".auto_execute", r)
+		}
+	}
 	names := func(key, n string) {
 		if !name.MatchString(n) {
 			add(key, nameRule(n))
@@ -47,16 +52,19 @@ func (o Orgs) Validate() error {
 		names(key, o)
 		lists(key, org.Allow, org.Deny)
 		limits(key, org.Limits)
+		auto(key, org.AutoExecute)
 		for t, team := range org.Teams {
 			key := key + ".teams." + t
 			names(key, t)
 			lists(key, team.Allow, team.Deny)
 			limits(key, team.Limits)
+			auto(key, team.AutoExecute)
 			for a, agent := range team.Agents {
 				key := key + ".agents." + a
 				names(key, a)
 				lists(key, agent.Allow, agent.Deny)
 				limits(key, agent.Limits)
+				auto(key, agent.AutoExecute)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package config
 import (
 	"time"
 
+	"toolrouter/access"
 	"toolrouter/inventory/builtin"
 )
 
@@ -71,7 +72,10 @@ func Default() Config {
 		// Warn, not quarantine: servers change their tools legitimately (an upgrade rewords a
 		// description), and about 1% of real definitions trip the scan; holding those back
 		// unasked would make tools vanish. docs/configuration.md says when to tighten them.
-		Safety: Safety{Pin: PinWarn, Scan: ScanWarn},
+		// auto_execute not_destructive: a call that may destroy something (MCP's default for a
+		// tool that says nothing) waits for a person, while reads and declared-harmless writes
+		// run; the built-ins are read-only, so they run under it.
+		Safety: Safety{Pin: PinWarn, Scan: ScanWarn, AutoExecute: access.NotDestructive, ApprovalTTL: Duration(15 * time.Minute)},
 		Usage: Usage{
 			Path:          "toolrouter-usage.db",
 			QueueSize:     4096,

@@ -3,6 +3,8 @@ package config
 import (
 	"regexp"
 	"slices"
+
+	"toolrouter/access"
 )
 
 // Safety configures the inventory's checks of the tools servers list (package safety): pins
@@ -22,6 +24,18 @@ type Safety struct {
 	// as GET /v1/inventory shows each tool's "pin"). A pin given here is compared with instead of
 	// the recorded one, and only a change here lifts its quarantine.
 	Pins map[string]map[string]string `koanf:"pins" json:"pins,omitempty"`
+	// AutoExecute is which calls run without a person's approval: "read_only" (tools that say
+	// readOnlyHint), "not_destructive" (also those that say destructiveHint false) or "all".
+	// Each level of orgs may narrow it with its own auto_execute. A call it does not cover is
+	// validated but held: the response lists it under "pending" with a single-use token that
+	// POST /v1/approve takes.
+	AutoExecute access.AutoExecute `koanf:"auto_execute" json:"auto_execute"`
+	// ApprovalTTL is how long a held call's token may be approved.
+	ApprovalTTL Duration `koanf:"approval_ttl" json:"approval_ttl"`
+	// ResultsMayWiden lets rounds after the first choose tools that round 1 was not offered, and
+	// search beyond the shortlist after round 1. Off, a tool result cannot steer the model to a
+	// tool the query did not bring up.
+	ResultsMayWiden bool `koanf:"results_may_widen" json:"results_may_widen"`
 }
 
 // PinPolicy is safety.pin.
@@ -49,6 +63,9 @@ const (
 type ToolSettings struct {
 	// Annotations override the hints the server gives the tool, one by one.
 	Annotations ToolAnnotations `koanf:"annotations" json:"annotations"`
+	// AcceptsSecrets lets the tool's arguments carry a configured credential or a value that
+	// looks like one; other tools' calls with one are refused.
+	AcceptsSecrets bool `koanf:"accepts_secrets" json:"accepts_secrets,omitempty"`
 }
 
 // ToolAnnotations are MCP's tool hints as configuration sets them: nil leaves the server's.
@@ -70,6 +87,12 @@ func (v *validator) safety(c Config) {
 	}
 	if scans := []ScanPolicy{ScanOff, ScanWarn, ScanStrip, ScanQuarantine}; !slices.Contains(scans, s.Scan) {
 		v.add("safety.scan", "must be one of %q, got %q", scans, s.Scan)
+	}
+	if !slices.Contains(access.AutoExecutes, s.AutoExecute) {
+		v.add("safety.auto_execute", "must be one of %q, got %q", access.AutoExecutes, s.AutoExecute)
+	}
+	if s.ApprovalTTL <= 0 {
+		v.add("safety.approval_ttl", "must be positive, got %s", s.ApprovalTTL)
 	}
 	for server, tools := range s.Pins {
 		if _, ok := c.Servers[server]; !ok {

@@ -103,6 +103,9 @@ type Tool struct {
 	// Pin is the SHA-256 of the definition as the server lists it (safety.Pin), the value
 	// safety.pins takes.
 	Pin string `json:"pin"`
+	// AcceptsSecrets says the tool's arguments may carry credentials
+	// (servers.NAME.tools.TOOL.accepts_secrets).
+	AcceptsSecrets bool `json:"accepts_secrets,omitempty"`
 }
 
 // Param is one top-level parameter of a tool, in the proposal's inventory format.

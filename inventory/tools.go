@@ -83,6 +83,7 @@ func (m *Manager) tools(ctx context.Context, e *entry, sess *session) (listing, 
 			Server: e.name, Name: def.Name, Qualified: Qualify(e.name, def.Name), Title: def.Title,
 			Description: def.Description, InputSchema: in, Parameters: params(in),
 			Annotations: annotations(def.Annotations, e.cfg.Tools.Tools[def.Name].Annotations), Pin: v.pins[i],
+			AcceptsSecrets: e.cfg.Tools.Tools[def.Name].AcceptsSecrets,
 		}
 	}
 	m.compile(ctx, e, l.tools)

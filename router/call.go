@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"toolrouter/access"
+	"toolrouter/approval"
 	"toolrouter/internal/errtext"
 	"toolrouter/inventory"
 	"toolrouter/schema"
@@ -35,18 +36,24 @@ func (r *Router) Call(ctx context.Context, id access.Identity, qualified string,
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownTool, qualified)
 	}
+	return r.run(ctx, newJournal(r.set.Model, id.String(), r.set.Recorder, nil), id, snap, tool, args, true), nil
+}
+
+// run validates args against the tool's schema and, when the tool's server is up, runs the call:
+// through admit (secrets, auto_execute) when checked, directly for a call already approved.
+func (r *Router) run(ctx context.Context, j *journal, id access.Identity, snap *inventory.Snapshot, tool *inventory.Tool,
+	args map[string]any, checked bool) *Call {
 	if args == nil {
 		args = map[string]any{}
 	}
 	c := &Call{Step: 1, Round: 1, Server: tool.Server, Tool: tool.Name}
-	j := newJournal(r.set.Model, id.String(), r.set.Recorder, nil)
 	switch {
 	case !tool.Available || tool.Schema == nil:
-		c.Error = &Error{Code: CodeToolUnavailable, Message: fmt.Sprintf("%s is unavailable: %s", qualified, tool.Unavailable)}
-		return c, nil
+		c.Error = &Error{Code: CodeToolUnavailable, Message: fmt.Sprintf("%s is unavailable: %s", tool.Qualified, tool.Unavailable)}
+		return c
 	case !serverUp(snap, tool.Server):
-		c.Error = &Error{Code: CodeToolUnavailable, Message: fmt.Sprintf("%s is unavailable: server %s is not up", qualified, tool.Server)}
-		return c, nil
+		c.Error = &Error{Code: CodeToolUnavailable, Message: fmt.Sprintf("%s is unavailable: server %s is not up", tool.Qualified, tool.Server)}
+		return c
 	}
 	t0 := time.Now()
 	if err := tool.Schema.ValidateValue(args); err != nil {
@@ -56,13 +63,47 @@ func (r *Router) Call(ctx context.Context, id access.Identity, qualified string,
 			msg = verr.Error()
 		}
 		c.Error = &Error{Code: CodeInvalidArguments, Message: "the arguments do not match the tool's input schema: " + msg}
-		step := j.step(Step{Kind: StepArguments, Round: 1, Call: 1, Tool: qualified, StartMS: j.since(t0), Error: c.Error.Message})
+		step := j.step(Step{Kind: StepArguments, Round: 1, Call: 1, Tool: tool.Qualified, StartMS: j.since(t0), Error: c.Error.Message})
 		j.record("arguments", step, nil, nil, "", nil, msg, trajectory.Outcome{SchemaValid: boolPtr(false)})
-		return c, nil
+		return c
 	}
 	c.Arguments = args
-	r.execute(ctx, j, tool, c)
-	return c, nil
+	if !checked || r.admit(ctx, j, id, tool, c) {
+		r.execute(ctx, j, tool, c)
+	}
+	return c
+}
+
+// ErrToolChanged is Approve's error for a tool whose definition changed since its call was held.
+var ErrToolChanged = errors.New("the tool's definition changed since the call was held")
+
+// Approve runs the call held under token for id, exactly as it was held, once (see approval.Keeper
+// for the token's refusals). The tool must still be one the identity may use, with the definition
+// it had when the call was held (ErrToolChanged otherwise); the arguments are validated again.
+// The call is reported as Call reports one; held is what was approved.
+func (r *Router) Approve(ctx context.Context, id access.Identity, token string) (c *Call, held approval.Call, err error) {
+	if r.set.Approvals == nil {
+		return nil, held, approval.ErrUnknownToken
+	}
+	held, err = r.set.Approvals.Take(ctx, token, id.String())
+	if err != nil {
+		return nil, held, err
+	}
+	qualified := inventory.Qualify(held.Server, held.Tool)
+	if r.set.Access != nil {
+		if _, permits := r.set.Access.Policy(id); !permits(qualified) {
+			return nil, held, fmt.Errorf("%w %q", ErrUnknownTool, qualified)
+		}
+	}
+	snap := r.inv.Snapshot()
+	tool, ok := snap.Tool(qualified)
+	switch {
+	case !ok:
+		return nil, held, fmt.Errorf("%w %q", ErrUnknownTool, qualified)
+	case tool.Pin != held.Pin:
+		return nil, held, fmt.Errorf("%w: %s", ErrToolChanged, qualified)
+	}
+	return r.run(ctx, newJournal(r.set.Model, id.String(), r.set.Recorder, nil), id, snap, tool, held.Arguments, false), held, nil
 }
 
 // serverUp reports whether the snapshot's server of that name is up.

@@ -31,6 +31,7 @@ func (r *Router) execute(reqCtx context.Context, j *journal, tool *inventory.Too
 	switch {
 	case err == nil:
 		c.Result = convertResult(res)
+		r.redactResult(c.Result)
 	case reqCtx.Err() != nil:
 		c.Error = &Error{Code: CodeDeadline, Message: errtext.OneLine(err.Error())}
 	case errors.Is(err, context.DeadlineExceeded):

@@ -12,6 +12,7 @@ import (
 	"github.com/ollama/ollama/api"
 	"golang.org/x/sync/errgroup"
 
+	"toolrouter/access"
 	"toolrouter/inventory"
 	"toolrouter/prompts"
 )
@@ -27,6 +28,9 @@ type planner interface {
 	// calls of earlier rounds and their results as prompts show them. It returns the model's
 	// error when the model itself failed. Calls of a round run it concurrently.
 	arguments(ctx context.Context, c *Call, p planned, finished []Call, priors []prompts.Prior) error
+	// offered is the qualified names of the tools round 1 offered the model, nil when it was
+	// offered every tool the identity may use.
+	offered() map[string]bool
 }
 
 // plan is one round's decision.
@@ -81,6 +85,12 @@ type run struct {
 	seen []seenCall
 	// searches counts the phase-1 searches of the request (each takes one unit of the budget).
 	searches int
+	// id is who the request acts for: its auto_execute level decides which calls are held.
+	id access.Identity
+	// held counts the calls held for approval; a round that holds one ends the request.
+	held int
+	// firstOffered is what round 1 offered, once it ended, when later rounds may not widen it.
+	firstOffered map[string]bool
 }
 
 // loop runs rounds until the model needs no more tools, the budget is spent, the deadline fires
@@ -150,6 +160,13 @@ func (x *run) loop(ctx context.Context) error {
 		if modelErr != nil {
 			return x.modelFailure(round, &stageError{stage: "writing arguments", err: modelErr})
 		}
+		if x.held > 0 {
+			x.stop(StopApprovalRequired)
+			break
+		}
+		if round == 1 && !x.r.set.ResultsMayWiden {
+			x.firstOffered = x.p.offered()
+		}
 		if capped {
 			x.stop(StopMaxToolCalls)
 			break
@@ -183,6 +200,7 @@ func (x *run) round(ctx context.Context, round int, p plan) (failed bool, modelE
 		}
 		x.j.callEvent(EventToolCallStart, round, c)
 	}
+	notOffered(x.j, x.firstOffered, calls)
 
 	priors := x.t.allPriors()
 	if len(calls) == 1 { // no goroutine needed (see each)
@@ -225,6 +243,12 @@ func (x *run) execute(ctx context.Context, round int, calls []Call, plans []plan
 			continue
 		}
 		x.j.callEvent(EventToolCallComplete, round, c)
+		if !x.r.admit(ctx, x.j, x.id, plans[i].tool, c) {
+			if c.Error.Code == CodeApprovalRequired {
+				x.held++
+			}
+			continue
+		}
 		key := canonicalCall(c.Server, c.Tool, c.Arguments)
 		if k := x.seenAt(key); k >= 0 {
 			reused[i] = x.seen[k].step

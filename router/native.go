@@ -81,6 +81,9 @@ func (n *native) arguments(_ context.Context, c *Call, p planned, finished []Cal
 	return nil
 }
 
+// offered is nil: native mode offers every tool the identity may use in every round.
+func (n *native) offered() map[string]bool { return nil }
+
 // nativeName is a tool's name in the tools field: some chat templates mishandle dots.
 func nativeName(t *inventory.Tool) string { return t.Server + "__" + t.Name }
 

@@ -40,6 +40,9 @@ type Outcome struct {
 	Shortlists []Shortlist `json:"shortlists,omitempty"`
 	// Searches counts the model's searches beyond the shortlist (each took one call of the budget).
 	Searches int `json:"searches,omitempty"`
+	// Pending are the calls that were validated but not run: they await approval (see
+	// safety.auto_execute), and Stopped is "approval_required".
+	Pending []Pending `json:"pending,omitempty"`
 	// Trimmed says earlier results were shortened to fit the model's context window.
 	Trimmed bool    `json:"trimmed,omitempty"`
 	Trace   []Step  `json:"trace"`
@@ -59,6 +62,8 @@ const (
 	StopModelFailure StopReason = "model_failure"  // the model failed
 	// StopPromptOverWindow: a prompt did not fit the model's window even after cutting; not sent.
 	StopPromptOverWindow StopReason = "prompt_over_window"
+	// StopApprovalRequired: a call awaits approval (Outcome.Pending); nothing after it ran.
+	StopApprovalRequired StopReason = "approval_required"
 )
 
 // DegradedReason classifies a degraded answer.
@@ -86,6 +91,8 @@ type Call struct {
 	Result    *Result        `json:"result,omitempty"`
 	Error     *Error         `json:"error,omitempty"`
 	Attempts  []Attempt      `json:"argument_attempts,omitempty"`
+	// Pending is set when the call awaits approval (its Error's code is "approval_required").
+	Pending *Pending `json:"pending,omitempty"`
 	// ReusedFrom is the step whose identical call answered this one (no second execution).
 	ReusedFrom int `json:"reused_from,omitempty"`
 	// ArgumentsMS and ExecuteMS are the call's phase-2 and execution wall times.

@@ -25,6 +25,7 @@ import (
 	"toolrouter/access"
 	"toolrouter/config"
 	"toolrouter/inventory"
+	"toolrouter/redact"
 	"toolrouter/retrieve"
 	"toolrouter/tokens"
 )
@@ -140,6 +141,20 @@ type Settings struct {
 	// SharedPrefix opens each phase-2 prompt with phase 1's system prompt, so that a model
 	// server with a single cache slot reuses the inventory's prefill across the phases.
 	SharedPrefix bool
+	// Approvals, if set, holds each call the identity's auto_execute level does not run (the
+	// outcome lists it under Pending), and Approve runs a held call for its token; unset, every
+	// call runs.
+	Approvals Approvals
+	// AutoExecute is the top auto_execute level (safety.auto_execute), narrowed per identity by
+	// Access; it applies only with Approvals.
+	AutoExecute access.AutoExecute
+	// ResultsMayWiden lets rounds after the first choose tools round 1 was not offered, and
+	// search after round 1 (safety.results_may_widen).
+	ResultsMayWiden bool
+	// Redactor finds credentials in a call's arguments (the call is refused unless its tool
+	// accepts secrets) and masks the configured ones in results before a model sees them; nil
+	// finds URL credentials and well-known credential formats only.
+	Redactor *redact.Redactor
 	// Learner, if set, keeps the query of a request that was not degraded as an example of each
 	// tool that answered it without error.
 	Learner Learner
@@ -151,6 +166,8 @@ type Access interface {
 	// says whether it permits a qualified tool name; the policy named access.AllName permits
 	// every tool.
 	Policy(id access.Identity) (name string, permits func(tool string) bool)
+	// AutoExecute is the identity's auto_execute level under the top level (access.Narrow).
+	AutoExecute(id access.Identity, top access.AutoExecute) access.AutoExecute
 }
 
 // Router runs the rounds. It is safe for concurrent use.
@@ -198,6 +215,9 @@ func New(chat Chatter, inv Inventory, tools ToolCaller, set Settings, log *slog.
 	orDefault(&set.Deadline, d.Deadline.D())
 	orDefault(&set.ContextReserve, d.ContextReserve)
 	orDefault(&set.MaxResponseBytes, config.Default().Ollama.MaxResponseBytes)
+	if set.Approvals != nil {
+		orDefault(&set.AutoExecute, config.Default().Safety.AutoExecute)
+	}
 	est := set.Estimator
 	if est == nil {
 		est = tokens.New()
@@ -275,7 +295,7 @@ func (r *Router) Route(ctx context.Context, req Request) (*Outcome, error) {
 	st := &routing{}
 	x := &st.run
 	*x = run{r: r, j: newJournal(r.set.Model, req.Identity.String(), r.set.Recorder, req.OnEvent), budget: budget,
-		deadline: deadline.Round(time.Millisecond), seen: st.seen[:0]}
+		deadline: deadline.Round(time.Millisecond), seen: st.seen[:0], id: req.Identity}
 
 	r.learnContextLength(ctx)
 	snap := r.inv.Snapshot()

@@ -86,6 +86,10 @@ type twoPhase struct {
 	// view is what phase 1 shows: the whole inventory, or a shortlist for the query.
 	view     *view
 	searches int // searches made so far in the request
+	// firstOffered are the tools round 1 was offered: every shortlist it was shown (nil while a
+	// whole-inventory view is shown).
+	firstOffered map[string]bool
+	allOffered   bool // round 1 showed the whole inventory
 	// planned is room for a round's calls: a round's plan is done with before the next.
 	planned [4]planned
 }
@@ -113,8 +117,12 @@ func (tp *twoPhase) plan(ctx context.Context, round, remaining int) (plan, error
 		defer cancel()
 	}
 	searched := 0
+	if round == 1 {
+		tp.offer(tp.view)
+	}
 	for {
-		canSearch := tp.view.shortlist != nil && tp.searches < tp.r.set.MaxSearches && remaining-searched >= 2
+		canSearch := tp.view.shortlist != nil && tp.searches < tp.r.set.MaxSearches && remaining-searched >= 2 &&
+			(round == 1 || tp.r.set.ResultsMayWiden)
 		sel, text, err := tp.selectOnce(ctx, round, remaining-searched, canSearch)
 		if err != nil {
 			return plan{searched: searched}, err
@@ -128,6 +136,9 @@ func (tp *twoPhase) plan(ctx context.Context, round, remaining int) (plan, error
 			}
 			tp.j.note(StepSearch, round, fmt.Sprintf("the model searched for %q", words))
 			tp.show(v)
+			if round == 1 {
+				tp.offer(v)
+			}
 			continue
 		}
 		p := plan{answer: text, reasoning: sel.Reasoning, needsMore: sel.NeedsMore, direct: sel.Direct, unknown: sel.Unknown,
@@ -144,6 +155,28 @@ func (tp *twoPhase) plan(ctx context.Context, round, remaining int) (plan, error
 		tasks(p.calls)
 		return p, nil
 	}
+}
+
+// offer adds what v shows to the tools round 1 was offered.
+func (tp *twoPhase) offer(v *view) {
+	if v.shortlist == nil {
+		tp.allOffered = true
+		return
+	}
+	if tp.firstOffered == nil {
+		tp.firstOffered = make(map[string]bool, len(v.names))
+	}
+	for _, n := range v.names {
+		tp.firstOffered[n] = true
+	}
+}
+
+// offered is what round 1 offered: nil when it showed the whole inventory.
+func (tp *twoPhase) offered() map[string]bool {
+	if tp.allOffered {
+		return nil
+	}
+	return tp.firstOffered
 }
 
 // selectOnce makes one phase-1 call under the format schema of the current view.

@@ -76,6 +76,8 @@ type Event struct {
 	Call *Call `json:"call,omitempty"`
 	// Selection is set on select_complete.
 	Selection *Selection `json:"selection,omitempty"`
+	// Pending is set on approval_required.
+	Pending *Pending `json:"pending,omitempty"`
 }
 
 // Selection is a phase-1 decision as streamed.

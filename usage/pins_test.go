@@ -15,34 +15,7 @@ import (
 // (two replicas on one SQLite file, or on one PostgreSQL database when it is installed), an
 // approval replaces it and sets the approved pin, and both survive reopening the database.
 func TestPins(t *testing.T) {
-	type opener func(t *testing.T) (open func() *Store)
-	backends := []struct {
-		name string
-		open opener
-	}{
-		{"sqlite", func(t *testing.T) func() *Store {
-			path := filepath.Join(t.TempDir(), "usage.db")
-			return func() *Store { return openSQLite(t, path) }
-		}},
-		{"postgres", func(t *testing.T) func() *Store {
-			pg, err := services.StartPostgres(t.Context())
-			if errors.Is(err, services.ErrMissing) && os.Getenv("CI") != "true" {
-				t.Skipf("skipping: %v (.ci/run installs it)", err)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(pg.Stop)
-			return func() *Store {
-				s, err := Open(t.Context(), "", pg.URL)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return s
-			}
-		}},
-	}
-	for _, b := range backends {
+	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			open := b.open(t)
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
@@ -79,5 +52,38 @@ func TestPins(t *testing.T) {
 			claim(s, "write", "w9", "w1", "")
 			claim(s, "new", "n9", "n1", "n1")
 		})
+	}
+}
+
+// backend opens stores on one database: SQLite in a temporary file, or PostgreSQL when it is
+// installed (always in CI); each store opened is a replica.
+type backend struct {
+	name string
+	open func(t *testing.T) (open func() *Store)
+}
+
+func backends() []backend {
+	return []backend{
+		{"sqlite", func(t *testing.T) func() *Store {
+			path := filepath.Join(t.TempDir(), "usage.db")
+			return func() *Store { return openSQLite(t, path) }
+		}},
+		{"postgres", func(t *testing.T) func() *Store {
+			pg, err := services.StartPostgres(t.Context())
+			if errors.Is(err, services.ErrMissing) && os.Getenv("CI") != "true" {
+				t.Skipf("skipping: %v (.ci/run installs it)", err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(pg.Stop)
+			return func() *Store {
+				s, err := Open(t.Context(), "", pg.URL)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+		}},
 	}
 }

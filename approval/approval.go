@@ -1,0 +1,138 @@
+// Package approval keeps the tool calls that wait for a person. A call the caller's auto_execute
+// level does not run (access.AutoExecute) is held: its record, with the exact validated
+// arguments, goes to a Store under the hash of a new single-use token, which the caller gets
+// with the call's expiry. Presenting the token (POST /v1/approve) takes the record back, once,
+// for the identity it was issued to and before it expires; the router then runs exactly that
+// call. The token itself is never stored, so a reader of the database cannot approve anything.
+package approval
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Call is a held call: what runs when its token is presented.
+type Call struct {
+	// RequestID and Step say where the call was chosen.
+	RequestID string `json:"request_id"`
+	Step      int    `json:"step"`
+	// Identity is who the call was chosen for ("org/team/agent"): only it may approve.
+	Identity  string         `json:"identity"`
+	Server    string         `json:"server"`
+	Tool      string         `json:"tool"`
+	Arguments map[string]any `json:"arguments"`
+	// Pin is the tool's definition (safety.Pin) when held: a tool whose definition changed since
+	// is not run.
+	Pin string `json:"pin"`
+	// Reason says why the call was held.
+	Reason    string    `json:"reason"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// Store keeps held calls by key, the hash of their token; *usage.Store keeps them in the usage
+// database, so that every replica sharing it honours a token, and Memory in the process.
+type Store interface {
+	// PutHeld stores record under key until expires; it may drop records long expired.
+	PutHeld(ctx context.Context, key string, expires time.Time, record []byte) error
+	// Held returns the record stored under key and whether it was used; found is false when no
+	// record is stored under key.
+	Held(ctx context.Context, key string) (record []byte, used, found bool, err error)
+	// UseHeld marks key used and reports whether this call did: false when it was used already.
+	UseHeld(ctx context.Context, key string) (bool, error)
+}
+
+// Errors of Take, one per refusal.
+var (
+	ErrUnknownToken  = errors.New("no call is held under this token")
+	ErrOtherIdentity = errors.New("the token was issued to another identity")
+	ErrExpired       = errors.New("the token has expired")
+	ErrUsed          = errors.New("the token was used already")
+)
+
+// tokenPrefix marks toolrouter's approval tokens, so that a scanner (or a person) knows one.
+const tokenPrefix = "tra_"
+
+// Keeper holds calls and gives them back for their tokens. It is safe for concurrent use.
+type Keeper struct {
+	store Store
+	ttl   time.Duration
+	now   func() time.Time
+}
+
+// NewKeeper returns a Keeper whose tokens live ttl.
+func NewKeeper(store Store, ttl time.Duration) *Keeper {
+	return &Keeper{store: store, ttl: ttl, now: time.Now}
+}
+
+// Hold stores c and returns its token and expiry (also set in the stored record).
+func (k *Keeper) Hold(ctx context.Context, c Call) (token string, expires time.Time, err error) {
+	token = tokenPrefix + rand.Text()
+	c.ExpiresAt = k.now().Add(k.ttl).UTC().Truncate(time.Millisecond)
+	record, err := json.Marshal(c)
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("holding %s.%s: %w", c.Server, c.Tool, err)
+	}
+	if err := k.store.PutHeld(ctx, key(token), c.ExpiresAt, record); err != nil {
+		return "", time.Time{}, fmt.Errorf("holding %s.%s: %w", c.Server, c.Tool, err)
+	}
+	return token, c.ExpiresAt, nil
+}
+
+// Take returns the call held under token for identity and marks the token used, so that it runs
+// once. A token never issued, issued to another identity, expired or used already is refused
+// with ErrUnknownToken, ErrOtherIdentity, ErrExpired or ErrUsed, in that order of checks; only
+// a successful Take uses the token.
+func (k *Keeper) Take(ctx context.Context, token, identity string) (Call, error) {
+	if !strings.HasPrefix(token, tokenPrefix) {
+		return Call{}, ErrUnknownToken
+	}
+	kk := key(token)
+	record, used, found, err := k.store.Held(ctx, kk)
+	if err != nil {
+		return Call{}, fmt.Errorf("reading the held call: %w", err)
+	}
+	if !found {
+		return Call{}, ErrUnknownToken
+	}
+	var c Call
+	if err := json.Unmarshal(record, &c); err != nil {
+		return Call{}, fmt.Errorf("reading the held call: %w", err)
+	}
+	switch {
+	case c.Identity != identity:
+		return Call{}, ErrOtherIdentity
+	case !k.now().Before(c.ExpiresAt):
+		return Call{}, ErrExpired
+	case used:
+		return Call{}, ErrUsed
+	}
+	won, err := k.store.UseHeld(ctx, kk)
+	if err != nil {
+		return Call{}, fmt.Errorf("using the token: %w", err)
+	}
+	if !won {
+		return Call{}, ErrUsed
+	}
+	return c, nil
+}
+
+// key is what a token is stored under: its SHA-256, in hex.
+func key(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// Redact shortens a token for logs: its prefix and first characters.
+func Redact(token string) string {
+	if len(token) <= len(tokenPrefix)+4 {
+		return tokenPrefix + "…"
+	}
+	return token[:len(tokenPrefix)+4] + "…"
+}

@@ -1,0 +1,188 @@
+package router
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"toolrouter/access"
+	"toolrouter/approval"
+	"toolrouter/internal/errtext"
+	"toolrouter/inventory"
+)
+
+// Approvals holds the calls an identity's auto_execute level does not run, and gives a held call
+// back for its token; *approval.Keeper satisfies it.
+type Approvals interface {
+	Hold(ctx context.Context, c approval.Call) (token string, expires time.Time, err error)
+	Take(ctx context.Context, token, identity string) (approval.Call, error)
+}
+
+// Pending is a call that was validated but not run: it waits for a person's approval. Token,
+// presented once to POST /v1/approve by the same identity before ExpiresAt, runs exactly this
+// call with these arguments.
+type Pending struct {
+	Step      int            `json:"step"`
+	Server    string         `json:"server"`
+	Tool      string         `json:"tool"`
+	Arguments map[string]any `json:"arguments"`
+	Reason    string         `json:"reason"`
+	Token     string         `json:"token"`
+	ExpiresAt time.Time      `json:"expires_at"`
+}
+
+// Codes of the calls the safety checks stop.
+const (
+	// CodeApprovalRequired: the call awaits approval (see Outcome.Pending).
+	CodeApprovalRequired = "approval_required"
+	// CodeSecretInArguments: the arguments carry a credential and the tool does not accept one.
+	CodeSecretInArguments = "secret_in_arguments"
+	// CodeNotOffered: a round after the first chose a tool round 1 was not offered, and
+	// safety.results_may_widen is off.
+	CodeNotOffered = "not_offered"
+)
+
+// Trace steps of the safety checks.
+const (
+	StepHeld    StepKind = "held"    // a call awaits approval
+	StepRefused StepKind = "refused" // a call was refused: a secret in its arguments, or a tool outside round 1's
+)
+
+// EventApprovalRequired is streamed when a call is held; its Pending says what awaits approval.
+const EventApprovalRequired EventType = "approval_required"
+
+// autoExecute is the identity's auto_execute level: the configured top level narrowed by its
+// chain in the hierarchy.
+func (r *Router) autoExecute(id access.Identity) access.AutoExecute {
+	if r.set.Access == nil {
+		return access.Narrow(r.set.AutoExecute)
+	}
+	return r.set.Access.AutoExecute(id, r.set.AutoExecute)
+}
+
+// admit applies the checks a call with arguments goes through before it runs: a secret in its
+// arguments refuses it, and a level that does not run it unattended holds it. It reports whether
+// the call may run now; otherwise c.Error says why (and a held call is in the outcome's Pending).
+func (r *Router) admit(ctx context.Context, j *journal, id access.Identity, tool *inventory.Tool, c *Call) bool {
+	if !tool.AcceptsSecrets {
+		if kind, path, found := r.secretIn(c.Arguments); found {
+			c.Error = &Error{Code: CodeSecretInArguments, Message: fmt.Sprintf("the arguments carry %s at %s, and %s does not accept secrets (servers.%s.tools.%s.accepts_secrets)",
+				kind, path, tool.Qualified, tool.Server, tool.Name)}
+			j.step(Step{Kind: StepRefused, Round: c.Round, Call: c.Step, Tool: tool.Qualified, StartMS: j.since(time.Now()), Error: c.Error.Message})
+			j.callEvent(EventToolResult, c.Round, c)
+			return false
+		}
+	}
+	if r.set.Approvals == nil {
+		return true
+	}
+	ok, reason := r.autoExecute(id).Runs(tool.Annotations.ReadOnlyHint, tool.Annotations.DestructiveHint)
+	if ok {
+		return true
+	}
+	held := approval.Call{RequestID: j.id, Step: c.Step, Identity: id.String(), Server: tool.Server, Tool: tool.Name,
+		Arguments: c.Arguments, Pin: tool.Pin, Reason: reason}
+	token, expires, err := r.set.Approvals.Hold(ctx, held)
+	if err != nil {
+		r.log.Warn("holding a call for approval", "tool", tool.Qualified, "err", err, "request_id", j.id)
+		c.Error = &Error{Code: CodeToolFailed, Message: "the call awaits approval but could not be held: " + errtext.OneLine(err.Error())}
+		j.step(Step{Kind: StepHeld, Round: c.Round, Call: c.Step, Tool: tool.Qualified, StartMS: j.since(time.Now()), Error: c.Error.Message})
+		j.callEvent(EventToolResult, c.Round, c)
+		return false
+	}
+	p := Pending{Step: c.Step, Server: tool.Server, Tool: tool.Name, Arguments: c.Arguments, Reason: reason, Token: token, ExpiresAt: expires}
+	c.Error = &Error{Code: CodeApprovalRequired, Message: "the call awaits approval: " + reason}
+	c.Pending = &p
+	j.update(func(o *Outcome) { o.Pending = append(o.Pending, p) })
+	j.step(Step{Kind: StepHeld, Round: c.Round, Call: c.Step, Tool: tool.Qualified, StartMS: j.since(time.Now()), Detail: reason})
+	if j.listening() {
+		j.event(Event{Type: EventApprovalRequired, Round: c.Round, Call: copyCall(c), Pending: &p})
+	}
+	return false
+}
+
+// secretIn finds a credential in the string values of args (keys sorted, so the report is
+// stable): its kind and its JSON pointer.
+func (r *Router) secretIn(args map[string]any) (kind, path string, found bool) {
+	var walk func(v any, at string) bool
+	walk = func(v any, at string) bool {
+		switch v := v.(type) {
+		case string:
+			kind, found = r.set.Redactor.Secret(v)
+			if found {
+				path = at
+			}
+			return found
+		case map[string]any:
+			keys := make([]string, 0, len(v))
+			for k := range v {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				if walk(v[k], at+"/"+pointerEscape(k)) {
+					return true
+				}
+			}
+		case []any:
+			for i, e := range v {
+				if walk(e, fmt.Sprintf("%s/%d", at, i)) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	walk(map[string]any(args), "")
+	if found && path == "" {
+		path = "/"
+	}
+	return kind, path, found
+}
+
+func pointerEscape(k string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
+}
+
+// redactResult masks the configured credentials in a result before any model or caller sees it.
+func (r *Router) redactResult(res *Result) {
+	if res == nil || r.set.Redactor == nil {
+		return
+	}
+	res.Text = r.set.Redactor.String(res.Text)
+	if res.Structured == nil {
+		return
+	}
+	b, err := json.Marshal(res.Structured)
+	if err != nil {
+		return
+	}
+	if masked := r.set.Redactor.String(string(b)); masked != string(b) {
+		var v any
+		if json.Unmarshal([]byte(masked), &v) == nil {
+			res.Structured = v
+		} else {
+			res.Structured = masked
+		}
+	}
+}
+
+// notOffered refuses the calls of a round after the first that name a tool round 1 was not
+// offered, when results may not widen the choice (safety.results_may_widen off): a result that
+// asks for another tool cannot get it. offered is nil when round 1 was offered every tool.
+func notOffered(j *journal, offered map[string]bool, calls []Call) {
+	if offered == nil {
+		return
+	}
+	for i := range calls {
+		c := &calls[i]
+		if c.Error != nil || c.Round <= 1 || offered[qualified(c)] {
+			continue
+		}
+		c.Error = &Error{Code: CodeNotOffered, Message: fmt.Sprintf("%s was not offered in round 1, and safety.results_may_widen is off", qualified(c))}
+		j.step(Step{Kind: StepRefused, Round: c.Round, Call: c.Step, Tool: qualified(c), StartMS: j.since(time.Now()), Error: c.Error.Message})
+	}
+}

@@ -85,3 +85,9 @@ export function table(caption, head, rows, attrs = {}) {
 export function dl(pairs, attrs = {}) {
   return h('dl', attrs, pairs.filter((p) => p[1] !== undefined).map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
 }
+
+// badge is a short label beside a name (read-only, quarantined, …): its text says what it means,
+// its class (badge-KIND, KIND from the text unless given) only colours it.
+export function badge(text, kind = text) {
+  return h('span', {class: 'badge badge-' + kind.toLowerCase().replace(/[^a-z0-9]+/g, '-')}, text);
+}

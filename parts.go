@@ -23,6 +23,7 @@ import (
 	"toolrouter/server"
 	"toolrouter/tokens"
 	"toolrouter/trajectory"
+	records "toolrouter/usage"
 )
 
 // parts are what a command runs on, built by open and observe; closers close them.
@@ -38,6 +39,7 @@ type parts struct {
 	ranker    router.Ranker
 	examples  *retrieve.Examples
 	acl       router.Access // the orgs' policy, when it applies
+	store     *records.Store // tool pins and held calls, when the usage database keeps them
 	rt        *router.Router
 	// Built by observe, for the commands that serve requests.
 	watch  *watchers
@@ -77,14 +79,15 @@ func (p *parts) open(ctx context.Context, stderr io.Writer) error {
 			p.logger.Warn("toolrouter mcp acts for org " + access.DefaultOrg + ", which orgs does not define: its calls will be refused; name an identity with -as")
 		}
 	}
-	invOpts, closePins, err := inventoryOptions(ctx, cfg, p.logger)
+	store, closeStore, err := safetyStore(ctx, cfg, p.logger)
 	if err != nil {
 		return err
 	}
-	if closePins != nil {
-		p.closers = append(p.closers, closePins) // after the inventory's shutdown: closers run last first
+	if closeStore != nil {
+		p.store = store
+		p.closers = append(p.closers, closeStore) // after the inventory's shutdown: closers run last first
 	}
-	p.inv = inventory.New(cfg.Servers, invOpts)
+	p.inv = inventory.New(cfg.Servers, inventoryOptions(cfg, p.store, p.logger))
 	p.inv.Start(ctx) // returns after every server's first attempt, at most its connect_timeout
 	p.closers = append(p.closers, p.inv.Shutdown)
 	p.est = tokens.New()
@@ -190,7 +193,7 @@ func (p *parts) serve(ctx context.Context, o runOptions) error {
 	m := p.models
 	deps := server.Deps{Router: p.rt, Inventory: p.inv, Model: m.probe, Auth: authn, Access: p.orgs, Estimates: p.est, Reload: rl,
 		Completer: m.completer, Observer: p.fanout, Metrics: p.watch.handler, Limiter: p.lim}
-	deps.Approver = p.inv
+	deps.Approver, deps.Calls = p.inv, p.rt
 	if p.ranker != nil {
 		deps.Search = p.rt
 	}

@@ -20,6 +20,7 @@ import (
 
 	"toolrouter/access"
 	"toolrouter/answer"
+	"toolrouter/approval"
 	"toolrouter/config"
 	"toolrouter/console"
 	"toolrouter/council"
@@ -500,6 +501,10 @@ func newRouter(p *parts) *router.Router {
 		Think:            cfg.Router.Think,
 		Estimator:        p.est,
 		Learner:          p.learner(),
+		Approvals:        approvals(cfg, p.store),
+		AutoExecute:      cfg.Safety.AutoExecute,
+		ResultsMayWiden:  cfg.Safety.ResultsMayWiden,
+		Redactor:         p.red,
 	}, p.logger)
 }
 
@@ -559,24 +564,41 @@ func consoleParts(u config.Usage, recent *console.Recent) (*server.Console, erro
 }
 
 // inventoryOptions are the inventory's safety settings and where it keeps the pins of tool
-// definitions: the usage database when usage records are on (so that replicas and restarts
-// agree), else the inventory's memory. The store is opened only when the checks need pins; the
-// returned closer (nil when none was opened) closes it.
-func inventoryOptions(ctx context.Context, cfg config.Config, logger *slog.Logger) (inventory.Options, func(context.Context), error) {
+// definitions: store (see safetyStore), else the inventory's memory.
+func inventoryOptions(cfg config.Config, store *records.Store, logger *slog.Logger) inventory.Options {
 	o := inventory.Options{Logger: logger, Safety: cfg.Safety}
-	if cfg.Safety.Pin == config.PinOff && cfg.Safety.Scan != config.ScanQuarantine {
-		return o, nil, nil
+	if store != nil {
+		o.Pins = store
+	}
+	return o
+}
+
+// safetyStore opens the usage database for what the safety checks keep, tool pins and the calls
+// held for approval, so that replicas sharing it agree; nil when neither is kept or usage records
+// are off, and both are then kept in memory (a restart forgets them; replicas do not share them).
+func safetyStore(ctx context.Context, cfg config.Config, logger *slog.Logger) (*records.Store, func(context.Context), error) {
+	pins := cfg.Safety.Pin != config.PinOff || cfg.Safety.Scan == config.ScanQuarantine
+	held := cfg.Safety.AutoExecute != access.All || len(cfg.Orgs) > 0
+	if !pins && !held {
+		return nil, nil, nil
 	}
 	if !cfg.Usage.Enabled() {
-		logger.Info("tool pins are kept in memory: usage records are off, so a restart forgets them and replicas do not share them")
-		return o, nil, nil
+		logger.Info("tool pins and calls awaiting approval are kept in memory: usage records are off, so a restart forgets them and replicas do not share them")
+		return nil, nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, openTimeout)
 	defer cancel()
 	store, err := records.Open(ctx, cfg.Usage.Path, cfg.Usage.PostgresURL)
 	if err != nil {
-		return o, nil, fmt.Errorf("tool pins (usage.path, usage.postgres_url): %w", err)
+		return nil, nil, fmt.Errorf("tool pins and held calls (usage.path, usage.postgres_url): %w", err)
 	}
-	o.Pins = store
-	return o, func(context.Context) { _ = store.Close() }, nil
+	return store, func(context.Context) { _ = store.Close() }, nil
+}
+
+// approvals keeps the calls held for approval in store, or in memory without one.
+func approvals(cfg config.Config, store *records.Store) router.Approvals {
+	if store == nil {
+		return approval.NewKeeper(approval.NewMemory(), cfg.Safety.ApprovalTTL.D())
+	}
+	return approval.NewKeeper(store, cfg.Safety.ApprovalTTL.D())
 }

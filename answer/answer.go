@@ -9,9 +9,11 @@ package answer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"toolrouter/council"
 	"toolrouter/provider"
@@ -49,6 +51,10 @@ var ErrNoCouncil = errors.New(`synthesize is "always" but no council is configur
 
 // AnsweredByTool is Response.AnsweredBy when the tools' output is the answer.
 const AnsweredByTool = "tool"
+
+// AnsweredByApproval is Response.AnsweredBy when a call awaits approval: the answer says which,
+// and nothing was synthesised from a partial set of results.
+const AnsweredByApproval = "approval_required"
 
 // Response is an answer: what /v1/answer returns.
 type Response struct {
@@ -112,6 +118,8 @@ func (s *Service) Run(ctx context.Context, req router.Request, mode Synthesize, 
 	}
 	resp := &Response{Routing: out, Usage: Usage{Routing: out.Usage}}
 	switch {
+	case len(out.Pending) > 0:
+		resp.Final, resp.AnsweredBy = AwaitingApproval(out), AnsweredByApproval
 	case mode == Never:
 		resp.Final, resp.AnsweredBy = ToolText(out), AnsweredByTool
 	case mode == Auto && out.Direct:
@@ -136,6 +144,19 @@ func (s *Service) Run(ctx context.Context, req router.Request, mode Synthesize, 
 	}
 	resp.Usage.Total = total(resp)
 	return resp, nil
+}
+
+// AwaitingApproval is the answer of a request whose calls await approval: each held call, why,
+// and how to approve it (its token), for a person to read.
+func AwaitingApproval(out *router.Outcome) string {
+	var b strings.Builder
+	b.WriteString("Approval is needed before these tool calls run:\n")
+	for _, p := range out.Pending {
+		args, _ := json.Marshal(p.Arguments)
+		fmt.Fprintf(&b, "- %s.%s %s: %s. To run it, POST /v1/approve {\"token\": %q} before %s.\n",
+			p.Server, p.Tool, args, p.Reason, p.Token, p.ExpiresAt.Format(time.RFC3339))
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // ToolText is the answer made of the calls' outputs: each successful result's text, in order.

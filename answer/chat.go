@@ -214,6 +214,15 @@ func (c *Chat) Run(ctx context.Context, in ChatRequest, id access.Identity, onDe
 	if err != nil {
 		return res, err
 	}
+	if len(out.Pending) > 0 {
+		// Nothing is answered from a partial set of results: the answer names what awaits approval.
+		res.Text, res.Finish = AwaitingApproval(out), "stop"
+		res.Usage = tokens(out.Usage.PromptTokens, out.Usage.CompletionTokens)
+		if onDelta != nil {
+			onDelta(Delta{Text: res.Text})
+		}
+		return res, nil
+	}
 	msgs, err := c.withEvidence(in.Messages, out)
 	if err != nil {
 		return res, err

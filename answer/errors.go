@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"toolrouter/approval"
 	"toolrouter/auth"
 	"toolrouter/council"
 	"toolrouter/internal/errtext"
@@ -165,6 +166,16 @@ func Classify(err error, red *redact.Redactor, log *slog.Logger) *Problem {
 		e = Problem{Status: http.StatusServiceUnavailable, Code: "shutting_down", Message: "the server is shutting down; its configuration is no longer reloaded"}
 	case errors.Is(err, router.ErrUnknownTool), errors.Is(err, inventory.ErrUnknownServer), errors.Is(err, inventory.ErrUnknownTool):
 		e = Problem{Status: http.StatusNotFound, Code: "unknown_tool", Message: err.Error()}
+	case errors.Is(err, approval.ErrUnknownToken):
+		e = Problem{Status: http.StatusNotFound, Code: "unknown_token", Message: err.Error()}
+	case errors.Is(err, approval.ErrOtherIdentity):
+		e = Problem{Status: http.StatusForbidden, Code: "token_identity", Message: err.Error()}
+	case errors.Is(err, approval.ErrExpired):
+		e = Problem{Status: http.StatusGone, Code: "token_expired", Message: err.Error()}
+	case errors.Is(err, approval.ErrUsed):
+		e = Problem{Status: http.StatusConflict, Code: "token_used", Message: err.Error()}
+	case errors.Is(err, router.ErrToolChanged):
+		e = Problem{Status: http.StatusConflict, Code: "tool_changed", Message: err.Error()}
 	case errors.Is(err, inventory.ErrNothingToApprove):
 		e = Problem{Status: http.StatusConflict, Code: "nothing_to_approve", Message: err.Error()}
 	case errors.As(err, &pin):

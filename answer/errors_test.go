@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"testing"
 
+	"toolrouter/approval"
 	"toolrouter/auth"
 	"toolrouter/inventory"
 	"toolrouter/router"
@@ -31,6 +32,11 @@ func TestClassify(t *testing.T) {
 		{"a failed completion", fmt.Errorf("%w: boom", ErrCompletion), http.StatusBadGateway, "model_unavailable"},
 		{"a tool not quarantined", fmt.Errorf("approving: %w", inventory.ErrNothingToApprove), http.StatusConflict, "nothing_to_approve"},
 		{"an unknown server", fmt.Errorf("approving: %w", inventory.ErrUnknownServer), http.StatusNotFound, "unknown_tool"},
+		{"a replayed approval", fmt.Errorf("approving: %w", approval.ErrUsed), http.StatusConflict, "token_used"},
+		{"another identity's approval", approval.ErrOtherIdentity, http.StatusForbidden, "token_identity"},
+		{"an expired approval", approval.ErrExpired, http.StatusGone, "token_expired"},
+		{"a token never issued", approval.ErrUnknownToken, http.StatusNotFound, "unknown_token"},
+		{"a tool changed since held", fmt.Errorf("%w: fs.rm", router.ErrToolChanged), http.StatusConflict, "tool_changed"},
 		{"a session cap", fmt.Errorf("%w: max", ErrTooManySessions), http.StatusTooManyRequests, "too_many_sessions"},
 		{"anything else", errors.New("line one\nline two"), http.StatusInternalServerError, "internal"},
 	} {

@@ -225,3 +225,27 @@ func jsonType(goType string) string {
 	}
 	return goType
 }
+
+// MaxTokenBytes bounds an approval token in a request (approval's tokens are far shorter).
+const MaxTokenBytes = 256
+
+// DecodeApprove parses and checks a POST /v1/approve body, {"token": "…"[, "caller": "…"]}:
+// the token of a held call and the caller it acts for.
+func DecodeApprove(body []byte) (token, caller string, err error) {
+	var req struct {
+		Token  string `json:"token"`
+		Caller string `json:"caller"`
+	}
+	if err := DecodeJSON(body, &req, "token, caller"); err != nil {
+		return "", "", err
+	}
+	switch {
+	case req.Token == "":
+		return "", "", ParamError("missing_token", "token", "token must be the token of a call awaiting approval (a route's pending[].token)")
+	case len(req.Token) > MaxTokenBytes:
+		return "", "", ParamError("bad_token", "token", fmt.Sprintf("token is %d bytes, longer than any token (%d)", len(req.Token), MaxTokenBytes))
+	case len(req.Caller) > MaxCallerBytes:
+		return "", "", ParamError("bad_caller", "caller", fmt.Sprintf("caller is %d bytes, over %d", len(req.Caller), MaxCallerBytes))
+	}
+	return req.Token, req.Caller, nil
+}

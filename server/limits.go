@@ -23,7 +23,7 @@ type Limiter interface {
 
 // workRoutes are the endpoints rate limits apply to: those that do work for a caller (model and
 // tool calls). Nothing else is limited.
-var workRoutes = []string{"/v1/route", "/v1/route/stream", "/v1/answer", "/v1/answer/stream", "/v1/chat/completions"}
+var workRoutes = []string{"/v1/route", "/v1/route/stream", "/v1/answer", "/v1/answer/stream", "/v1/chat/completions", pathApproveCall}
 
 // limitWork registers the admission of rate limits before the handlers of workRoutes: fiber runs
 // it for exactly the requests those routes match.

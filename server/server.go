@@ -125,6 +125,9 @@ type Deps struct {
 	Reload Reloader
 	// Approver, if not nil, serves POST /v1/admin/tools/approve.
 	Approver Approver
+	// Calls, if not nil, runs held calls for POST /v1/approve (nil: no call is ever held, and
+	// every token is unknown).
+	Calls CallApprover
 	// Completer, if not nil, makes the model calls of POST /v1/chat/completions.
 	Completer answer.Completer
 	// Metrics, if not nil, serves GET /metrics (the Prometheus exposition).
@@ -212,6 +215,7 @@ func build(d Deps, o Options, listening string) (*fiber.App, *handlers) {
 	app.Get(pathReadyz, h.readyz)
 	app.Post(pathReload, h.reload)
 	app.Post(pathApprove, h.approve)
+	app.Post(pathApproveCall, h.approveCall)
 	if d.Metrics != nil {
 		app.Get(pathMetrics, h.metrics(adaptor.HTTPHandler(d.Metrics)))
 	}

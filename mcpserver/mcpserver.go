@@ -31,6 +31,7 @@ import (
 
 	"toolrouter/access"
 	"toolrouter/answer"
+	"toolrouter/approval"
 	"toolrouter/config"
 	"toolrouter/inventory"
 	"toolrouter/observe"
@@ -42,6 +43,7 @@ import (
 type Router interface {
 	Route(ctx context.Context, req router.Request) (*router.Outcome, error)
 	Call(ctx context.Context, id access.Identity, qualified string, args map[string]any) (*router.Call, error)
+	Approve(ctx context.Context, id access.Identity, token string) (*router.Call, approval.Call, error)
 }
 
 // Inventory gives the current tools and tells when they change; *inventory.Manager satisfies it.
@@ -253,13 +255,21 @@ func (s *Server) sync() {
 		if t.Title != "" {
 			tool.Title = t.Title
 		}
+		tool.Annotations = hints(t.Annotations)
 		list = append(list, mcpgo.ServerTool{Tool: tool, Handler: s.call})
 	}
 	s.exposed.Store(next)
 	s.mcp.SetTools(list...)
 }
 
-// signature identifies what is listed of tools: names, descriptions and schemas.
+// hints are a tool's annotations as the inventory resolved them (configuration over the server's,
+// MCP's defaults for the rest), so that a client asks its user before what toolrouter would hold.
+func hints(a inventory.Annotations) mcp.ToolAnnotation {
+	return mcp.ToolAnnotation{ReadOnlyHint: &a.ReadOnlyHint, DestructiveHint: &a.DestructiveHint,
+		IdempotentHint: &a.IdempotentHint, OpenWorldHint: &a.OpenWorldHint}
+}
+
+// signature identifies what is listed of tools: names, descriptions, schemas and annotations.
 func signature(tools []*inventory.Tool) string {
 	var b strings.Builder
 	for _, t := range tools {
@@ -271,6 +281,7 @@ func signature(tools []*inventory.Tool) string {
 		b.WriteByte(0)
 		b.Write(t.InputSchema)
 		b.WriteByte(0)
+		fmt.Fprintf(&b, "%v%c", t.Annotations, 0)
 	}
 	return b.String()
 }
@@ -317,7 +328,15 @@ func (s *Server) call(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTo
 	if err != nil {
 		return s.fail(rep, err), nil
 	}
+	if c.Pending != nil {
+		c = s.elicit(ctx, id, c)
+	}
 	rep.Outcome = callOutcome(id, c)
+	if c.Pending != nil {
+		// Not a failure: the call waits for a person, and the result says how to approve it.
+		s.report(rep, http.StatusOK, "")
+		return mcp.NewToolResultStructured(c, pendingText(c.Pending)), nil
+	}
 	if c.Error != nil {
 		return s.finish(rep, callStatus(c.Error.Code), c.Error.Code, c.Error.Message), nil
 	}
@@ -362,6 +381,9 @@ func (s *Server) route(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallT
 	}
 	rr.Identity = id
 	out, err := s.d.Router.Route(ctx, rr)
+	if err == nil && len(out.Pending) > 0 {
+		s.elicitAll(ctx, id, out)
+	}
 	if out != nil {
 		rep.Outcome = out
 	}

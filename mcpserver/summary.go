@@ -37,6 +37,8 @@ func Summary(out *router.Outcome) string {
 		}
 		fmt.Fprintf(&b, "\n\n%d. %s", c.Step, name)
 		switch {
+		case c.Pending != nil:
+			fmt.Fprintf(&b, " %s", pendingText(c.Pending))
 		case c.Error != nil:
 			fmt.Fprintf(&b, " failed (%s): %s", c.Error.Code, c.Error.Message)
 		case c.Result != nil && c.Result.IsError:

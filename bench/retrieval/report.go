@@ -239,10 +239,15 @@ func Markdown(r *Results, chartPath string) string {
 		b.WriteString("| tools | servers | index build ms | heap MB | RSS MB | rank µs p50 / p99 | shortlist µs p50 / p99 | prompt bytes p50 / max | request bytes p50 / max | prompt tokens p50 / max | tools shown p50 (min–max) | tool-list tokens max / budget | over budget |\n")
 		b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, s := range r.Scale {
-			fmt.Fprintf(&b, "| %d | %d | %.1f | %.1f | %.1f | %.0f / %.0f | %.0f / %.0f | %.0f / %.0f | %.0f / %.0f | %.0f / %.0f | %.0f (%.0f–%.0f) | %.0f / %d | %d of %d |\n",
-				s.Tools, s.Servers, s.BuildMS.P50, s.HeapMB, s.RSSMB, s.RankUS.P50, s.RankUS.P99, s.ShortlistUS.P50, s.ShortlistUS.P99,
+			fmt.Fprintf(&b, "| %d | %d | %.1f | %s | %s | %.0f / %.0f | %.0f / %.0f | %.0f / %.0f | %.0f / %.0f | %.0f / %.0f | %.0f (%.0f–%.0f) | %.0f / %d | %d of %d |\n",
+				s.Tools, s.Servers, s.BuildMS.P50, megabytes(s.HeapMB), megabytes(s.RSSMB), s.RankUS.P50, s.RankUS.P99, s.ShortlistUS.P50, s.ShortlistUS.P99,
 				s.PromptBytes.P50, s.PromptBytes.Max, s.RequestBytes.P50, s.RequestBytes.Max, s.PromptTokens.P50, s.PromptTokens.Max,
 				s.Shown.P50, s.Shown.Min, s.Shown.Max, s.UsedTokens.Max, s.Budget, s.OverBudget, s.Routes-s.Whole)
+		}
+		for _, s := range r.Scale {
+			for _, why := range s.MemoryUnmeasured {
+				fmt.Fprintf(&b, "\nAt %d tools, not measured: %s.\n", s.Tools, why)
+			}
 		}
 		if first, last := r.Scale[0], r.Scale[len(r.Scale)-1]; len(r.Scale) > 1 && first.PromptBytes.P50 > 0 {
 			fmt.Fprintf(&b, "\nThe phase-1 prompt at %d tools is %.2f× its size at %d (p50 bytes); at most %.0f of the %d-token window.\n",
@@ -263,6 +268,15 @@ func Markdown(r *Results, chartPath string) string {
 	return b.String()
 }
 
+// megabytes is a table cell: mb to a tenth, or a dash where it was not measured (the reason
+// follows the table).
+func megabytes(mb *float64) string {
+	if mb == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f", *mb)
+}
+
 func maxTokens(ss []Scale) float64 {
 	m := 0.0
 	for _, s := range ss {
@@ -274,16 +288,22 @@ func maxTokens(ss []Scale) float64 {
 // ScaleIntro says how the cost at scale is measured.
 const ScaleIntro = "Pools of real tools with their real schemas (BFCL's functions and MetaTool's plugins, " +
 	"`retrievetest.Pool`: a fixed shuffle repeated on renamed servers of 20 tools), each served by in-process " +
-	"mcp-go servers in an `inventory.Manager`. Build: `retrieve.Catalog.Sync` from empty (documents and BM25F " +
-	"index), median of the builds; heap and RSS: in use after the first build less before it, each after a GC " +
-	"that returned freed memory. Then every real query (BFCL simple and multiple, MetaTool's sample) is routed, " +
+	"mcp-go servers in an `inventory.Manager`. Every real query (BFCL simple and multiple, MetaTool's sample) is routed, " +
 	"one at a time after a warm-up, by `router.New` with the built-in settings (the tool list's budget half of " +
 	"num_ctx less the reserve) against a fake Ollama over HTTP that records each phase-1 request and " +
 	"answers \"no tool\". **rank**: the ranker's `Rank` calls within the route. **shortlist**: from the request's " +
 	"start to the shortlist ready to show (the trace's shortlist step: access, ranking, budget fill and the " +
 	"prompt rendered). **prompt bytes**: the messages the model received; **request bytes**: the HTTP body, with " +
 	"the format schema and its enum of the shown tools; **prompt tokens**: the router's estimate, checked " +
-	"against the window before sending. The same routes as a Go benchmark: " +
+	"against the window before sending. Then, the routes done and the inventory stopped (a started inventory " +
+	"lists its servers again for a while, and that churn would be counted as the index's), the index alone: " +
+	"**index build ms**: `retrieve.Catalog.Sync` from empty (documents and BM25F index) from the inventory's " +
+	"snapshot, median of the builds; **heap MB** and **RSS MB**: what one built index holds, the live heap " +
+	"(`HeapAlloc`) and the resident set (VmRSS) with the index alive less before it was built, each reading after " +
+	"two forced GCs and freed memory returned to the system. A memory figure is left out (—), with the reason " +
+	"below the table, unless it is above zero and the heap once the index is released is back where it began, " +
+	"within a tenth of the figure or 64 KB, whichever is more (else something else moved memory meanwhile). " +
+	"The same routes as a Go benchmark: " +
 	"`go test -run x -bench Shortlist ./bench/retrieval/`; the router's own benchmark of building the phase-1 " +
 	"view alone: `go test -run x -bench Shortlist ./router/`.\n\n"
 

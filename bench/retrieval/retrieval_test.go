@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -189,10 +188,13 @@ func TestScaleKeepsPromptWithinBudget(t *testing.T) {
 	if !(s.Shown.Min > 0 && s.Shown.Max < 400 && s.PromptBytes.Min > 0 && s.RequestBytes.Min > s.PromptBytes.Min && s.ShortlistUS.P50 > 0 && s.RankUS.P50 > 0) {
 		t.Errorf("got %+v; want shortlists, prompts and timings measured", s)
 	}
-	// The heap is a difference across a GC in a process other tests share: it is measured, but may
-	// come out below zero when they free more meanwhile than the index takes.
-	if s.BuildMS.P50 <= 0 || math.IsNaN(s.HeapMB) || math.IsInf(s.HeapMB, 0) {
-		t.Errorf("got build %.2f ms, heap %.2f MB; want both measured", s.BuildMS.P50, s.HeapMB)
+	if s.BuildMS.P50 <= 0 {
+		t.Errorf("got build %.2f ms; want it measured", s.BuildMS.P50)
+	}
+	// The heap is measured in a process other tests share, with their goroutines ending: it is
+	// above zero, or left out with the reason; never a figure below zero.
+	if s.HeapMB == nil && len(s.MemoryUnmeasured) == 0 || s.HeapMB != nil && !(*s.HeapMB > 0) {
+		t.Errorf("got heap %s, unmeasured %q; want a figure above zero or the reason there is none", mbOr(s.HeapMB, "none"), s.MemoryUnmeasured)
 	}
 }
 

@@ -8,12 +8,8 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"os"
 	"runtime"
-	"runtime/debug"
 	"slices"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -32,15 +28,17 @@ type Scale struct {
 	Servers int `json:"servers"`
 	// StartSeconds is how long the inventory took to connect every in-process server.
 	StartSeconds float64 `json:"inventory_start_seconds"`
-	// Build is the time to build the index from the inventory (retrieve.Catalog.Sync from empty:
-	// documents and BM25F index), in milliseconds, over Builds builds.
+	// Build is the time to build the index from the inventory's snapshot (retrieve.Catalog.Sync
+	// from empty: documents and BM25F index), in milliseconds, over Builds builds, once the routes
+	// are done and the inventory is stopped.
 	Builds  int     `json:"builds"`
 	BuildMS Summary `json:"build_ms"`
-	// HeapMB is the heap in use after the first build, with the index alive, less before it;
-	// RSSMB the same of the process's resident set (VmRSS), each after a GC that returned freed
-	// memory to the system.
-	HeapMB float64 `json:"heap_mb"`
-	RSSMB  float64 `json:"rss_mb"`
+	// HeapMB is the live heap one built index holds and RSSMB the resident set (VmRSS) that goes
+	// with it (retained: with the index alive less before it was built, with the inventory
+	// stopped). Either is nil when it could not be measured, and MemoryUnmeasured says why.
+	HeapMB           *float64 `json:"heap_mb,omitempty"`
+	RSSMB            *float64 `json:"rss_mb,omitempty"`
+	MemoryUnmeasured []string `json:"memory_unmeasured,omitempty"`
 	// Routes counts the routed queries, one at a time, after one warm-up route.
 	Routes int `json:"routes"`
 	// RankUS is the time of the ranker's Rank calls within each route (retrieve.Catalog.Rank; the
@@ -99,7 +97,8 @@ type ScaleOptions struct {
 
 // MeasureScale serves p, builds its index, and routes its queries one at a time through
 // router.New with the production settings (scaleRouter) against a fake Ollama over HTTP that records each phase-1 request and answers
-// "no tool".
+// "no tool". Then, the inventory stopped, it measures the index alone: what one holds in memory
+// (retained) and how long one takes to build.
 func MeasureScale(ctx context.Context, p *Pool, o ScaleOptions) (*Scale, error) {
 	if o.Builds <= 0 {
 		o.Builds = 3
@@ -115,17 +114,29 @@ func MeasureScale(ctx context.Context, p *Pool, o ScaleOptions) (*Scale, error) 
 	if err != nil {
 		return nil, err
 	}
-	defer inv.Close()
 	res.StartSeconds = time.Since(t0).Seconds()
 	snap := inv.Snapshot()
-	progress("inventory up in %.1f s; building the index", res.StartSeconds)
+	progress("inventory up in %.1f s", res.StartSeconds)
+	err = route(ctx, p, inv, snap, res, o, progress)
+	inv.Close()
+	if err != nil {
+		return nil, err
+	}
 
-	// Memory first, from a clean heap: the index the router will use.
-	heap0, rss0 := memory()
-	cat := newCatalog(nil, o.Log)
-	cat.Sync(snap)
-	heap1, rss1 := memory()
-	res.HeapMB, res.RSSMB = (heap1-heap0)/(1<<20), (rss1-rss0)/(1<<20)
+	// The index on its own, with the inventory stopped: a started inventory lists its servers
+	// again for a while (each server's new names make the others scan again), and the garbage of
+	// those listings, freed between two readings, would be counted against the index.
+	fp := retained(func() any {
+		c := newCatalog(nil, o.Log)
+		c.Sync(snap)
+		return c
+	})
+	res.HeapMB, res.RSSMB = fp.Heap.MB(), fp.RSS.MB()
+	for _, h := range []held{fp.Heap, fp.RSS} {
+		if h.Err != nil {
+			res.MemoryUnmeasured = append(res.MemoryUnmeasured, h.Err.Error())
+		}
+	}
 	var builds []float64
 	for range o.Builds {
 		c := newCatalog(nil, o.Log)
@@ -134,7 +145,15 @@ func MeasureScale(ctx context.Context, p *Pool, o ScaleOptions) (*Scale, error) 
 		builds = append(builds, float64(time.Since(t).Microseconds())/1000)
 	}
 	res.BuildMS = summarise(builds)
+	progress("index built in %.0f ms; it holds %s of heap", res.BuildMS.P50, mbOr(res.HeapMB, "an unmeasured amount"))
+	return res, nil
+}
 
+// route builds the index of snap and routes p's queries one at a time through the router, with
+// inv as its inventory, recording what they cost in res.
+func route(ctx context.Context, p *Pool, inv *inventory.Manager, snap *inventory.Snapshot, res *Scale, o ScaleOptions, progress func(string, ...any)) error {
+	cat := newCatalog(nil, o.Log)
+	cat.Sync(snap)
 	rec := &phase1Recorder{}
 	fake := fakeollama.Start(rec.reply)
 	defer fake.Close()
@@ -150,9 +169,9 @@ func MeasureScale(ctx context.Context, p *Pool, o ScaleOptions) (*Scale, error) 
 	if o.Limit > 0 && o.Limit < len(queries) {
 		queries = queries[:o.Limit]
 	}
-	progress("index built (%.0f ms); routing %d queries", res.BuildMS.P50, len(queries))
+	progress("routing %d queries", len(queries))
 	if _, err := rt.Route(ctx, router.Request{Query: queries[0].Text}); err != nil { // warm-up: prompt caches
-		return nil, err
+		return err
 	}
 	runtime.GC() // the garbage of building and serving is not the routes' to collect
 	var rank, short, prompt, request, tokens, shown, used []float64
@@ -160,14 +179,14 @@ func MeasureScale(ctx context.Context, p *Pool, o ScaleOptions) (*Scale, error) 
 		ranker.total.Store(0)
 		out, err := rt.Route(ctx, router.Request{Query: q.Text})
 		if err != nil {
-			return nil, fmt.Errorf("routing %q: %w", q.Text, err)
+			return fmt.Errorf("routing %q: %w", q.Text, err)
 		}
 		if out.Degraded != "" {
-			return nil, fmt.Errorf("routing %q: degraded: %s", q.Text, out.Degraded)
+			return fmt.Errorf("routing %q: degraded: %s", q.Text, out.Degraded)
 		}
 		step, ok := firstStep(out, router.StepSelect)
 		if !ok {
-			return nil, fmt.Errorf("routing %q: no phase-1 call", q.Text)
+			return fmt.Errorf("routing %q: no phase-1 call", q.Text)
 		}
 		res.Routes++
 		rank = append(rank, float64(ranker.total.Load())/1e3)
@@ -185,7 +204,7 @@ func MeasureScale(ctx context.Context, p *Pool, o ScaleOptions) (*Scale, error) 
 		if res.Budget == 0 {
 			res.Budget = sl.Budget
 		} else if sl.Budget != res.Budget {
-			return nil, fmt.Errorf("shortlist budgets %d and %d in one run", res.Budget, sl.Budget)
+			return fmt.Errorf("shortlist budgets %d and %d in one run", res.Budget, sl.Budget)
 		}
 		ready, _ := firstStep(out, router.StepShortlist)
 		short = append(short, ready.StartMS*1000)
@@ -199,7 +218,7 @@ func MeasureScale(ctx context.Context, p *Pool, o ScaleOptions) (*Scale, error) 
 	res.PromptBytes, res.RequestBytes, res.PromptTokens = summarise(prompt), summarise(request), summarise(tokens)
 	res.Shown, res.UsedTokens = summarise(shown), summarise(used)
 	progress("shortlist p50 %.0f µs, p99 %.0f µs; prompt p50 %.0f bytes", res.ShortlistUS.P50, res.ShortlistUS.P99, res.PromptBytes.P50)
-	return res, nil
+	return nil
 }
 
 // scaleRouter is the router the scale measurements drive: production settings (config.Default,
@@ -216,6 +235,14 @@ func firstStep(out *router.Outcome, kind router.StepKind) (router.Step, bool) {
 		}
 	}
 	return router.Step{}, false
+}
+
+// mbOr writes mb as megabytes, or unmeasured when it is nil.
+func mbOr(mb *float64, unmeasured string) string {
+	if mb == nil {
+		return unmeasured
+	}
+	return fmt.Sprintf("%.1f MB", *mb)
 }
 
 // NoToolSelection is a phase-1 answer choosing no tool; a route ends with it.
@@ -260,30 +287,6 @@ func (t *timedRanker) Rank(ctx context.Context, snap *inventory.Snapshot, query 
 	r := t.Ranker.Rank(ctx, snap, query, k, permit)
 	t.total.Add(int64(time.Since(t0)))
 	return r
-}
-
-// memory returns the heap in use and the resident set size in bytes, after a GC that returns
-// freed memory to the system.
-func memory() (heap, rss float64) {
-	debug.FreeOSMemory()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return float64(m.HeapInuse), residentBytes()
-}
-
-// residentBytes reads VmRSS from /proc/self/status (0 where there is none).
-func residentBytes() float64 {
-	raw, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for line := range strings.Lines(string(raw)) {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			return kb * 1024
-		}
-	}
-	return 0
 }
 
 // numCtx reads num_ctx from model options.

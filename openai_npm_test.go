@@ -81,7 +81,7 @@ func TestOpenAIClient(t *testing.T) {
 			return reply(map[string]any{"a": 2, "b": 3})
 		}
 		for _, m := range req.Messages {
-			if m.Role == "system" && strings.Contains(m.Content, "<tool_result>\n5\n</tool_result>") {
+			if m.Role == "system" && strings.Contains(m.Content, ">>>\n5\n<<<end ") {
 				return fakeollama.Reply{Content: "2 + 3 = 5, by the calculator.", PromptTokens: 50, CompletionTokens: 9}
 			}
 		}

@@ -101,13 +101,13 @@ func TestRunAllStages(t *testing.T) {
 	// Prompts: stage 1 has the evidence (the tool error marked) and the history; the chairman sees
 	// the answers, the reviews and the ranking.
 	p1 := alphaRec.stage(1)[0]
-	for _, s := range []string{"<tool_result>\n407\n</tool_result>", "The tool answered with an error:\n<tool_error>\nunknown time zone", "hello", query} {
+	for _, s := range []string{">>>\n407\n<<<end ", "The tool answered with an error:\n<<<data ", "unknown time zone", "hello", query} {
 		if !strings.Contains(p1, s) {
 			t.Errorf("stage-1 prompt lacks %q", s)
 		}
 	}
 	p3 := chairRec.stage(3)[0]
-	for _, s := range []string{"quality=3", "Peer reviews:", "Aggregate ranking", "<tool_error>", "say so\n  briefly as a caveat"} {
+	for _, s := range []string{"quality=3", "Peer reviews:", "Aggregate ranking", "The tool answered with an error:", "say so\n  briefly as a caveat"} {
 		if !strings.Contains(p3, s) {
 			t.Errorf("chairman prompt lacks %q", s)
 		}

@@ -7,13 +7,16 @@ import (
 	"text/template"
 )
 
-// The council's templates are their own set, parsed once; they use only text/template's built-in
-// functions.
+// The council's templates are their own set, parsed once; besides text/template's built-in
+// functions they use data and rule, the results' boundary.
 //
 //go:embed council_*.tmpl
 var councilFiles embed.FS
 
-var councilTemplates = template.Must(template.New("").ParseFS(councilFiles, "council_*.tmpl"))
+var councilTemplates = template.Must(template.New("").Funcs(template.FuncMap{
+	"data": Data,
+	"rule": func() string { return DataRule },
+}).ParseFS(councilFiles, "council_*.tmpl"))
 
 // CouncilEvidence is one tool call as the council prompts show it.
 type CouncilEvidence struct {
@@ -25,6 +28,8 @@ type CouncilEvidence struct {
 	Result    string // the tool's text
 	IsError   bool   // the tool answered, with an error (Result says what)
 	Failed    string // the call did not complete: why (no Result)
+	// Mark is the request's boundary around results (see Data); "" shows them bare.
+	Mark string
 }
 
 // CouncilAnswer is one member's answer under its anonymous label ("Response A").

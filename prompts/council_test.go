@@ -6,9 +6,9 @@ import (
 )
 
 var councilEvidence = []CouncilEvidence{
-	{Step: 1, Server: "calculator", Tool: "evaluate", Arguments: `{"expression":"17*23+4^2"}`, Result: "407"},
+	{Step: 1, Server: "calculator", Tool: "evaluate", Arguments: `{"expression":"17*23+4^2"}`, Result: "407", Mark: "fedcba9876543210"},
 	{Step: 2, Server: "clock", Tool: "current_time", Arguments: `{"timezone":"Asia/Tokio"}`, IsError: true,
-		Result: `parameter "timezone": unknown time zone "Asia/Tokio"`},
+		Result: `parameter "timezone": unknown time zone "Asia/Tokio"`, Mark: "fedcba9876543210"},
 	{Step: 3, Server: "weather", Tool: "forecast", Arguments: `{"city":"Paris"}`, Failed: "tool_timeout: no answer within 30s"},
 }
 
@@ -45,8 +45,8 @@ func TestCouncilStage1MarksToolErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"<tool_result>\n407\n</tool_result>",
-		"The tool answered with an error:\n<tool_error>\nparameter \"timezone\"",
+		"<<<data fedcba9876543210>>>\n407\n<<<end fedcba9876543210>>>",
+		"The tool answered with an error:\n<<<data fedcba9876543210>>>\nparameter \"timezone\"",
 		"The call failed and returned nothing: tool_timeout",
 	} {
 		if !strings.Contains(got, want) {

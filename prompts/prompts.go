@@ -21,6 +21,8 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"values":  values,
 	"oneline": oneline,
 	"brief":   brief,
+	"data":    Data,
+	"rule":    func() string { return DataRule },
 }).ParseFS(files, "*.tmpl"))
 
 // Server is one server as the selection prompt shows it.
@@ -158,6 +160,8 @@ type Prior struct {
 	Arguments string // compact JSON
 	Text      string // the result, or why the step failed; possibly trimmed
 	Failed    bool
+	// Mark is the request's boundary around results (see Data); "" shows them bare.
+	Mark string
 }
 
 // ArgumentsPrompt is the whole phase-2 prompt of one call: head, the tool's static part

@@ -244,7 +244,7 @@ func TestReferences(t *testing.T) {
 			}
 			// Later phase-2 prompts show earlier results and accept references in the format.
 			p2 := e.model.Requests()[3]
-			if !strings.Contains(p2.Messages[0].Content, "Step 1 (calculator.multiply): 42") || !strings.Contains(string(p2.Format), "anyOf") {
+			if !strings.Contains(p2.Messages[0].Content, "Step 1 (calculator.multiply):\n<<<data ") || !strings.Contains(p2.Messages[0].Content, ">>>\n42\n<<<end ") || !strings.Contains(string(p2.Format), "anyOf") {
 				t.Errorf("second phase-2 request lacks the earlier result or the reference-friendly format")
 			}
 		})
@@ -283,7 +283,7 @@ func TestFailureFeedback(t *testing.T) {
 	}
 	follow := e.model.Requests()[3].Messages
 	text := follow[len(follow)-1].Content
-	for _, want := range []string{"Failed: the tool failed on purpose", "Failed: calling faults.hang", "deadline exceeded"} {
+	for _, want := range []string{"Failed:\n<<<data ", "the tool failed on purpose", "calling faults.hang", "deadline exceeded"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("round-2 selection lacks %q:\n%s", want, text)
 		}
@@ -471,7 +471,7 @@ func TestNativeMode(t *testing.T) {
 			toolMsgs = append(toolMsgs, m)
 		}
 	}
-	if len(toolMsgs) != 3 || toolMsgs[0].Content != "42" || !strings.Contains(toolMsgs[1].Content, "Error: ") {
+	if len(toolMsgs) != 3 || !strings.HasSuffix(strings.Split(toolMsgs[0].Content, "\n")[1], "42") || !strings.Contains(toolMsgs[1].Content, "Error: ") {
 		t.Errorf("got tool messages %+v, want the result and the errors fed back", toolMsgs)
 	}
 }

@@ -16,7 +16,8 @@ import (
 // nativeSystem is the system message of native mode; the tools travel in the request's tools field.
 const nativeSystem = "You can call the tools provided to answer the user's query. Call a tool only " +
 	"when the query needs what it does; if the query can be answered from general knowledge, answer " +
-	"without calling any. Independent calls may be made together. When you have what you need, answer."
+	"without calling any. Independent calls may be made together. When you have what you need, answer. " +
+	prompts.DataRule
 
 // native plans with Ollama's own tool calling: the tools travel in the request's tools field and
 // the model answers with tool_calls, arguments included. Invalid arguments are not repaired in a

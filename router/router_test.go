@@ -316,7 +316,7 @@ func TestRouteArgumentsInvalidOnEveryAttempt(t *testing.T) {
 		t.Errorf("got %d model calls, %d attempts, %d rounds, stopped %q; want 5, 3, 2, done",
 			out.Usage.LLMCalls, len(out.Attempts), out.Rounds, out.Stopped)
 	}
-	if last := e.model.Requests()[4].Messages; !strings.Contains(last[len(last)-1].Content, "Failed: arguments still invalid") {
+	if last := e.model.Requests()[4].Messages; !strings.Contains(last[len(last)-1].Content, ">>>\narguments still invalid") {
 		t.Errorf("second selection does not show the failure: %q", last[len(last)-1].Content)
 	}
 }

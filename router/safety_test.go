@@ -18,6 +18,7 @@ import (
 	"toolrouter/internal/fakeollama"
 	"toolrouter/internal/testmcp"
 	"toolrouter/inventory"
+	"toolrouter/prompts"
 	"toolrouter/redact"
 	"toolrouter/retrieve"
 	"toolrouter/router"
@@ -206,6 +207,10 @@ func TestResultCannotWidenTheChoice(t *testing.T) {
 					return choose(true, false, "faults.echo")
 				}
 				if round == 2 {
+					follow := req.Messages[len(req.Messages)-1].Content
+					if _, inside, ok := strings.Cut(follow, "<<<data "); !ok || !strings.Contains(inside, "IMPORTANT: now call") || !strings.Contains(follow, prompts.DataRule) {
+						t.Errorf("round 2 does not show the result inside its boundary with the rule: %q", follow)
+					}
 					if strings.Contains(string(req.Format), `"search"`) != widen {
 						t.Errorf("round 2 may search: %v, want %v", !widen, widen)
 					}

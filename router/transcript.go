@@ -20,6 +20,8 @@ type transcript struct {
 	// pending are the last round's calls, not yet in priors: they are rendered when a prompt
 	// first needs them (allPriors), so a request that ends with the round renders none.
 	pending []Call
+	// mark is the request's boundary around tool results (prompts.Data).
+	mark string
 
 	// Room for base without history and for the first rounds, in the transcript's allocation.
 	baseRoom  [2]api.Message
@@ -46,6 +48,7 @@ func (t *transcript) start(system string, history []Message, query string) {
 		base = append(base, api.Message{Role: h.Role, Content: h.Content})
 	}
 	t.base = append(base, api.Message{Role: "user", Content: query})
+	t.mark = prompts.NewMark()
 }
 
 // dropHistory drops the oldest history message (a shrinker for fit).
@@ -84,7 +87,9 @@ func (t *transcript) allPriors() []prompts.Prior {
 // flush renders the pending calls' priors.
 func (t *transcript) flush() {
 	for i := range t.pending {
-		t.priors = append(t.priors, priorOf(&t.pending[i]))
+		p := priorOf(&t.pending[i])
+		p.Mark = t.mark
+		t.priors = append(t.priors, p)
 	}
 	t.pending = nil
 }
@@ -122,7 +127,7 @@ func (t *transcript) nativeMessages() []api.Message {
 			if p.Failed {
 				text = "Error: " + text
 			}
-			msgs = append(msgs, api.Message{Role: "tool", Content: text, ToolName: rl.toolCalls[i].Function.Name})
+			msgs = append(msgs, api.Message{Role: "tool", Content: prompts.Data(p.Mark, text), ToolName: rl.toolCalls[i].Function.Name})
 		}
 	}
 	return msgs

@@ -282,7 +282,7 @@ func TestChatCompletionsRouted(t *testing.T) {
 	if got := strings.Join(roles, ","); got != "system,system,user,assistant,user" || req.Messages[0].Content != "Be brief." {
 		t.Fatalf("got roles %s (first %q), want the client's system message, the evidence, then the conversation", got, req.Messages[0].Content)
 	}
-	if ev := req.Messages[1].Content; !strings.Contains(ev, "calculator.add") || !strings.Contains(ev, "<tool_result>\n5\n</tool_result>") {
+	if ev := req.Messages[1].Content; !strings.Contains(ev, "calculator.add") || !strings.Contains(ev, ">>>\n5\n<<<end ") {
 		t.Errorf("got evidence %q, want the calculator.add call and its result 5", ev)
 	}
 	if req.Model != "qwen2.5:7b" || req.Tools != nil {

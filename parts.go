@@ -38,7 +38,7 @@ type parts struct {
 	traj      *trajectory.Writer
 	ranker    router.Ranker
 	examples  *retrieve.Examples
-	acl       router.Access // the orgs' policy, when it applies
+	acl       router.Access  // the orgs' policy, when it applies
 	store     *records.Store // tool pins and held calls, when the usage database keeps them
 	rt        *router.Router
 	// Built by observe, for the commands that serve requests.

@@ -62,6 +62,9 @@ func usage(w io.Writer, fs *flag.FlagSet) {
                                         print the usage records' totals as a table
   toolrouter keys new --org O [--team T] [--agent A] [--name N]
                                         make an API key
+  toolrouter tools approve SERVER.TOOL [-url URL]
+                                        lift a tool's quarantine on a running server
+                                        (an admin API key in TOOLROUTER_API_KEY)
   toolrouter mcp-builtin NAME [-http ADDR]
                                         serve a built-in MCP server over stdio (or streamable HTTP)
 

@@ -10,6 +10,8 @@
 //	                                      print the usage records' totals as a table
 //	toolrouter keys new --org O [--team T] [--agent A] [--name N]
 //	                                      make an API key: prints {"key", "entry"} (auth.keys entry)
+//	toolrouter tools approve SERVER.TOOL [-url URL]
+//	                                      lift a tool's quarantine on a running server
 //	toolrouter mcp-builtin NAME [-http ADDR]
 //	                                      serve a built-in MCP server over stdio (or streamable HTTP)
 //
@@ -69,6 +71,9 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 	}
 	if len(args) > 0 && args[0] == "keys" {
 		return newKey(args[1:], stdout)
+	}
+	if len(args) > 0 && args[0] == "tools" {
+		return toolsCommand(ctx, args[1:], stdout)
 	}
 	var uf usageFlags
 	inv, err := parse(args, stdout, stderr, &uf)

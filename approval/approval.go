@@ -128,11 +128,3 @@ func key(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:])
 }
-
-// Redact shortens a token for logs: its prefix and first characters.
-func Redact(token string) string {
-	if len(token) <= len(tokenPrefix)+4 {
-		return tokenPrefix + "…"
-	}
-	return token[:len(tokenPrefix)+4] + "…"
-}

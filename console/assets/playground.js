@@ -153,6 +153,7 @@ function liveEntry(ev) {
     }
     case 'tool_call_start': text = `Step ${call.step}: writing the arguments of ${name}…`; break;
     case 'tool_call_complete': text = `Step ${call.step}: ${name} ${JSON.stringify(call.arguments)}`; break;
+    case 'approval_required': text = `Step ${call.step}: ${name} awaits approval: ${(ev.pending || {}).reason || ''}`; break;
     case 'tool_result': text = `Step ${call.step}: ` + (call.error ? `✗ ${call.error.code}: ${call.error.message}` : `result ${call.result ? call.result.text : ''}`); break;
     default: {
       const members = ev.data && ev.data.members;

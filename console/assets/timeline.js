@@ -7,7 +7,7 @@ import {h, json, ms, num} from './dom.js';
 const KIND_NAMES = {
   shortlist: 'Shortlist', select: 'Selection', arguments: 'Arguments', execute: 'Call', dedup: 'Reused call',
   trim: 'Trimmed', capped: 'Over budget', deadline: 'Deadline', native: 'Model call (native)', search: 'Search',
-  low_confidence: 'Low confidence',
+  low_confidence: 'Low confidence', held: 'Awaits approval', refused: 'Refused',
 };
 
 // render returns the timeline (an ordered list) of outcome, a routing outcome; opts may carry
@@ -74,6 +74,18 @@ export function render(outcome, opts = {}) {
         }
         break;
       }
+      case 'held': {
+        what = call ? `step ${call.step}, ${call.server}.${call.tool}: ${s.detail || ''}` : (s.detail || '');
+        const p = call && call.pending;
+        if (p) {
+          body.push(h('p', {}, h('strong', {}, 'Arguments: '), h('code', {}, JSON.stringify(p.arguments))));
+          body.push(h('p', {}, 'Run it once with ', h('code', {'data-token': p.token}, `POST /v1/approve {"token": "${p.token}"}`),
+            ` before ${p.expires_at}.`));
+        } else if (s.error) {
+          body.push(h('p', {class: 'problem'}, s.error));
+        }
+        break;
+      }
       default:
         what = s.detail || s.tool || '';
         if (s.error) body.push(h('p', {class: 'problem'}, s.error));
@@ -83,7 +95,7 @@ export function render(outcome, opts = {}) {
   }
   // The calls that never got a step of their own (their arguments could not be written, say).
   for (const c of outcome.calls || []) {
-    if (c.error && !steps.some((s) => s.call === c.step && (s.kind === 'execute' || s.kind === 'arguments'))) {
+    if (c.error && !steps.some((s) => s.call === c.step && ['execute', 'arguments', 'held', 'refused'].includes(s.kind))) {
       list.append(entry({kind: 'execute', name: 'Call', what: `step ${c.step}, ${c.server || '?'}.${c.tool}`, body: [result(c)], failed: true, total}));
     }
   }

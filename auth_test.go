@@ -25,14 +25,41 @@ import (
 
 // syncBuffer collects a log written from many goroutines.
 type syncBuffer struct {
-	mu sync.Mutex // guards b
-	b  bytes.Buffer
+	mu    sync.Mutex // guards b and wrote
+	b     bytes.Buffer
+	wrote chan struct{} // closed at the next write, when someone waits for one
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.wrote != nil {
+		close(s.wrote)
+		s.wrote = nil
+	}
 	return s.b.Write(p)
+}
+
+// waitFor reports whether the log holds text within d, waking at each write.
+func (s *syncBuffer) waitFor(text string, d time.Duration) bool {
+	deadline := time.After(d)
+	for {
+		s.mu.Lock()
+		if strings.Contains(s.b.String(), text) {
+			s.mu.Unlock()
+			return true
+		}
+		if s.wrote == nil {
+			s.wrote = make(chan struct{})
+		}
+		wrote := s.wrote
+		s.mu.Unlock()
+		select {
+		case <-wrote:
+		case <-deadline:
+			return false
+		}
+	}
 }
 
 func (s *syncBuffer) String() string {

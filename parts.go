@@ -106,6 +106,9 @@ func (p *parts) open(ctx context.Context, stderr io.Writer) error {
 		return err
 	}
 	p.closers = append(p.closers, func(context.Context) { _ = p.examples.Close() })
+	if err := p.generate(ctx); err != nil {
+		return err
+	}
 	p.acl = policy(p.orgs, len(cfg.Orgs) > 0 && (p.cmd == "serve" || p.as.Depth() > 0))
 	p.rt = newRouter(p)
 	if p.ranker != nil {
@@ -114,6 +117,24 @@ func (p *parts) open(ctx context.Context, stderr io.Writer) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// generate starts the background writing of example queries (retrieval.generate_examples) for
+// the commands that serve requests.
+func (p *parts) generate(ctx context.Context) error {
+	r := p.cfg.Retrieval
+	if !r.Enabled || r.GenerateExamples == 0 || (p.cmd != "serve" && p.cmd != "mcp") {
+		return nil
+	}
+	g, err := retrieve.NewGenerator(p.models.router, p.examples, retrieve.GenerateOptions{
+		Model: p.cfg.Ollama.Model, PerTool: r.GenerateExamples, PerMinute: r.GeneratePerMinute, Max: r.GenerateMax,
+		Path: p.cfg.GeneratedPath(), CallTimeout: p.cfg.Ollama.Timeout.D(), Options: p.cfg.Ollama.Options, Logger: p.logger})
+	if err != nil {
+		return fmt.Errorf("retrieval.generate_examples: %w", err)
+	}
+	go g.Run(ctx, p.inv)
+	p.closers = append(p.closers, func(context.Context) { _ = g.Close() })
 	return nil
 }
 

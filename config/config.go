@@ -349,6 +349,24 @@ type Retrieval struct {
 	// lists take them ("calculator.*", "clock.current_time", "fs"). A pinned tool counts against
 	// PromptBudget; pinned tools that do not fit it stop the start.
 	Pinned []string `koanf:"pinned" json:"pinned,omitempty"`
+	// GenerateExamples, when above 0, has the router's model write this many questions a user
+	// might ask for each tool, once per tool definition and model, in the background; they are
+	// ranked as configured examples are, and kept beside the examples file.
+	GenerateExamples int `koanf:"generate_examples" json:"generate_examples"`
+	// GeneratePerMinute paces those model calls; GenerateMax caps them per process run.
+	GeneratePerMinute int `koanf:"generate_per_minute" json:"generate_per_minute"`
+	GenerateMax       int `koanf:"generate_max" json:"generate_max"`
+}
+
+// GeneratedPath is where generated examples are kept: generated_examples.jsonl beside the examples
+// file, else beside the vector cache; "" (in memory) when neither is set.
+func (c Config) GeneratedPath() string {
+	for _, p := range []string{c.ExamplesPath(), c.Retrieval.VectorCache} {
+		if p != "" {
+			return path.Join(path.Dir(p), "generated_examples.jsonl")
+		}
+	}
+	return ""
 }
 
 // ExamplesPath is where learned examples are kept: examples_file, or examples.jsonl beside the

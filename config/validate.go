@@ -96,6 +96,15 @@ func (c Config) Validate() error {
 	if r := c.Retrieval; r.MaxSearches < 0 || r.MaxSearches > 4 {
 		v.add("retrieval.max_searches", "must be 0..4, got %d", r.MaxSearches)
 	}
+	if r := c.Retrieval; r.GenerateExamples < 0 || r.GenerateExamples > 20 {
+		v.add("retrieval.generate_examples", "must be 0..20, got %d", r.GenerateExamples)
+	}
+	if r := c.Retrieval; r.GeneratePerMinute < 1 || r.GeneratePerMinute > 6000 {
+		v.add("retrieval.generate_per_minute", "must be 1..6000, got %d", r.GeneratePerMinute)
+	}
+	if r := c.Retrieval; r.GenerateMax < 1 {
+		v.add("retrieval.generate_max", "must be at least 1, got %d", r.GenerateMax)
+	}
 	if r := c.Retrieval; r.ExamplesPerTool < 1 || r.ExamplesPerTool > 1000 {
 		v.add("retrieval.examples_per_tool", "must be 1..1000, got %d", r.ExamplesPerTool)
 	}

@@ -198,6 +198,15 @@ func SelectFollowup(results []Prior, remaining int) (string, error) {
 	}{results, remaining})
 }
 
+// GenerateExamples renders the request for n questions a user might ask that tool answers
+// (retrieval.generate_examples).
+func GenerateExamples(tool Tool, n int) (string, error) {
+	return render("examples.tmpl", struct {
+		Tool Tool
+		N    int
+	}{tool, n})
+}
+
 // Repair renders the message that sends the validator's findings back to the model.
 func Repair(tool string, feedback string) (string, error) {
 	return render("repair.tmpl", struct{ Tool, Feedback string }{tool, feedback})

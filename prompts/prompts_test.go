@@ -59,6 +59,7 @@ func TestGolden(t *testing.T) {
 			return arguments(addTool, "add the two results", "add step 1 and step 2", priors)
 		}},
 		{"select_followup", func() (string, error) { return SelectFollowup(priors, 2) }},
+		{"generate_examples", func() (string, error) { return GenerateExamples(addTool, 3) }},
 		{"select_followup_final", func() (string, error) { return SelectFollowup(priors, 0) }},
 	}
 	runGolden(t, tests)

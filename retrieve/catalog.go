@@ -69,7 +69,7 @@ func (c *Catalog) Sync(snap *inventory.Snapshot) {
 		return
 	}
 	if c.ex != nil {
-		configured, learned = c.ex.Configured(), c.ex.Learned()
+		configured, learned = c.ex.Written(), c.ex.Learned()
 	}
 	c.docs = DocsFrom(snap, configured, learned)
 	c.version = snap.Version

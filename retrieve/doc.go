@@ -8,7 +8,7 @@
 // servers, render prompts or decide access: callers pass a permit function and a cost function.
 //
 // Typical use: when the inventory's version or Examples.Version changes, call Retriever.Sync (or
-// Index.Sync) with DocsFrom(snapshot, examples.Configured(), examples.Learned()); only servers
+// Index.Sync) with DocsFrom(snapshot, examples.Written(), examples.Learned()); only servers
 // whose tools changed are reindexed. Per query, Search with the caller's access list as permit, then Shortlist
 // the hits under the prompt's token budget. After a tool answered a query well, Examples.Learn.
 package retrieve

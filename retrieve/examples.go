@@ -28,6 +28,7 @@ type Examples struct {
 
 	mu         sync.Mutex // guards everything below
 	configured map[string][]string
+	generated  map[string][]string // tool → queries the router's model wrote (Generator)
 	learned    map[string][]string // tool → queries, oldest first
 	file       *os.File            // append-only; nil without a path or after Close
 	lines      int                 // records in the file
@@ -48,7 +49,8 @@ func OpenExamples(path string, perTool int) (*Examples, error) {
 	if perTool <= 0 {
 		perTool = 20
 	}
-	e := &Examples{path: path, perTool: perTool, configured: map[string][]string{}, learned: map[string][]string{}}
+	e := &Examples{path: path, perTool: perTool, configured: map[string][]string{}, generated: map[string][]string{},
+		learned: map[string][]string{}}
 	if path == "" {
 		return e, nil
 	}
@@ -86,6 +88,18 @@ func (e *Examples) SetConfigured(configured map[string][]string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.configured = maps.Clone(configured)
+	e.version++
+}
+
+// SetGenerated replaces the examples the model wrote for tool (none: nil).
+func (e *Examples) SetGenerated(tool string, queries []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(queries) == 0 {
+		delete(e.generated, tool)
+	} else {
+		e.generated[tool] = slices.Clone(queries)
+	}
 	e.version++
 }
 
@@ -212,7 +226,8 @@ func (e *Examples) Prune(keep func(tool string) bool) error {
 	return e.rewrite()
 }
 
-// For returns the examples of one tool: configured ones, then learned ones oldest first.
+// For returns the examples of one tool: configured ones, generated ones, then learned ones oldest
+// first, each once (ignoring case and spacing).
 func (e *Examples) For(tool string) []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -221,7 +236,7 @@ func (e *Examples) For(tool string) []string {
 
 func (e *Examples) forLocked(tool string) []string {
 	out := slices.Clone(e.configured[tool])
-	for _, q := range e.learned[tool] {
+	for _, q := range slices.Concat(e.generated[tool], e.learned[tool]) {
 		key := normaliseExample(q)
 		if !slices.ContainsFunc(out, func(c string) bool { return normaliseExample(c) == key }) {
 			out = append(out, q)
@@ -230,7 +245,7 @@ func (e *Examples) forLocked(tool string) []string {
 	return out
 }
 
-// All returns every tool's examples, configured and learned (see For).
+// All returns every tool's examples, configured, generated and learned (see For).
 func (e *Examples) All() map[string][]string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -238,19 +253,26 @@ func (e *Examples) All() map[string][]string {
 	for tool := range e.configured {
 		out[tool] = e.forLocked(tool)
 	}
-	for tool := range e.learned {
-		out[tool] = e.forLocked(tool)
+	for _, m := range []map[string][]string{e.generated, e.learned} {
+		for tool := range m {
+			out[tool] = e.forLocked(tool)
+		}
 	}
 	return out
 }
 
-// Configured returns the configured examples, by tool.
-func (e *Examples) Configured() map[string][]string {
+// Written returns the examples written for each tool rather than learned: the configured ones,
+// then those the model wrote (Generator) that do not repeat them (ignoring case and spacing).
+// The index weighs them alike.
+func (e *Examples) Written() map[string][]string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := make(map[string][]string, len(e.configured))
+	out := make(map[string][]string, len(e.configured)+len(e.generated))
 	for tool, qs := range e.configured {
 		out[tool] = slices.Clone(qs)
+	}
+	for tool, qs := range e.generated {
+		out[tool] = mergeExamples(out[tool], qs)
 	}
 	return out
 }

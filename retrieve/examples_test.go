@@ -194,25 +194,31 @@ func TestLearnedExamplesRank(t *testing.T) {
 	}
 }
 
-// TestExamplesConfiguredAndLearned: Configured and Learned keep the two apart, each tool's
-// learned examples without those a later configuration repeats (ignoring case and spacing), and
-// what they return is the caller's to change.
-func TestExamplesConfiguredAndLearned(t *testing.T) {
+// TestExamplesWrittenAndLearned: Written and Learned keep the two apart: the configured examples
+// then the model's that do not repeat them, and each tool's learned examples without those a later
+// configuration repeats (ignoring case and spacing); what they return is the caller's to change.
+func TestExamplesWrittenAndLearned(t *testing.T) {
 	e := openExamples(t, "", 20)
 	learn(t, e, "s.a", "what is 6 by 7")
 	learn(t, e, "s.a", "multiply these")
 	learn(t, e, "s.b", "read my notes")
 	e.SetConfigured(map[string][]string{"s.a": {"What is  6 by 7", "times table"}})
-	conf, learned := e.Configured(), e.Learned()
-	if want := map[string][]string{"s.a": {"What is  6 by 7", "times table"}}; !equalExamples(conf, want) {
-		t.Errorf("Configured: got %q, want %q", conf, want)
+	e.SetGenerated("s.a", []string{"times table", "six sevens"})
+	e.SetGenerated("s.c", []string{"convert a time"})
+	written, learned := e.Written(), e.Learned()
+	if want := map[string][]string{"s.a": {"What is  6 by 7", "times table", "six sevens"}, "s.c": {"convert a time"}}; !equalExamples(written, want) {
+		t.Errorf("Written: got %q, want %q", written, want)
 	}
 	if want := map[string][]string{"s.a": {"multiply these"}, "s.b": {"read my notes"}}; !equalExamples(learned, want) {
 		t.Errorf("Learned: got %q, want %q", learned, want)
 	}
-	conf["s.a"][0], learned["s.b"][0] = "changed", "changed"
-	if e.Configured()["s.a"][0] == "changed" || e.Learned()["s.b"][0] == "changed" {
+	written["s.a"][0], learned["s.b"][0] = "changed", "changed"
+	if e.Written()["s.a"][0] == "changed" || e.Learned()["s.b"][0] == "changed" {
 		t.Error("changing a returned map changed the store")
+	}
+	e.SetGenerated("s.c", nil)
+	if _, ok := e.Written()["s.c"]; ok {
+		t.Error("SetGenerated(nil) kept the tool's generated examples")
 	}
 }
 

@@ -170,7 +170,7 @@ func (p *promptSet) argumentsHead(t *inventory.Tool) (string, error) {
 	if s, ok := p.args[t.Qualified]; ok {
 		return s, nil
 	}
-	s, err := prompts.ArgumentsTool(promptTool(t))
+	s, err := prompts.ArgumentsTool(prompts.ToolOf(t))
 	if err != nil {
 		return "", err
 	}
@@ -244,7 +244,7 @@ func (p *pieces) toolOf(t *inventory.Tool) piece {
 	defer p.mu.Unlock()
 	pc, ok := p.tool[t.Qualified]
 	if !ok {
-		text, _ := prompts.SelectToolText(promptTool(t))
+		text, _ := prompts.SelectToolText(prompts.ToolOf(t))
 		pc = piece{text: text, raw: tokens.Raw(text)}
 		p.tool[t.Qualified] = pc
 	}
@@ -482,15 +482,6 @@ func purposesOf(servers []inventory.Server) map[string]string {
 	return m
 }
 
-func promptTool(t *inventory.Tool) prompts.Tool {
-	pt := prompts.Tool{Qualified: t.Qualified, Description: t.Description, Schema: t.InputSchema}
-	for _, p := range t.Parameters {
-		pt.Parameters = append(pt.Parameters, prompts.Param{
-			Name: p.Name, Type: p.Type, Description: p.Description, Required: p.Required, Enum: p.Enum,
-		})
-	}
-	return pt
-}
 
 // Offer is what retrieval offers an identity for a query: the best-ranked tools, and what phase 1
 // would be shown.

@@ -482,7 +482,6 @@ func purposesOf(servers []inventory.Server) map[string]string {
 	return m
 }
 
-
 // Offer is what retrieval offers an identity for a query: the best-ranked tools, and what phase 1
 // would be shown.
 type Offer struct {

@@ -141,9 +141,18 @@ func (g *Generator) Run(ctx context.Context, tools Tools) {
 	}
 }
 
+// Fill applies the examples known for snap's tools and writes the missing ones at once, one call
+// after another, within the cap; it returns how many tools got examples written and how many calls
+// failed. Run does the same in the background, paced.
+func (g *Generator) Fill(ctx context.Context, snap *inventory.Snapshot) (written, failed int) {
+	now := make(chan time.Time)
+	close(now)
+	return g.pass(ctx, snap, now, nil)
+}
+
 // pass applies the examples known for snap's tools and writes the missing ones, one per tick of
 // pace, until they are all written, the cap is reached, the inventory changes or ctx ends.
-func (g *Generator) pass(ctx context.Context, snap *inventory.Snapshot, pace <-chan time.Time, changed <-chan struct{}) {
+func (g *Generator) pass(ctx context.Context, snap *inventory.Snapshot, pace <-chan time.Time, changed <-chan struct{}) (written, failed int) {
 	var todo []*inventory.Tool
 	for _, t := range snap.Available() {
 		g.mu.Lock()
@@ -156,24 +165,23 @@ func (g *Generator) pass(ctx context.Context, snap *inventory.Snapshot, pace <-c
 		}
 	}
 	if len(todo) == 0 {
-		return
+		return 0, 0
 	}
 	g.o.Logger.Info("writing example queries for tools", "tools", len(todo), "model", g.o.Model, "per_tool", g.o.PerTool)
-	written, failed := 0, 0
 	for i, t := range todo {
 		g.mu.Lock()
 		capped := g.calls >= g.o.Max
 		g.mu.Unlock()
 		if capped {
 			g.o.Logger.Warn("example queries: the cap of model calls is reached (retrieval.generate_max)", "max", g.o.Max, "left", len(todo)-i)
-			return
+			return written, failed
 		}
 		select {
 		case <-pace:
 		case <-changed:
-			return // the next pass takes the new inventory
+			return written, failed // the next pass takes the new inventory
 		case <-ctx.Done():
-			return
+			return written, failed
 		}
 		qs, err := g.write(ctx, t)
 		if err != nil {
@@ -188,6 +196,7 @@ func (g *Generator) pass(ctx context.Context, snap *inventory.Snapshot, pace <-c
 		}
 	}
 	g.o.Logger.Info("example queries written", "tools", written, "failed", failed)
+	return written, failed
 }
 
 // write has the model write the examples of t, and keeps them.

@@ -28,13 +28,6 @@ func calculator(t *testing.T) *inventory.Manager {
 	return inv
 }
 
-// now is a pace that never waits.
-func now() <-chan time.Time {
-	c := make(chan time.Time)
-	close(c)
-	return c
-}
-
 // TestGenerateExamples: each tool gets the model's questions once per definition and model: they
 // are ranked as examples, deduplicated, kept in the file, and a restart reads them instead of
 // asking again; the cap bounds the calls, and an answer that is not a list of questions adds none.
@@ -57,7 +50,9 @@ func TestGenerateExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.pass(context.Background(), snap, now(), nil)
+	if written, failed := g.Fill(context.Background(), snap); written != len(tools) || failed != 0 {
+		t.Errorf("Fill: %d written, %d failed, want %d and 0", written, failed, len(tools))
+	}
 	if n := int(calls.Load()); n != len(tools) {
 		t.Fatalf("made %d calls for %d tools", n, len(tools))
 	}
@@ -79,7 +74,7 @@ func TestGenerateExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g2.Close()
-	g2.pass(context.Background(), snap, now(), nil)
+	g2.Fill(context.Background(), snap)
 	if n := int(calls.Load()); n != len(tools) || len(ex2.For("calculator.add")) != 2 {
 		t.Errorf("after a restart: %d calls (want %d), examples %q", n, len(tools), ex2.For("calculator.add"))
 	}
@@ -90,7 +85,7 @@ func TestGenerateExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g3.pass(context.Background(), snap, now(), nil)
+	g3.Fill(context.Background(), snap)
 	if n := int(calls.Load()) - len(tools); n != 2 {
 		t.Errorf("another model with a cap of 2 made %d calls", n)
 	}
@@ -99,7 +94,9 @@ func TestGenerateExamples(t *testing.T) {
 	bad := fakeollama.NewFunc(t, func(api.ChatRequest) fakeollama.Reply { return fakeollama.Reply{Content: `{"not": "a list"}`} })
 	ex4, _ := OpenExamples("", 0)
 	g4, _ := NewGenerator(bad.Client(), ex4, GenerateOptions{Model: "fake", PerTool: 3, Logger: quiet})
-	g4.pass(context.Background(), snap, now(), nil)
+	if written, failed := g4.Fill(context.Background(), snap); written != 0 || failed != len(tools) {
+		t.Errorf("Fill with bad answers: %d written, %d failed", written, failed)
+	}
 	if got := ex4.All(); len(got) != 0 {
 		t.Errorf("a bad answer added examples: %v", got)
 	}

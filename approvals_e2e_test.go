@@ -30,14 +30,7 @@ import (
 // attempt and a token never issued are refused with 409, 403 and 404.
 func TestApprovalAcrossReplicas(t *testing.T) {
 	bin := buildBinary(t)
-	pg, err := services.StartPostgres(t.Context())
-	if errors.Is(err, services.ErrMissing) && os.Getenv("CI") != "true" {
-		t.Skipf("skipping: %v (.ci/run installs it)", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pg.Stop)
+	pg := services.Postgres(t)
 	npm := npmservers.Dir(t)
 	files := t.TempDir()
 	target := filepath.Join(files, "note.txt")

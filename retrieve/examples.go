@@ -1,14 +1,9 @@
 package retrieve
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -23,15 +18,13 @@ const maxExampleBytes = 1000
 // oldest dropped first), deduplicated ignoring case and spacing, and persisted as JSON Lines so
 // that they survive a restart. It is safe for concurrent use.
 type Examples struct {
-	path    string
 	perTool int
 
 	mu         sync.Mutex // guards everything below
 	configured map[string][]string
 	generated  map[string][]string // tool → queries the router's model wrote (Generator)
 	learned    map[string][]string // tool → queries, oldest first
-	file       *os.File            // append-only; nil without a path or after Close
-	lines      int                 // records in the file
+	lf         lineFile            // the learned examples' file
 	version    uint64
 }
 
@@ -49,36 +42,28 @@ func OpenExamples(path string, perTool int) (*Examples, error) {
 	if perTool <= 0 {
 		perTool = 20
 	}
-	e := &Examples{path: path, perTool: perTool, configured: map[string][]string{}, generated: map[string][]string{},
-		learned: map[string][]string{}}
-	if path == "" {
-		return e, nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("reading examples: %w", err)
-	}
-	damaged := len(data) > 0 && data[len(data)-1] != '\n'
-	for line := range bytes.Lines(data) {
+	e := &Examples{perTool: perTool, configured: map[string][]string{}, generated: map[string][]string{},
+		learned: map[string][]string{}, lf: lineFile{path: path, what: "examples"}}
+	damaged, err := e.lf.load(func(line []byte) bool {
 		var r exampleRecord
 		if json.Unmarshal(line, &r) != nil || r.Tool == "" {
-			damaged = true
-			continue
+			return false
 		}
-		e.lines++
 		e.add(r.Tool, r.Query)
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
-	if damaged || e.lines > e.compactAt() {
+	if damaged || e.lf.n > e.compactAt() {
 		if err := e.rewrite(); err != nil {
 			return nil, err
 		}
 		return e, nil
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("opening examples: %w", err)
+	if err := e.lf.open(); err != nil {
+		return nil, err
 	}
-	e.file = f
 	return e, nil
 }
 
@@ -118,18 +103,17 @@ func (e *Examples) Learn(tool, query string) (bool, error) {
 		return false, nil
 	}
 	e.version++
-	if e.file == nil {
+	if e.lf.file == nil {
 		return true, nil
 	}
 	line, err := json.Marshal(exampleRecord{Tool: tool, Query: query})
 	if err != nil {
 		return true, fmt.Errorf("encoding example: %w", err)
 	}
-	if _, err := e.file.Write(append(line, '\n')); err != nil {
-		return true, fmt.Errorf("writing example: %w", err)
+	if err := e.lf.append(append(line, '\n'), 1); err != nil {
+		return true, err
 	}
-	e.lines++
-	if e.lines > e.compactAt() {
+	if e.lf.n > e.compactAt() {
 		if err := e.rewrite(); err != nil {
 			return true, err
 		}
@@ -170,43 +154,16 @@ func (e *Examples) compactAt() int {
 	return max(2*n, 256)
 }
 
-// rewrite replaces the file with the kept learned examples (through a temporary file and a
-// rename, so a crash leaves the old file or the new one) and reopens it for appending.
+// rewrite replaces the file with the kept learned examples and reopens it for appending.
 func (e *Examples) rewrite() error {
-	if e.file != nil {
-		e.file.Close()
-		e.file = nil
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(e.path), filepath.Base(e.path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("rewriting examples: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	w := bufio.NewWriter(tmp)
-	n := 0
-	for _, tool := range slices.Sorted(maps.Keys(e.learned)) {
-		for _, q := range e.learned[tool] {
-			line, _ := json.Marshal(exampleRecord{Tool: tool, Query: q})
-			w.Write(append(line, '\n'))
-			n++
+	return e.lf.rewrite(func(emit func([]byte)) {
+		for _, tool := range slices.Sorted(maps.Keys(e.learned)) {
+			for _, q := range e.learned[tool] {
+				line, _ := json.Marshal(exampleRecord{Tool: tool, Query: q})
+				emit(append(line, '\n'))
+			}
 		}
-	}
-	if err := w.Flush(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("rewriting examples: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("rewriting examples: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), e.path); err != nil {
-		return fmt.Errorf("rewriting examples: %w", err)
-	}
-	f, err := os.OpenFile(e.path, os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("opening examples: %w", err)
-	}
-	e.file, e.lines = f, n
-	return nil
+	})
 }
 
 // Prune forgets the learned examples of the tools keep rejects (tools that no longer exist, say)
@@ -220,7 +177,7 @@ func (e *Examples) Prune(keep func(tool string) bool) error {
 		return nil
 	}
 	e.version++
-	if e.file == nil {
+	if e.lf.file == nil {
 		return nil
 	}
 	return e.rewrite()
@@ -309,13 +266,5 @@ func (e *Examples) Version() uint64 {
 func (e *Examples) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.file == nil {
-		return nil
-	}
-	err := e.file.Close()
-	e.file = nil
-	if err != nil {
-		return fmt.Errorf("closing examples: %w", err)
-	}
-	return nil
+	return e.lf.close()
 }

@@ -1,13 +1,11 @@
 package retrieve
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -72,9 +70,9 @@ type Generator struct {
 	ex *Examples
 	o  GenerateOptions
 
-	mu    sync.Mutex
+	mu    sync.Mutex // guards done, lf and calls
 	done  map[genKey][]string
-	file  *os.File
+	lf    lineFile
 	calls int // model calls made by this process
 }
 
@@ -93,36 +91,45 @@ func NewGenerator(w Writer, ex *Examples, o GenerateOptions) (*Generator, error)
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	g := &Generator{w: w, ex: ex, o: o, done: map[genKey][]string{}}
-	if o.Path == "" {
-		return g, nil
-	}
-	data, err := os.ReadFile(o.Path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("reading generated examples: %w", err)
-	}
-	for line := range bytes.Lines(data) {
+	g := &Generator{w: w, ex: ex, o: o, done: map[genKey][]string{}, lf: lineFile{path: o.Path, what: "generated examples"}}
+	damaged, err := g.lf.load(func(line []byte) bool {
 		var r genRecord
-		if json.Unmarshal(line, &r) == nil && r.Tool != "" {
-			g.done[genKey{r.Tool, r.Pin, r.Model}] = r.Queries
+		if json.Unmarshal(line, &r) != nil || r.Tool == "" {
+			return false
 		}
+		g.done[genKey{r.Tool, r.Pin, r.Model}] = r.Queries
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
-	if g.file, err = os.OpenFile(o.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err != nil {
-		return nil, fmt.Errorf("opening generated examples: %w", err)
+	if damaged || g.lf.n > max(2*len(g.done), 64) {
+		err = g.rewrite()
+	} else {
+		err = g.lf.open()
+	}
+	if err != nil {
+		return nil, err
 	}
 	return g, nil
+}
+
+// rewrite replaces the file with the one record kept per tool definition and model. g.mu is held
+// or g is not yet shared.
+func (g *Generator) rewrite() error {
+	return g.lf.rewrite(func(emit func([]byte)) {
+		for k, qs := range g.done {
+			line, _ := json.Marshal(genRecord{Tool: k.tool, Pin: k.pin, Model: k.model, Queries: qs})
+			emit(append(line, '\n'))
+		}
+	})
 }
 
 // Close closes the file.
 func (g *Generator) Close() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.file == nil {
-		return nil
-	}
-	err := g.file.Close()
-	g.file = nil
-	return err
+	return g.lf.close()
 }
 
 // Run gives every tool of the inventory its generated examples, writing those it lacks, then
@@ -251,17 +258,11 @@ func (g *Generator) keep(r genRecord) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.done[genKey{r.Tool, r.Pin, r.Model}] = r.Queries
-	if g.file == nil {
-		return nil
-	}
 	line, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	if _, err := g.file.Write(append(line, '\n')); err != nil {
-		return fmt.Errorf("writing generated examples: %w", err)
-	}
-	return nil
+	return g.lf.append(append(line, '\n'), 1)
 }
 
 // containsFold reports whether qs holds q, ignoring case and spacing.

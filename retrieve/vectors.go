@@ -1,18 +1,12 @@
 package retrieve
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"sync"
 )
 
@@ -36,20 +30,20 @@ type vecRecord struct {
 // vectorCache keeps embedding vectors (unit length) by model and text hash, in memory and, with a
 // path, in a JSON Lines file loaded at open and appended to, so a restart embeds nothing twice.
 type vectorCache struct {
-	path string
-
-	mu    sync.Mutex // guards vecs, file, lines
-	vecs  map[vecKey][]float32
-	file  *os.File // nil without a path
-	lines int      // records in the file
+	mu   sync.Mutex // guards vecs and lf
+	vecs map[vecKey][]float32
+	lf   lineFile
 }
 
 func openVectorCache(path string) (*vectorCache, error) {
-	c := &vectorCache{path: path, vecs: map[vecKey][]float32{}}
-	if path == "" {
-		return c, nil
-	}
-	damaged, err := c.load()
+	c := &vectorCache{vecs: map[vecKey][]float32{}, lf: lineFile{path: path, what: "vector cache"}}
+	damaged, err := c.lf.load(func(line []byte) bool {
+		k, v, ok := decodeVector(line)
+		if ok {
+			c.vecs[k] = v
+		}
+		return ok
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -60,43 +54,10 @@ func openVectorCache(path string) (*vectorCache, error) {
 		}
 		return c, nil
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("opening vector cache: %w", err)
+	if err := c.lf.open(); err != nil {
+		return nil, err
 	}
-	c.file = f
 	return c, nil
-}
-
-// load reads the file, skipping unreadable lines (and reporting them).
-func (c *vectorCache) load() (damaged bool, err error) {
-	f, err := os.Open(c.path)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("reading vector cache: %w", err)
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 64<<10)
-	for {
-		line, err := r.ReadBytes('\n')
-		if len(line) > 0 {
-			k, v, ok := decodeVector(line)
-			if ok && line[len(line)-1] == '\n' {
-				c.vecs[k] = v
-				c.lines++
-			} else {
-				damaged = true
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			return damaged, nil
-		}
-		if err != nil {
-			return false, fmt.Errorf("reading vector cache: %w", err)
-		}
-	}
 }
 
 func decodeVector(line []byte) (vecKey, []float32, bool) {
@@ -144,18 +105,11 @@ func (c *vectorCache) put(keys []vecKey, vecs [][]float32) error {
 	for i, k := range keys {
 		v := unit(vecs[i])
 		c.vecs[k] = v
-		if c.file != nil {
+		if c.lf.file != nil {
 			buf = append(buf, encodeVector(k, v)...)
 		}
 	}
-	if c.file == nil || len(buf) == 0 {
-		return nil
-	}
-	if _, err := c.file.Write(buf); err != nil {
-		return fmt.Errorf("writing vector cache: %w", err)
-	}
-	c.lines += len(keys)
-	return nil
+	return c.lf.append(buf, len(keys))
 }
 
 // prune forgets the vectors keep rejects, rewriting the file when it holds more than twice the
@@ -168,62 +122,28 @@ func (c *vectorCache) prune(keep func(vecKey) bool) error {
 			delete(c.vecs, k)
 		}
 	}
-	if c.path == "" || c.lines <= max(2*len(c.vecs), 64) {
+	if c.lf.path == "" || c.lf.n <= max(2*len(c.vecs), 64) {
 		return nil
 	}
 	return c.rewrite(keep)
 }
 
-// rewrite replaces the file with the vectors keep accepts, through a temporary file and a
-// rename, and reopens it for appending. c.mu is held or c is not yet shared.
+// rewrite replaces the file with the vectors keep accepts and reopens it for appending. c.mu is
+// held or c is not yet shared.
 func (c *vectorCache) rewrite(keep func(vecKey) bool) error {
-	if c.file != nil {
-		c.file.Close()
-		c.file = nil
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(c.path), filepath.Base(c.path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("rewriting vector cache: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	w := bufio.NewWriterSize(tmp, 64<<10)
-	n := 0
-	for k, v := range c.vecs {
-		if keep(k) {
-			w.Write(encodeVector(k, v))
-			n++
+	return c.lf.rewrite(func(emit func([]byte)) {
+		for k, v := range c.vecs {
+			if keep(k) {
+				emit(encodeVector(k, v))
+			}
 		}
-	}
-	if err := w.Flush(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("rewriting vector cache: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("rewriting vector cache: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), c.path); err != nil {
-		return fmt.Errorf("rewriting vector cache: %w", err)
-	}
-	f, err := os.OpenFile(c.path, os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("opening vector cache: %w", err)
-	}
-	c.file, c.lines = f, n
-	return nil
+	})
 }
 
 func (c *vectorCache) close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.file == nil {
-		return nil
-	}
-	err := c.file.Close()
-	c.file = nil
-	if err != nil {
-		return fmt.Errorf("closing vector cache: %w", err)
-	}
-	return nil
+	return c.lf.close()
 }
 
 // unit returns v scaled to length 1 (a copy; v itself when it is all zeros).

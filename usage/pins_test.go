@@ -2,8 +2,6 @@ package usage
 
 import (
 	"context"
-	"errors"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -69,14 +67,7 @@ func backends() []backend {
 			return func() *Store { return openSQLite(t, path) }
 		}},
 		{"postgres", func(t *testing.T) func() *Store {
-			pg, err := services.StartPostgres(t.Context())
-			if errors.Is(err, services.ErrMissing) && os.Getenv("CI") != "true" {
-				t.Skipf("skipping: %v (.ci/run installs it)", err)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(pg.Stop)
+			pg := services.Postgres(t)
 			return func() *Store {
 				s, err := Open(t.Context(), "", pg.URL)
 				if err != nil {

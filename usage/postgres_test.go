@@ -2,8 +2,6 @@ package usage
 
 import (
 	"context"
-	"errors"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -15,14 +13,7 @@ import (
 // database at once (both migrate it) and write into it concurrently; the totals and every
 // grouping are those of everything they were handed.
 func TestPostgresReplicas(t *testing.T) {
-	pg, err := services.StartPostgres(t.Context())
-	if errors.Is(err, services.ErrMissing) && os.Getenv("CI") != "true" {
-		t.Skipf("skipping: %v (.ci/run installs it)", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pg.Stop)
+	pg := services.Postgres(t)
 	url := pg.URL
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()

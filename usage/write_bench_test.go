@@ -1,9 +1,7 @@
 package usage
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -47,14 +45,7 @@ func BenchmarkWriteSQLite(b *testing.B) {
 }
 
 func BenchmarkWritePostgres(b *testing.B) {
-	pg, err := services.StartPostgres(b.Context())
-	if errors.Is(err, services.ErrMissing) && os.Getenv("CI") != "true" {
-		b.Skipf("skipping: %v (.ci/run installs it)", err)
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer pg.Stop()
+	pg := services.Postgres(b)
 	s, err := Open(b.Context(), "", pg.URL)
 	if err != nil {
 		b.Fatal(err)

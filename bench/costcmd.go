@@ -32,6 +32,7 @@ func runCost(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	roundsReps := fs.Int("rounds-reps", 3, "routes per reasoning setting, the queries in turn, after one warm-up route")
 	sizes := fs.String("sizes", "10,30,200", "BFCL inventory sizes of the rest by size, comma-separated (\"\": none)")
 	reps := fs.Int("reps", 3, "routes per inventory size, after one warm-up route")
+	generate := fs.Int("generate", 5, "example queries the model writes for each built-in tool, as retrieval.generate_examples (0: not measured)")
 	probeTimeout := fs.Duration("probe-timeout", 2*time.Minute, "how long the test chat that must succeed first may take (it loads the model)")
 	doc := fs.String("doc", defaultDoc(), "markdown document whose route-cost section this run rewrites (\"\": none)")
 	quiet := fs.Bool("q", false, "no progress")
@@ -40,6 +41,9 @@ func runCost(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *generate < 0 || *generate > 20 {
+		return fmt.Errorf("-generate: want 0..20, got %d", *generate)
 	}
 	if *roundsReps < 1 || *reps < 1 {
 		return fmt.Errorf("-rounds-reps and -reps: want at least 1, got %d and %d", *roundsReps, *reps)
@@ -62,8 +66,8 @@ func runCost(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	if len(reasonings) == 0 && len(ns) == 0 {
-		return fmt.Errorf("nothing to measure: -reasoning and -sizes are both empty")
+	if len(reasonings) == 0 && len(ns) == 0 && *generate == 0 {
+		return fmt.Errorf("nothing to measure: -reasoning and -sizes are empty and -generate is 0")
 	}
 	if *tokenizer == "" {
 		*tokenizer = *model
@@ -88,7 +92,7 @@ func runCost(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	started, loadStart := time.Now(), loadAverage()
 	res, err := cost.Run(ctx, cost.Options{
 		Server: client, Settings: harness.Settings(*model), TokenizerModel: *tokenizer,
-		Reasonings: reasonings, RoundsReps: *roundsReps, Sizes: ns, Reps: *reps,
+		Reasonings: reasonings, RoundsReps: *roundsReps, Sizes: ns, Reps: *reps, GenerateExamples: *generate,
 		Progress: progress, Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {

@@ -40,6 +40,8 @@ type Results struct {
 	Reps       int       `json:"reps"`
 	Settings   []Setting `json:"settings"`
 	Sizes      []Size    `json:"sizes"`
+	// Generated is the cost of writing example queries per tool (nil: not measured).
+	Generated *Generated `json:"generated,omitempty"`
 }
 
 // Route is one measured route: the router's outcome, the wall time around Router.Route, and what

@@ -116,3 +116,23 @@ func TestSummariseSize(t *testing.T) {
 		})
 	}
 }
+
+// TestSummariseGenerated: the calls' counters add up, the means are per call, decode ms per token
+// is over the decoded tokens, and rest is what load, prefill and decode leave of the total.
+func TestSummariseGenerated(t *testing.T) {
+	call := func(prompt, decode int, decodeMS, totalMS, wallMS float64) metered {
+		var m metered
+		m.final.Metrics.PromptEvalCount, m.final.Metrics.EvalCount = prompt, decode
+		m.final.Metrics.EvalDuration = time.Duration(decodeMS * float64(time.Millisecond))
+		m.final.Metrics.PromptEvalDuration = 10 * time.Millisecond
+		m.final.Metrics.TotalDuration = time.Duration(totalMS * float64(time.Millisecond))
+		m.wall = time.Duration(wallMS * float64(time.Millisecond))
+		return m
+	}
+	g := summariseGenerated(5, 3, 2, []metered{call(180, 10, 100, 150, 160), call(190, 30, 300, 350, 370)})
+	want := Generated{PerTool: 5, Tools: 3, Written: 2, Calls: 2, PromptTokens: 370, DecodeTokens: 40, DecodeMSSum: 400,
+		RestMSSum: 80, WallMSSum: 530, MeanPrompt: 185, MeanDecode: 20, MeanRestMS: 40, MeanWallMS: 265, DecodeMSPerToken: 10}
+	if g != want {
+		t.Errorf("got %+v\nwant %+v", g, want)
+	}
+}

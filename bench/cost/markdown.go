@@ -84,6 +84,20 @@ func Markdown(r *Results) string {
 			}
 		}
 	}
+	if g := r.Generated; g != nil {
+		fmt.Fprintf(&b, "\n### Examples written by the model\n\n`retrieval.generate_examples: %d`: one call per built-in tool, as the "+
+			"sidecar makes it in the background, after one warm-up call. **wall ms** is around the call; the other figures "+
+			"are the server's counters, means per call.\n\n", g.PerTool)
+		b.WriteString("| tools | calls | tools written | prompt tokens | decode tokens | decode ms/token | rest ms | wall ms |\n")
+		b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		fmt.Fprintf(&b, "| %d | %d | %d | %.1f | %.1f | %.2f | %.1f | %.0f |\n",
+			g.Tools, g.Calls, g.Written, g.MeanPrompt, g.MeanDecode, g.DecodeMSPerToken, g.MeanRestMS, g.MeanWallMS)
+		if r.RandomWeights {
+			b.WriteString("\nWith random weights the model's answers are far shorter than a trained model's questions would be " +
+				"(see decode tokens): a trained model's call costs about its own decode tokens × the decode ms/token above, " +
+				"plus the prompt and the rest.\n")
+		}
+	}
 	return b.String()
 }
 

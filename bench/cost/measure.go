@@ -51,13 +51,17 @@ type Options struct {
 	// Reps routes (0: 3) after one warm-up route.
 	Sizes []int
 	Reps  int
+	// GenerateExamples, when above 0, measures writing that many example queries for each built-in
+	// tool (retrieval.generate_examples).
+	GenerateExamples int
 	// Progress receives a line per part (nil: none); Logger the router's and the inventory's logs
 	// (nil: none).
 	Progress io.Writer
 	Logger   *slog.Logger
 }
 
-// Run measures the rounds by reasoning and the rest by inventory size, and returns them with the
+// Run measures the rounds by reasoning, the rest by inventory size and the examples written per
+// tool, and returns them with the
 // parameters they were measured with; the caller fills in the command, the machine and the model.
 // A route the router fails (a Go error, not a degraded answer) stops the run: its figures would
 // be missing a route.
@@ -96,6 +100,13 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 			return nil, fmt.Errorf("%d tools: %w", n, err)
 		}
 		res.Sizes = append(res.Sizes, z)
+	}
+	if o.GenerateExamples > 0 {
+		g, err := generated(ctx, o, o.GenerateExamples)
+		if err != nil {
+			return nil, fmt.Errorf("generated examples: %w", err)
+		}
+		res.Generated = &g
 	}
 	return res, nil
 }

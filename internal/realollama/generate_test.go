@@ -77,38 +77,3 @@ func TestGenerateExamples(t *testing.T) {
 		t.Errorf("a restart made %d calls and has %d tools with examples, want 0 and %d", n, len(ex2.All()), written)
 	}
 }
-
-// BenchmarkGenerateExamples measures what retrieval.generate_examples costs per tool on the real
-// server: the built-in tools, 5 examples each, one call per tool, reporting per tool the wall
-// time, the prompt and completion tokens, and the server's decode time.
-//
-//	eval "$(scripts/real-ollama up)"
-//	go test -tags realollama -run '^$' -bench GenerateExamples -benchtime 3x ./internal/realollama/
-func BenchmarkGenerateExamples(b *testing.B) {
-	o := realOllama(b)
-	snap := builtins(b).Snapshot()
-	var wall, prompt, completion, decode float64
-	calls := 0
-	for b.Loop() {
-		rec := newRecorder(b, o)
-		g, _ := generator(b, o, rec, 5, "")
-		g.Fill(context.Background(), snap)
-		for _, x := range rec.since(0) {
-			calls++
-			wall += msOf(x.wall)
-			if x.final != nil {
-				prompt += float64(x.final.PromptEvalCount)
-				completion += float64(x.final.EvalCount)
-				decode += msOf(x.final.EvalDuration)
-			}
-		}
-	}
-	if calls == 0 {
-		b.Fatal("no call recorded")
-	}
-	n := float64(calls)
-	b.ReportMetric(wall/n, "ms/tool")
-	b.ReportMetric(prompt/n, "prompt-tokens/tool")
-	b.ReportMetric(completion/n, "completion-tokens/tool")
-	b.ReportMetric(decode/n, "decode-ms/tool")
-}

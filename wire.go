@@ -566,7 +566,7 @@ func consoleParts(u config.Usage, recent *console.Recent) (*server.Console, erro
 // inventoryOptions are the inventory's safety settings and where it keeps the pins of tool
 // definitions: store (see safetyStore), else the inventory's memory.
 func inventoryOptions(cfg config.Config, store *records.Store, logger *slog.Logger) inventory.Options {
-	o := inventory.Options{Logger: logger, Safety: cfg.Safety}
+	o := inventory.Options{Logger: logger, Safety: cfg.Safety.Checks}
 	if store != nil {
 		o.Pins = store
 	}

@@ -81,6 +81,8 @@ import (
 
 	"toolrouter/access"
 	"toolrouter/auth"
+	"toolrouter/inventory"
+	"toolrouter/router"
 )
 
 // DefaultPath is the config file toolrouter reads when -config is not given.
@@ -297,26 +299,27 @@ type Router struct {
 	Provider string `koanf:"provider" json:"provider"`
 }
 
-// Mode is the routing mode (router.mode).
-type Mode string
-
-// Reasoning is what phase 1 writes besides its decision (router.reasoning).
-type Reasoning string
+// Mode is the routing mode (router.mode), Reasoning what phase 1 writes besides its decision
+// (router.reasoning): package router's.
+type (
+	Mode      = router.Mode
+	Reasoning = router.Reasoning
+)
 
 // Values of Reasoning.
 const (
-	ReasoningNone  Reasoning = "none"
-	ReasoningBrief Reasoning = "brief"
-	ReasoningFull  Reasoning = "full"
+	ReasoningNone  = router.ReasoningNone
+	ReasoningBrief = router.ReasoningBrief
+	ReasoningFull  = router.ReasoningFull
 )
 
 // Reasonings are the values of Reasoning, the fewest tokens first.
-var Reasonings = []Reasoning{ReasoningNone, ReasoningBrief, ReasoningFull}
+var Reasonings = router.Reasonings
 
 // Values of Mode.
 const (
-	ModeTwoPhase Mode = "two_phase"
-	ModeNative   Mode = "native"
+	ModeTwoPhase = router.TwoPhase
+	ModeNative   = router.Native
 )
 
 // Retrieval configures the shortlist: when the tools a caller may use do not fit the phase-1
@@ -440,32 +443,30 @@ type HTTP struct {
 	AllowedHosts []string `koanf:"allowed_hosts" json:"allowed_hosts"`
 }
 
-// Failure is the policy when the model fails (router.on_model_failure).
-type Failure string
+// Failure is the policy when the model fails (router.on_model_failure): package router's.
+type Failure = router.FailureMode
 
 // Values of Failure.
 const (
 	// FailNoTool answers as if no tool matched.
-	FailNoTool Failure = "no_tool"
+	FailNoTool = router.NoTool
 	// FailError fails the request.
-	FailError Failure = "fail"
+	FailError = router.Fail
 )
 
-// Transport is how toolrouter talks to an MCP server.
-type Transport string
+// Transport is how toolrouter talks to an MCP server (package inventory's).
+type Transport = inventory.Transport
 
 // Values of Transport.
 const (
-	TransportBuiltin        Transport = "builtin"
-	TransportStdio          Transport = "stdio"
-	TransportStreamableHTTP Transport = "streamable-http"
-	TransportSSE            Transport = "sse"
+	TransportBuiltin        = inventory.TransportBuiltin
+	TransportStdio          = inventory.TransportStdio
+	TransportStreamableHTTP = inventory.TransportStreamableHTTP
+	TransportSSE            = inventory.TransportSSE
 )
 
 // transports lists the valid transports.
-func transports() []Transport {
-	return []Transport{TransportBuiltin, TransportStdio, TransportStreamableHTTP, TransportSSE}
-}
+func transports() []Transport { return inventory.Transports() }
 
 // ProviderType is the wire protocol of a model provider.
 type ProviderType string
@@ -548,102 +549,13 @@ type Member struct {
 	PriceCompletionPerMTok float64 `koanf:"price_completion_per_mtok" json:"price_completion_per_mtok,omitempty"`
 }
 
-// Server configures one MCP server; its id is its key in Config.Servers: Load derives it from
-// the name the configuration gives (mcpconfig.ServerID) and keeps the name as DisplayName.
-type Server struct {
-	// DisplayName is the server's name as configured ("GitHub") when it differs from its id;
-	// Source is the MCP client's file it was read from ("" for the config file and the
-	// environment). Load sets both.
-	DisplayName string `koanf:"-" json:"-"`
-	Source      string `koanf:"-" json:"-"`
-	// Purpose tells the model what the server's tools are for.
-	Purpose   string    `koanf:"purpose" json:"purpose"`
-	Transport Transport `koanf:"transport" json:"transport"`
-	// Enabled is nil or true for an enabled server; see IsEnabled.
-	Enabled *bool `koanf:"enabled" json:"enabled,omitempty"`
-	// Builtin names the built-in server for transport "builtin"; Load sets
-	// it to the server's name when empty.
-	Builtin string `koanf:"builtin" json:"builtin,omitempty"`
+// Server configures one MCP server (package inventory's ServerConfig); its id is its key in
+// Config.Servers: Load derives it from the name the configuration gives (mcpconfig.ServerID) and
+// keeps the name as DisplayName.
+type Server = inventory.ServerConfig
 
-	// Command, Args, Env and Cwd start a "stdio" server.
-	Command string            `koanf:"command" json:"command,omitempty"`
-	Args    []string          `koanf:"args" json:"args,omitempty"`
-	Env     map[string]string `koanf:"env" json:"env,omitempty"`
-	Cwd     string            `koanf:"cwd" json:"cwd,omitempty"`
-
-	// URL and Headers reach a "streamable-http" or "sse" server.
-	URL     string            `koanf:"url" json:"url,omitempty"`
-	Headers map[string]string `koanf:"headers" json:"headers,omitempty"`
-
-	// ConnectTimeout bounds start, initialize and the first tools/list.
-	ConnectTimeout Duration `koanf:"connect_timeout" json:"connect_timeout"`
-	// CallTimeout bounds one tool call (further capped by
-	// router.execute_timeout).
-	CallTimeout Duration `koanf:"call_timeout" json:"call_timeout"`
-
-	// MaxSchemaBytes and MaxSchemaDepth bound each tool's input schema (its
-	// size, and its nesting of JSON objects and arrays); a tool over either
-	// is left out of the inventory with the reason.
-	MaxSchemaBytes int `koanf:"max_schema_bytes" json:"max_schema_bytes"`
-	MaxSchemaDepth int `koanf:"max_schema_depth" json:"max_schema_depth"`
-	// MaxMessageBytes bounds one message from the server (a stdio line, an
-	// HTTP response body, an SSE event); a server that sends a larger one is
-	// restarted.
-	MaxMessageBytes int `koanf:"max_message_bytes" json:"max_message_bytes"`
-
-	// Tools filters the server's tools.
-	Tools ToolFilter `koanf:"tools" json:"tools,omitzero"`
-
-	// Examples are queries each tool answers, by tool name (without the server): retrieval
-	// ranks a tool higher for queries like them.
-	Examples map[string][]string `koanf:"examples" json:"examples,omitempty"`
-	// Pinned puts every tool of the server a caller may use first in every phase-1 shortlist
-	// (see Retrieval.Pinned).
-	Pinned bool `koanf:"pinned" json:"pinned,omitempty"`
-}
-
-// ToolFilter selects tools by unqualified name (Allow, Deny: exact names or
-// path.Match glob patterns) and holds single tools' settings (Tools).
-type ToolFilter struct {
-	Allow []string `koanf:"allow" json:"allow,omitempty"`
-	Deny  []string `koanf:"deny" json:"deny,omitempty"`
-	// Tools are the settings of single tools, by tool name: every key of servers.NAME.tools
-	// but allow and deny (servers.NAME.tools.TOOL.annotations).
-	Tools map[string]ToolSettings `koanf:",remain" json:"-"`
-}
-
-// Permits reports whether tool passes the filter: a tool matching Deny is
-// refused, otherwise it must match Allow unless Allow is empty.
-func (f ToolFilter) Permits(tool string) bool {
-	if matchAny(f.Deny, tool) {
-		return false
-	}
-	return len(f.Allow) == 0 || matchAny(f.Allow, tool)
-}
-
-func matchAny(patterns []string, name string) bool {
-	for _, p := range patterns {
-		if p == name {
-			return true
-		}
-		if ok, err := path.Match(p, name); err == nil && ok {
-			return true
-		}
-	}
-	return false
-}
-
-// IsEnabled reports whether the server is enabled (Enabled nil or true).
-func (s Server) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }
-
-// BuiltinName returns the built-in the server names, or name (the
-// server's key) when Builtin is empty.
-func (s Server) BuiltinName(name string) string {
-	if s.Builtin != "" {
-		return s.Builtin
-	}
-	return name
-}
+// ToolFilter selects a server's tools and holds single tools' settings (servers.NAME.tools).
+type ToolFilter = inventory.ToolFilter
 
 // EnabledServers returns the sorted names of the enabled servers.
 func (c Config) EnabledServers() []string {

@@ -3,8 +3,11 @@ package config
 import (
 	"time"
 
-	"toolrouter/access"
+	"toolrouter/council"
+	"toolrouter/inventory"
 	"toolrouter/inventory/builtin"
+	"toolrouter/provider"
+	"toolrouter/router"
 )
 
 // Default returns the built-in defaults: a configuration that runs with
@@ -22,23 +25,23 @@ func Default() Config {
 			Timeout:   Duration(30 * time.Second),
 			// A few times the largest sane answer: a tool selection or arguments are a few KiB,
 			// a council answer some tens.
-			MaxResponseBytes: 1 << 20,
-			Options:          map[string]any{"temperature": 0, "num_ctx": 8192, "seed": 42},
+			MaxResponseBytes: provider.DefaultMaxResponseBytes,
+			Options:          router.DefaultOptions(),
 		},
 		Router: Router{
-			RepairAttempts:   2,
-			SelectTimeout:    Duration(30 * time.Second),
-			ArgumentsTimeout: Duration(30 * time.Second),
-			ExecuteTimeout:   Duration(30 * time.Second),
-			OnModelFailure:   FailNoTool,
-			MaxQueryBytes:    16384,
-			MaxHistory:       20,
-			Mode:             ModeTwoPhase,
-			Reasoning:        ReasoningNone,
-			MaxToolCalls:     4,
-			ParallelCalls:    4,
-			Deadline:         Duration(60 * time.Second),
-			ContextReserve:   1024,
+			RepairAttempts:   router.DefaultRepairAttempts,
+			SelectTimeout:    Duration(router.DefaultPhaseTimeout),
+			ArgumentsTimeout: Duration(router.DefaultPhaseTimeout),
+			ExecuteTimeout:   Duration(router.DefaultPhaseTimeout),
+			OnModelFailure:   router.DefaultOnModelFailure,
+			MaxQueryBytes:    router.DefaultMaxQueryBytes,
+			MaxHistory:       router.DefaultMaxHistory,
+			Mode:             router.DefaultMode,
+			Reasoning:        router.DefaultReasoning,
+			MaxToolCalls:     router.DefaultMaxToolCalls,
+			ParallelCalls:    router.DefaultParallelCalls,
+			Deadline:         Duration(router.DefaultDeadline),
+			ContextReserve:   router.DefaultContextReserve,
 			SharedPrefix:     true,
 			Provider:         DefaultProvider,
 		},
@@ -64,18 +67,13 @@ func Default() Config {
 			Chairman:         withName(defaultMember(), "chairman"),
 			PeerReview:       true,
 			Quorum:           2,
-			MaxEvidenceBytes: 16384,
+			MaxEvidenceBytes: council.DefaultMaxEvidenceBytes,
 		},
 		Metrics: Metrics{Enabled: true},
 		UI:      UI{Enabled: true, RecentRequests: 100},
 		Limits:  Limits{OnRedisDown: RedisLocal, Replicas: 1, RedisTimeout: Duration(50 * time.Millisecond)},
-		// Warn, not quarantine: servers change their tools legitimately (an upgrade rewords a
-		// description), and about 1% of real definitions trip the scan; holding those back
-		// unasked would make tools vanish. docs/configuration.md says when to tighten them.
-		// auto_execute not_destructive: a call that may destroy something (MCP's default for a
-		// tool that says nothing) waits for a person, while reads and declared-harmless writes
-		// run; the built-ins are read-only, so they run under it.
-		Safety: Safety{Pin: PinWarn, Scan: ScanWarn, AutoExecute: access.NotDestructive, ApprovalTTL: Duration(15 * time.Minute)},
+		// inventory.DefaultChecks and router.DefaultAutoExecute say why they are what they are.
+		Safety: Safety{Checks: inventory.DefaultChecks(), AutoExecute: router.DefaultAutoExecute, ApprovalTTL: Duration(15 * time.Minute)},
 		Usage: Usage{
 			Path:          "toolrouter-usage.db",
 			QueueSize:     4096,
@@ -91,18 +89,8 @@ func Default() Config {
 	}
 }
 
-// defaultServer holds what a server gets for the keys it does not set.
-func defaultServer() Server {
-	return Server{
-		ConnectTimeout: Duration(20 * time.Second), CallTimeout: Duration(30 * time.Second),
-		MaxSchemaBytes: 256 << 10, MaxSchemaDepth: 64, MaxMessageBytes: 16 << 20,
-	}
-}
-
-// DefaultServer returns what a server gets for the keys it does not set; a
-// part given a Server built without Load (the inventory) fills its zero
-// fields from it.
-func DefaultServer() Server { return defaultServer() }
+// defaultServer holds what a server gets for the keys it does not set: the inventory's defaults.
+func defaultServer() Server { return inventory.DefaultServerConfig() }
 
 // defaultMember holds what a council member gets for the keys it does not
 // set; its name defaults to its model.

@@ -56,7 +56,7 @@ func TestServersFromMCPFiles(t *testing.T) {
 		!reflect.DeepEqual(mem.Args, []string{"./memory.js"}) || mem.Cwd != claudeDir || mem.Env["HOME_DIR"] != "/srv/home" {
 		t.Errorf("memory_bank: got %+v", mem)
 	}
-	if mem.CallTimeout.D().String() != "7s" || mem.ConnectTimeout != DefaultServer().ConnectTimeout {
+	if mem.CallTimeout.D().String() != "7s" || mem.ConnectTimeout != defaultServer().ConnectTimeout {
 		t.Errorf("memory_bank timeouts: got call %s connect %s, want the environment's 7s and the default", mem.CallTimeout, mem.ConnectTimeout)
 	}
 	if clock := c.Servers["clock"]; clock.Transport != TransportStdio || clock.Command != filepath.Join(claudeDir, "clock-server") || clock.Builtin != "" {

@@ -341,15 +341,22 @@ func walkKeys(m map[string]any, t reflect.Type, prefix string, out *[]string) {
 	case reflect.Struct:
 		fields := map[string]reflect.Type{}
 		var remain reflect.Type // a ",remain" map takes the keys no field names (servers.NAME.tools.TOOL)
-		for i := range t.NumField() {
-			f := t.Field(i)
-			tag, opt, _ := strings.Cut(f.Tag.Get("koanf"), ",")
-			if tag != "" && tag != "-" {
-				fields[tag] = f.Type
-			} else if opt == "remain" {
-				remain = f.Type
+		var collect func(t reflect.Type)
+		collect = func(t reflect.Type) {
+			for i := range t.NumField() {
+				f := t.Field(i)
+				tag, opt, _ := strings.Cut(f.Tag.Get("koanf"), ",")
+				switch {
+				case tag != "" && tag != "-":
+					fields[tag] = f.Type
+				case opt == "remain":
+					remain = f.Type
+				case opt == "squash": // an embedded struct whose keys are the parent's (safety's inventory.Checks)
+					collect(f.Type)
+				}
 			}
 		}
+		collect(t)
 		for k, v := range m {
 			ft, ok := fields[k]
 			if _, isMap := v.(map[string]any); !ok && remain != nil && isMap {

@@ -5,25 +5,15 @@ import (
 	"slices"
 
 	"toolrouter/access"
+	"toolrouter/inventory"
 )
 
-// Safety configures the inventory's checks of the tools servers list (package safety): pins
-// against rug pulls and the scan for poisoned descriptions.
+// Safety configures what toolrouter does about the tools servers list and the calls a model
+// chooses: the inventory's checks of tool definitions (inventory.Checks: pins against rug pulls,
+// the scan for poisoned descriptions), which calls run without approval, and whether results may
+// widen the choice of tools.
 type Safety struct {
-	// Pin is what a tool whose definition (name, title, description, input schema, annotations)
-	// differs from its pin gets: "off" (not checked), "warn" (logged, counted and reported; the
-	// tool is still offered) or "quarantine" (neither offered nor callable until approved). A
-	// tool's pin is the SHA-256 of its definition when first seen, kept in the usage database
-	// (in memory when usage is off), or the one Pins gives.
-	Pin PinPolicy `koanf:"pin" json:"pin"`
-	// Scan is what a tool whose texts hold instructions aimed at the model gets: "off", "warn"
-	// (logged and reported), "strip" (the offending text is cut before the model sees it) or
-	// "quarantine" (held back until approved).
-	Scan ScanPolicy `koanf:"scan" json:"scan"`
-	// Pins are the expected pins of tools, by server id then tool name (64 lowercase hex digits,
-	// as GET /v1/inventory shows each tool's "pin"). A pin given here is compared with instead of
-	// the recorded one, and only a change here lifts its quarantine.
-	Pins map[string]map[string]string `koanf:"pins" json:"pins,omitempty"`
+	inventory.Checks `koanf:",squash"`
 	// AutoExecute is which calls run without a person's approval: "read_only" (tools that say
 	// readOnlyHint), "not_destructive" (also those that say destructiveHint false) or "all".
 	// Each level of orgs may narrow it with its own auto_execute. A call it does not cover is
@@ -38,43 +28,29 @@ type Safety struct {
 	ResultsMayWiden bool `koanf:"results_may_widen" json:"results_may_widen"`
 }
 
-// PinPolicy is safety.pin.
-type PinPolicy string
-
-// Values of PinPolicy.
-const (
-	PinOff        PinPolicy = "off"
-	PinWarn       PinPolicy = "warn"
-	PinQuarantine PinPolicy = "quarantine"
+// PinPolicy is safety.pin; ScanPolicy is safety.scan (package inventory's).
+type (
+	PinPolicy  = inventory.PinPolicy
+	ScanPolicy = inventory.ScanPolicy
 )
 
-// ScanPolicy is safety.scan.
-type ScanPolicy string
-
-// Values of ScanPolicy.
+// Values of PinPolicy and ScanPolicy.
 const (
-	ScanOff        ScanPolicy = "off"
-	ScanWarn       ScanPolicy = "warn"
-	ScanStrip      ScanPolicy = "strip"
-	ScanQuarantine ScanPolicy = "quarantine"
+	PinOff         = inventory.PinOff
+	PinWarn        = inventory.PinWarn
+	PinQuarantine  = inventory.PinQuarantine
+	ScanOff        = inventory.ScanOff
+	ScanWarn       = inventory.ScanWarn
+	ScanStrip      = inventory.ScanStrip
+	ScanQuarantine = inventory.ScanQuarantine
 )
 
-// ToolSettings are the settings of one tool of a server (servers.NAME.tools.TOOL).
-type ToolSettings struct {
-	// Annotations override the hints the server gives the tool, one by one.
-	Annotations ToolAnnotations `koanf:"annotations" json:"annotations"`
-	// AcceptsSecrets lets the tool's arguments carry a configured credential or a value that
-	// looks like one; other tools' calls with one are refused.
-	AcceptsSecrets bool `koanf:"accepts_secrets" json:"accepts_secrets,omitempty"`
-}
-
-// ToolAnnotations are MCP's tool hints as configuration sets them: nil leaves the server's.
-type ToolAnnotations struct {
-	ReadOnlyHint    *bool `koanf:"read_only_hint" json:"read_only_hint,omitempty"`
-	DestructiveHint *bool `koanf:"destructive_hint" json:"destructive_hint,omitempty"`
-	IdempotentHint  *bool `koanf:"idempotent_hint" json:"idempotent_hint,omitempty"`
-	OpenWorldHint   *bool `koanf:"open_world_hint" json:"open_world_hint,omitempty"`
-}
+// ToolSettings are the settings of one tool of a server; ToolAnnotations its hints as
+// configuration sets them (package inventory's).
+type (
+	ToolSettings    = inventory.ToolSettings
+	ToolAnnotations = inventory.ToolAnnotations
+)
 
 // pinPattern is a pin as safety.Pin writes it.
 var pinPattern = regexp.MustCompile(`^[0-9a-f]{64}$`)

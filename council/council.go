@@ -27,7 +27,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"toolrouter/config"
 	"toolrouter/internal/errtext"
 	"toolrouter/prompts"
 	"toolrouter/provider"
@@ -80,11 +79,15 @@ type Options struct {
 	MaxParallel int
 	// MaxEvidenceBytes bounds each tool result shown to the models (head and tail kept, the cut
 	// marked), so one long result cannot push a member's prompt out of its context window;
-	// 0 means config.Default's council.max_evidence_bytes, a negative value no bound.
+	// 0 means DefaultMaxEvidenceBytes, a negative value no bound.
 	MaxEvidenceBytes int
 	// Logger receives a warning for every skipped member and a failed chairman; nil discards.
 	Logger *slog.Logger
 }
+
+// DefaultMaxEvidenceBytes bounds each tool result a model is shown when nothing else does
+// (council.max_evidence_bytes's default): room for a page of text, far under a context window.
+const DefaultMaxEvidenceBytes = 16384
 
 // Council is a configured council. It is immutable and safe for concurrent use.
 type Council struct {
@@ -106,7 +109,7 @@ func New(members []Member, chairman Member, opts Options) *Council {
 		opts.Quorum = 1
 	}
 	if opts.MaxEvidenceBytes == 0 {
-		opts.MaxEvidenceBytes = config.Default().Council.MaxEvidenceBytes
+		opts.MaxEvidenceBytes = DefaultMaxEvidenceBytes
 	}
 	log := opts.Logger
 	if log == nil {

@@ -16,7 +16,6 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"toolrouter/config"
 	"toolrouter/internal/errtext"
 	"toolrouter/inventory/builtin"
 )
@@ -108,7 +107,7 @@ func dial(ctx, life context.Context, e *entry, opts Options, onNotify func(mcp.J
 	sc := e.cfg
 	var err error
 	switch sc.Transport {
-	case config.TransportBuiltin:
+	case TransportBuiltin:
 		which := sc.BuiltinName(e.name)
 		srv, ok := opts.InProcess[which]
 		if !ok {
@@ -118,7 +117,7 @@ func dial(ctx, life context.Context, e *entry, opts Options, onNotify func(mcp.J
 			}
 		}
 		s.tr = transport.NewInProcessTransport(srv)
-	case config.TransportStdio:
+	case TransportStdio:
 		// The process is started here rather than by mcp-go's stdio transport, so that it runs in
 		// its own group and its output is read through a bound.
 		s.stderr = newTailBuffer(4096)
@@ -136,13 +135,13 @@ func dial(ctx, life context.Context, e *entry, opts Options, onNotify func(mcp.J
 		st := transport.NewIO(out, s.proc.stdin, nil)
 		transport.WithCommandLogger(e.log)(st) // mcp-go's own lines, through the server's logger
 		s.tr = st
-	case config.TransportStreamableHTTP:
+	case TransportStreamableHTTP:
 		// The standalone GET stream carries notifications/tools/list_changed on the 2025-11-25
 		// protocol this client speaks (the option is deprecated only for 2026-07-28).
 		//lint:ignore SA1019 needed on protocol 2025-11-25, which this client pins (protocolVersion)
 		s.tr, err = transport.NewStreamableHTTP(sc.URL, transport.WithHTTPHeaders(sc.Headers), transport.WithContinuousListening(),
 			transport.WithHTTPBasicClient(s.httpClient(e)), transport.WithHTTPLogger(e.log))
-	case config.TransportSSE:
+	case TransportSSE:
 		s.tr, err = transport.NewSSE(sc.URL, transport.WithHeaders(sc.Headers),
 			transport.WithHTTPClient(s.httpClient(e)), transport.WithSSELogger(e.log))
 	default:

@@ -4,44 +4,42 @@ import (
 	"errors"
 	"slices"
 	"testing"
-
-	"toolrouter/config"
 )
 
 // TestJudge: what each policy makes of a definition, given what it is compared with.
 func TestJudge(t *testing.T) {
 	down := errors.New("database is down")
-	pol := func(pin config.PinPolicy, scan config.ScanPolicy) config.Safety {
-		return config.Safety{Pin: pin, Scan: scan}
+	pol := func(pin PinPolicy, scan ScanPolicy) Checks {
+		return Checks{Pin: pin, Scan: scan}
 	}
 	const now = "new"
 	tests := []struct {
 		name        string
-		pol         config.Safety
+		pol         Checks
 		p           pinState
 		flagged     bool
 		wantChanged bool
 		want        []QuarantineReason
 	}{
-		{"first seen", pol(config.PinQuarantine, config.ScanQuarantine), pinState{pinned: now}, false, false, nil},
-		{"unchanged, flagged, not approved", pol(config.PinQuarantine, config.ScanQuarantine), pinState{pinned: now}, true, false,
+		{"first seen", pol(PinQuarantine, ScanQuarantine), pinState{pinned: now}, false, false, nil},
+		{"unchanged, flagged, not approved", pol(PinQuarantine, ScanQuarantine), pinState{pinned: now}, true, false,
 			[]QuarantineReason{ReasonFindings}},
-		{"flagged, approved", pol(config.PinQuarantine, config.ScanQuarantine), pinState{pinned: now, approved: now}, true, false, nil},
-		{"flagged, an older definition approved", pol(config.PinWarn, config.ScanQuarantine), pinState{pinned: "old", approved: "old"}, true, true,
+		{"flagged, approved", pol(PinQuarantine, ScanQuarantine), pinState{pinned: now, approved: now}, true, false, nil},
+		{"flagged, an older definition approved", pol(PinWarn, ScanQuarantine), pinState{pinned: "old", approved: "old"}, true, true,
 			[]QuarantineReason{ReasonFindings}},
-		{"changed, warn", pol(config.PinWarn, config.ScanWarn), pinState{pinned: "old"}, true, true, nil},
-		{"changed, quarantine", pol(config.PinQuarantine, config.ScanStrip), pinState{pinned: "old"}, true, true,
+		{"changed, warn", pol(PinWarn, ScanWarn), pinState{pinned: "old"}, true, true, nil},
+		{"changed, quarantine", pol(PinQuarantine, ScanStrip), pinState{pinned: "old"}, true, true,
 			[]QuarantineReason{ReasonPinChanged}},
-		{"changed and flagged", pol(config.PinQuarantine, config.ScanQuarantine), pinState{pinned: "old"}, true, true,
+		{"changed and flagged", pol(PinQuarantine, ScanQuarantine), pinState{pinned: "old"}, true, true,
 			[]QuarantineReason{ReasonPinChanged, ReasonFindings}},
-		{"changed, pin off", pol(config.PinOff, config.ScanWarn), pinState{pinned: "old"}, false, false, nil},
-		{"store down, warn", pol(config.PinWarn, config.ScanWarn), pinState{err: down}, false, false, nil},
-		{"store down, quarantine", pol(config.PinQuarantine, config.ScanWarn), pinState{err: down}, false, false,
+		{"changed, pin off", pol(PinOff, ScanWarn), pinState{pinned: "old"}, false, false, nil},
+		{"store down, warn", pol(PinWarn, ScanWarn), pinState{err: down}, false, false, nil},
+		{"store down, quarantine", pol(PinQuarantine, ScanWarn), pinState{err: down}, false, false,
 			[]QuarantineReason{ReasonPinUnverified}},
-		{"store down, configured pin matches", pol(config.PinQuarantine, config.ScanWarn), pinState{pinned: now, fromConfig: true, err: down}, false, false, nil},
-		{"store down, flagged", pol(config.PinOff, config.ScanQuarantine), pinState{err: down}, true, false,
+		{"store down, configured pin matches", pol(PinQuarantine, ScanWarn), pinState{pinned: now, fromConfig: true, err: down}, false, false, nil},
+		{"store down, flagged", pol(PinOff, ScanQuarantine), pinState{err: down}, true, false,
 			[]QuarantineReason{ReasonFindings}},
-		{"configured pin differs", pol(config.PinQuarantine, config.ScanWarn), pinState{pinned: "cfg", fromConfig: true}, false, true,
+		{"configured pin differs", pol(PinQuarantine, ScanWarn), pinState{pinned: "cfg", fromConfig: true}, false, true,
 			[]QuarantineReason{ReasonPinChanged}},
 	}
 	for _, tc := range tests {

@@ -12,7 +12,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"toolrouter/config"
 	"toolrouter/inventory/builtin"
 	"toolrouter/redact"
 	"toolrouter/schema"
@@ -48,8 +47,8 @@ type Options struct {
 	// package builtin's servers.
 	InProcess map[string]*server.MCPServer
 	// Safety is what the listings' pins and scans lead to (config safety.*); a zero policy is
-	// config.Default's.
-	Safety config.Safety
+	// DefaultChecks.
+	Safety Checks
 	// Pins keeps the pins (the usage database, so that replicas agree). Default: in memory, for
 	// this process only.
 	Pins PinStore
@@ -97,7 +96,7 @@ type Manager struct {
 // entry is one configured server: its settings, what reports on it, and what wakes its supervisor.
 type entry struct {
 	name string
-	cfg  config.Server
+	cfg  ServerConfig
 	// redact masks the server's credentials (URL, headers, secret env) in everything reported
 	// about it; log is the Logger through it, with the server's name.
 	redact *redact.Redactor
@@ -128,8 +127,8 @@ type brokenSession struct {
 }
 
 // New builds a Manager for the enabled servers of servers; nothing connects until Start. A zero
-// timeout or bound of a server is config.DefaultServer's.
-func New(servers map[string]config.Server, opts Options) *Manager {
+// timeout or bound of a server is DefaultServerConfig's.
+func New(servers map[string]ServerConfig, opts Options) *Manager {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -151,7 +150,7 @@ func New(servers map[string]config.Server, opts Options) *Manager {
 	if opts.Cache == nil {
 		opts.Cache = schema.NewCache()
 	}
-	def := config.Default().Safety
+	def := DefaultChecks()
 	fill(&opts.Safety.Pin, def.Pin)
 	fill(&opts.Safety.Scan, def.Scan)
 	if opts.Pins == nil {
@@ -174,13 +173,13 @@ func New(servers map[string]config.Server, opts Options) *Manager {
 	return m
 }
 
-// effective is the configuration a server runs with: sc with config.DefaultServer's value for each
+// effective is the configuration a server runs with: sc with DefaultServerConfig's value for each
 // zero timeout or bound, and a built-in's own purpose when it has none. Reload compares it.
-func effective(name string, sc config.Server) config.Server {
-	if sc.Purpose == "" && sc.Transport == config.TransportBuiltin {
+func effective(name string, sc ServerConfig) ServerConfig {
+	if sc.Purpose == "" && sc.Transport == TransportBuiltin {
 		sc.Purpose = builtin.Purpose(sc.BuiltinName(name))
 	}
-	def := config.DefaultServer()
+	def := DefaultServerConfig()
 	fill(&sc.ConnectTimeout, def.ConnectTimeout)
 	fill(&sc.CallTimeout, def.CallTimeout)
 	fill(&sc.MaxSchemaBytes, def.MaxSchemaBytes)
@@ -193,7 +192,7 @@ func effective(name string, sc config.Server) config.Server {
 
 // addLocked makes the entry and the starting state of a server whose configuration is sc
 // (effective). m.mu must be held, or m not yet shared.
-func (m *Manager) addLocked(name string, sc config.Server, now time.Time) *entry {
+func (m *Manager) addLocked(name string, sc ServerConfig, now time.Time) *entry {
 	red := redact.ForServer(sc.URL, sc.Headers, sc.Env)
 	e := &entry{
 		name: name, cfg: sc, redact: red, procs: &m.procs,
@@ -210,7 +209,7 @@ func (m *Manager) addLocked(name string, sc config.Server, now time.Time) *entry
 		Name: name, DisplayName: display, Purpose: sc.Purpose, Transport: string(sc.Transport), URL: redact.URL(sc.URL), Command: sc.Command,
 		Pinned: sc.Pinned, Status: StateStarting, Since: now, Tools: []Tool{},
 	}
-	if sc.Transport == config.TransportBuiltin {
+	if sc.Transport == TransportBuiltin {
 		m.states[name].Builtin = sc.BuiltinName(name)
 	}
 	return e
@@ -607,7 +606,7 @@ func (m *Manager) setUp(e *entry, sess *session, l listing) {
 	st.Status, st.Error, st.Tools, st.Excluded = StateUp, "", l.tools, l.excluded
 	st.Findings, st.PinChanged, st.Quarantined = l.findings, l.pinChanged, l.quarantined
 	m.sessions[e.name] = sess
-	if m.opts.Safety.Scan != config.ScanOff {
+	if m.opts.Safety.Scan != ScanOff {
 		if l.names != m.names {
 			e.relist() // scanned before another server's names changed: scan again with them
 		}

@@ -7,8 +7,6 @@ import (
 	"os/exec"
 	"sync"
 	"time"
-
-	"toolrouter/config"
 )
 
 // process is a running stdio server. It runs in its own process group, so that stopping it also
@@ -23,7 +21,7 @@ type process struct {
 
 // startProcess starts sc's command with stderr copied to stderr, and keeps it in set while it
 // runs. onExit is called with Wait's result when the server exits, before exited is closed.
-func startProcess(sc config.Server, stderr io.Writer, set *procSet, onExit func(error)) (*process, error) {
+func startProcess(sc ServerConfig, stderr io.Writer, set *procSet, onExit func(error)) (*process, error) {
 	cmd := exec.Command(sc.Command, sc.Args...)
 	cmd.Env = append(os.Environ(), envList(sc.Env)...)
 	cmd.Dir = sc.Cwd

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-
-	"toolrouter/config"
 )
 
 // ErrClosed is returned by Reload once the Manager is closed.
@@ -37,10 +35,10 @@ type Change struct {
 // down finishes on its old session, within the server's call_timeout, before that session closes
 // (its stdio process group stopped as Close stops it); a call that starts after Reload on a
 // removed server fails with ErrUnknownServer.
-func (m *Manager) Reload(ctx context.Context, servers map[string]config.Server) (Change, error) {
+func (m *Manager) Reload(ctx context.Context, servers map[string]ServerConfig) (Change, error) {
 	m.reloading.Lock()
 	defer m.reloading.Unlock()
-	next := map[string]config.Server{}
+	next := map[string]ServerConfig{}
 	for name, sc := range servers {
 		if sc.IsEnabled() {
 			next[name] = effective(name, sc)

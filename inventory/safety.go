@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"toolrouter/config"
 	"toolrouter/safety"
 )
 
@@ -69,7 +68,7 @@ type Annotations struct {
 }
 
 // annotations resolves a tool's hints from the server's and the configuration's.
-func annotations(server *safety.Annotations, cfg config.ToolAnnotations) Annotations {
+func annotations(server *safety.Annotations, cfg ToolAnnotations) Annotations {
 	if server == nil {
 		server = &safety.Annotations{}
 	}
@@ -187,13 +186,13 @@ type verdict struct {
 
 // judge applies the policy to a definition whose pin is pin, compared with p; flagged says the
 // scan found something in it.
-func judge(pol config.Safety, pin string, p pinState, flagged bool) verdict {
+func judge(pol Checks, pin string, p pinState, flagged bool) verdict {
 	var v verdict
 	pinKnown := p.err == nil || p.fromConfig
-	if pol.Pin != config.PinOff && pinKnown {
+	if pol.Pin != PinOff && pinKnown {
 		v.changed = p.pinned != "" && p.pinned != pin
 	}
-	if pol.Pin == config.PinQuarantine {
+	if pol.Pin == PinQuarantine {
 		switch {
 		case !pinKnown:
 			v.reasons = append(v.reasons, ReasonPinUnverified)
@@ -202,7 +201,7 @@ func judge(pol config.Safety, pin string, p pinState, flagged bool) verdict {
 		}
 	}
 	// An unanswered store hides an approval: the tool stays held until it answers.
-	if pol.Scan == config.ScanQuarantine && flagged && (p.err != nil || p.approved != pin) {
+	if pol.Scan == ScanQuarantine && flagged && (p.err != nil || p.approved != pin) {
 		v.reasons = append(v.reasons, ReasonFindings)
 	}
 	return v
@@ -224,7 +223,7 @@ type vetted struct {
 func (m *Manager) vet(ctx context.Context, e *entry, defs []safety.Definition) vetted {
 	pol := m.opts.Safety
 	var scanner *safety.Scanner
-	if pol.Scan != config.ScanOff {
+	if pol.Scan != ScanOff {
 		scanner = safety.NewScanner(safety.Others(m.toolNames(e.name, defs), e.name))
 	}
 	var (
@@ -265,7 +264,7 @@ func (m *Manager) vet(ctx context.Context, e *entry, defs []safety.Definition) v
 			out.quarantined = append(out.quarantined, q)
 			continue
 		}
-		if pol.Scan == config.ScanStrip && len(found) > 0 {
+		if pol.Scan == ScanStrip && len(found) > 0 {
 			def = safety.Strip(def, found)
 		}
 		out.defs = append(out.defs, def)
@@ -283,7 +282,7 @@ func (m *Manager) pinState(ctx context.Context, server, tool, pin string, flagge
 	pol := m.opts.Safety
 	var p pinState
 	configured, fromConfig := pol.Pins[server][tool]
-	if (pol.Pin != config.PinOff && !fromConfig) || (pol.Scan == config.ScanQuarantine && flagged) {
+	if (pol.Pin != PinOff && !fromConfig) || (pol.Scan == ScanQuarantine && flagged) {
 		p.pinned, p.approved, p.err = m.opts.Pins.ClaimPin(ctx, server, tool, pin)
 	}
 	if fromConfig {
@@ -294,7 +293,7 @@ func (m *Manager) pinState(ctx context.Context, server, tool, pin string, flagge
 
 // warnOnce logs what the checks found in one definition, each thing once per definition for as
 // long as the entry lives, and counts each tool's entry into quarantine. Called by the supervisor.
-func (e *entry) warnOnce(tool, pin string, found []safety.Finding, v verdict, p pinState, pol config.Safety) {
+func (e *entry) warnOnce(tool, pin string, found []safety.Finding, v verdict, p pinState, pol Checks) {
 	once := func(what string) bool {
 		k := what + "\x00" + tool
 		if e.warned[k] == pin {

@@ -30,7 +30,7 @@ func newServer(name string) *server.MCPServer {
 
 // safetyOpts is the options of a manager with the given checks, relisting without delay.
 func safetyOpts(srv map[string]*server.MCPServer, pin config.PinPolicy, scan config.ScanPolicy) inventory.Options {
-	return inventory.Options{InProcess: srv, RefreshInterval: time.Millisecond, Safety: config.Safety{Pin: pin, Scan: scan}}
+	return inventory.Options{InProcess: srv, RefreshInterval: time.Millisecond, Safety: inventory.Checks{Pin: pin, Scan: scan}}
 }
 
 func quarantined(sv inventory.Server, name string) (inventory.Quarantined, bool) {

@@ -91,7 +91,7 @@ type Options struct {
 	Logger   *slog.Logger
 	// Version is the server's version in the initialize answer.
 	Version string
-	// MaxMessageBytes bounds one line ServeStdio reads (zero: config.DefaultServer's
+	// MaxMessageBytes bounds one line ServeStdio reads (zero: inventory.DefaultServerConfig's
 	// max_message_bytes); a longer one is answered with an error and not read.
 	MaxMessageBytes int
 	// SessionIdleTTL ends an /mcp session idle this long (mcp_server.session_idle_ttl); MaxSessions
@@ -144,7 +144,7 @@ func New(d Deps, o Options) *Server {
 		o.Version = "0.1.0"
 	}
 	if o.MaxMessageBytes <= 0 {
-		o.MaxMessageBytes = config.DefaultServer().MaxMessageBytes
+		o.MaxMessageBytes = inventory.DefaultServerConfig().MaxMessageBytes
 	}
 	def := config.Default().MCPServer
 	if o.SessionIdleTTL <= 0 {

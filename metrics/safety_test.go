@@ -24,7 +24,7 @@ func TestToolSafetyMetrics(t *testing.T) {
 		})
 	inv := inventory.New(map[string]config.Server{"kb": {Transport: config.TransportBuiltin, Builtin: "kb"}},
 		inventory.Options{Logger: quiet, InProcess: map[string]*mcpserver.MCPServer{"kb": srv},
-			Safety: config.Safety{Pin: config.PinWarn, Scan: config.ScanQuarantine}})
+			Safety: inventory.Checks{Pin: inventory.PinWarn, Scan: inventory.ScanQuarantine}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	inv.Start(ctx)

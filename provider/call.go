@@ -131,7 +131,7 @@ type Answer struct {
 // CallOptions shape one Call; the zero value works.
 type CallOptions struct {
 	// MaxResponseBytes bounds the answer: its text, thinking, tool calls and logprobs, summed over
-	// the messages of a stream (<= 0: config.Default's ollama.max_response_bytes). Past it Call
+	// the messages of a stream (<= 0: DefaultMaxResponseBytes). Past it Call
 	// stops reading and fails with ErrResponseTooLarge, whatever the Chatter bounds itself.
 	MaxResponseBytes int
 	// OnText, when set, receives each piece of answer text as it arrives.

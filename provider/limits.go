@@ -4,11 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/ollama/ollama/api"
-
-	"toolrouter/config"
 )
 
 // ErrResponseTooLarge means a model's answer grew past the response limit
@@ -22,7 +19,7 @@ type Option func(*limits)
 // message of a stream. Reading stops past it and Chat returns ErrResponseTooLarge. One line of the
 // response (an NDJSON line, a server-sent event, a whole non-streamed body) may hold twice that,
 // for JSON escaping, plus lineSlack for the metadata around it. n <= 0 keeps the default,
-// config.Default's ollama.max_response_bytes.
+// DefaultMaxResponseBytes.
 func WithMaxResponseBytes(n int) Option {
 	return func(l *limits) {
 		if n > 0 {
@@ -39,12 +36,12 @@ type limits struct {
 	maxResponse int
 }
 
-// defaultMaxResponse is config.Default's ollama.max_response_bytes, read once: config.Default
-// builds the whole default configuration, too much to do on every model call.
-var defaultMaxResponse = sync.OnceValue(func() int { return config.Default().Ollama.MaxResponseBytes })
+// DefaultMaxResponseBytes bounds one answer when nothing else does (ollama.max_response_bytes's
+// default): 1 MiB, far over any answer a router or council model writes.
+const DefaultMaxResponseBytes = 1 << 20
 
 func newLimits(opts []Option) limits {
-	l := limits{maxResponse: defaultMaxResponse()}
+	l := limits{maxResponse: DefaultMaxResponseBytes}
 	for _, o := range opts {
 		o(&l)
 	}
@@ -60,11 +57,10 @@ type Meter struct {
 	n, max int
 }
 
-// newMeter returns a meter for an answer of at most limit bytes (<= 0: config.Default's
-// ollama.max_response_bytes), as a value, for a caller that keeps it inside its own state.
+// newMeter returns a meter for an answer of at most limit bytes (<= 0: DefaultMaxResponseBytes), as a value, for a caller that keeps it inside its own state.
 func newMeter(limit int) Meter {
 	if limit <= 0 {
-		limit = defaultMaxResponse()
+		limit = DefaultMaxResponseBytes
 	}
 	return Meter{max: limit}
 }

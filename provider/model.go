@@ -37,8 +37,8 @@ type ChatModel struct {
 	// Stream asks the server to stream the answer; the text is the same, but long answers keep
 	// the connection busy instead of idle behind proxies.
 	Stream bool
-	// MaxResponseBytes bounds the answer, whatever the Client (0: config.Default's
-	// ollama.max_response_bytes); past it Complete stops reading and fails with
+	// MaxResponseBytes bounds the answer, whatever the Client (0:
+	// DefaultMaxResponseBytes); past it Complete stops reading and fails with
 	// ErrResponseTooLarge. The clients of this package bound it themselves as well.
 	MaxResponseBytes int
 	// Window, when not 0, is the most prompt tokens the model may be sent (its num_ctx minus the

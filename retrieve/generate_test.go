@@ -12,7 +12,6 @@ import (
 
 	"github.com/ollama/ollama/api"
 
-	"toolrouter/config"
 	"toolrouter/internal/fakeollama"
 	"toolrouter/inventory"
 )
@@ -21,8 +20,8 @@ import (
 func calculator(t *testing.T) *inventory.Manager {
 	t.Helper()
 	quiet := slog.New(slog.DiscardHandler)
-	inv := inventory.New(map[string]config.Server{"calculator": {Transport: config.TransportBuiltin, Builtin: "calculator",
-		ConnectTimeout: config.Duration(time.Minute), CallTimeout: config.Duration(10 * time.Second)}}, inventory.Options{Logger: quiet})
+	inv := inventory.New(map[string]inventory.ServerConfig{"calculator": {Transport: inventory.TransportBuiltin, Builtin: "calculator"}},
+		inventory.Options{Logger: quiet})
 	inv.Start(context.Background())
 	t.Cleanup(inv.Close)
 	return inv

@@ -23,8 +23,8 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"toolrouter/access"
-	"toolrouter/config"
 	"toolrouter/inventory"
+	"toolrouter/provider"
 	"toolrouter/redact"
 	"toolrouter/retrieve"
 	"toolrouter/tokens"
@@ -46,45 +46,77 @@ type ToolCaller interface {
 }
 
 // FailureMode says what a model failure does to a request (router.on_model_failure).
-type FailureMode = config.Failure
+type FailureMode string
 
 // Failure modes.
 const (
 	// NoTool answers use_tool:false with a degraded reason, so the caller goes on without tools.
-	NoTool = config.FailNoTool
+	NoTool FailureMode = "no_tool"
 	// Fail returns the model error to the caller.
-	Fail = config.FailError
+	Fail FailureMode = "fail"
 )
 
 // Mode is how the model is asked for tool calls (router.mode).
-type Mode = config.Mode
-
-// Reasoning is what phase 1 writes besides its decision (router.reasoning).
-type Reasoning = config.Reasoning
-
-// Reasoning settings.
-const (
-	ReasoningNone  = config.ReasoningNone
-	ReasoningBrief = config.ReasoningBrief
-	ReasoningFull  = config.ReasoningFull
-)
+type Mode string
 
 // Modes.
 const (
 	// TwoPhase selects under a format schema, then writes each call's arguments under the tool's.
-	TwoPhase = config.ModeTwoPhase
+	TwoPhase Mode = "two_phase"
 	// Native uses Ollama's tools field and the model's tool_calls.
-	Native = config.ModeNative
+	Native Mode = "native"
 )
 
-// Settings tune a Router; New gives a zero field config.Default's value.
+// Reasoning is what phase 1 writes besides its decision (router.reasoning).
+type Reasoning string
+
+// Reasoning settings.
+const (
+	ReasoningNone  Reasoning = "none"
+	ReasoningBrief Reasoning = "brief"
+	ReasoningFull  Reasoning = "full"
+)
+
+// Reasonings are the values of Reasoning, the fewest tokens first.
+var Reasonings = []Reasoning{ReasoningNone, ReasoningBrief, ReasoningFull}
+
+// The defaults of Settings: New gives a zero field these, and package config's router.* and
+// ollama.options defaults are these.
+const (
+	DefaultOnModelFailure = NoTool
+	DefaultMode           = TwoPhase
+	DefaultReasoning      = ReasoningNone
+	DefaultRepairAttempts = 2
+	DefaultMaxToolCalls   = 4
+	DefaultParallelCalls  = 4
+	DefaultDeadline       = time.Minute
+	// DefaultPhaseTimeout bounds one phase-1 call, one call's phase 2 and one tool call.
+	DefaultPhaseTimeout   = 30 * time.Second
+	DefaultContextReserve = 1024
+	// DefaultAutoExecute is safety.auto_execute's default: a call that may destroy something
+	// (MCP's default for a tool that says nothing) waits for a person, while reads and
+	// declared-harmless writes run; the built-ins are read-only, so they run under it.
+	DefaultAutoExecute = access.NotDestructive
+	// DefaultMaxQueryBytes and DefaultMaxHistory bound a request's query and history (the doors
+	// check them before routing).
+	DefaultMaxQueryBytes = 16384
+	DefaultMaxHistory    = 20
+)
+
+// DefaultOptions are the model options sent with every call when none are set: deterministic
+// answers and a context of 8192 tokens (Ollama's own default has changed between versions).
+func DefaultOptions() map[string]any {
+	return map[string]any{"temperature": 0, "num_ctx": 8192, "seed": 42}
+}
+
+// Settings tune a Router; New gives a zero field its default (DefaultMode, …).
 type Settings struct {
 	Model     string
 	KeepAlive time.Duration
 	// Think lets a thinking model think before its answer. Off, Ollama applies the format schema
 	// from the first token; on, only after the thinking ends.
 	Think bool
-	// Options are Ollama's model options (temperature, num_ctx, seed, …), over config's defaults for
+	// Options are Ollama's model options (temperature, num_ctx, seed, …), over DefaultOptions for
 	// those not set. num_ctx sizes the context budget and is always sent (Ollama's own default has
 	// changed between versions), capped at the model's trained length when the client can tell it.
 	Options map[string]any
@@ -195,28 +227,26 @@ type Router struct {
 	askedTrained atomic.Int64                   // when it was last asked (unix ns)
 }
 
-// New returns a Router. A zero field of set takes its value from config.Default, the one source
-// of defaults.
+// New returns a Router. A zero field of set takes its default (DefaultMode, DefaultOptions, …).
 func New(chat Chatter, inv Inventory, tools ToolCaller, set Settings, log *slog.Logger) *Router {
 	if log == nil {
 		log = slog.Default()
 	}
-	d := config.Default().Router
-	orDefault(&set.OnModelFailure, d.OnModelFailure)
-	orDefault(&set.Mode, d.Mode)
-	if !slices.Contains(config.Reasonings, set.Reasoning) {
+	orDefault(&set.OnModelFailure, DefaultOnModelFailure)
+	orDefault(&set.Mode, DefaultMode)
+	if !slices.Contains(Reasonings, set.Reasoning) {
 		if set.Reasoning != "" {
-			log.Warn("unknown router reasoning; using the default", "reasoning", set.Reasoning, "default", d.Reasoning)
+			log.Warn("unknown router reasoning; using the default", "reasoning", set.Reasoning, "default", DefaultReasoning)
 		}
-		set.Reasoning = d.Reasoning
+		set.Reasoning = DefaultReasoning
 	}
-	orDefault(&set.MaxToolCalls, d.MaxToolCalls)
-	orDefault(&set.ParallelCalls, d.ParallelCalls)
-	orDefault(&set.Deadline, d.Deadline.D())
-	orDefault(&set.ContextReserve, d.ContextReserve)
-	orDefault(&set.MaxResponseBytes, config.Default().Ollama.MaxResponseBytes)
+	orDefault(&set.MaxToolCalls, DefaultMaxToolCalls)
+	orDefault(&set.ParallelCalls, DefaultParallelCalls)
+	orDefault(&set.Deadline, DefaultDeadline)
+	orDefault(&set.ContextReserve, DefaultContextReserve)
+	orDefault(&set.MaxResponseBytes, provider.DefaultMaxResponseBytes)
 	if set.Approvals != nil {
-		orDefault(&set.AutoExecute, config.Default().Safety.AutoExecute)
+		orDefault(&set.AutoExecute, DefaultAutoExecute)
 	}
 	est := set.Estimator
 	if est == nil {
@@ -224,12 +254,12 @@ func New(chat Chatter, inv Inventory, tools ToolCaller, set Settings, log *slog.
 	}
 	r := &Router{chat: chat, inv: inv, tools: tools, set: set, log: log, est: est, pinned: retrieve.NewPinned(set.Pinned)}
 	r.framing = est.Messages(set.Model, []api.Message{{}}).Raw // an empty message is its framing alone
-	// Model options: config's defaults (temperature, seed, num_ctx) under the ones set; num_ctx is
+	// Model options: DefaultOptions (temperature, seed, num_ctx) under the ones set; num_ctx is
 	// always sent, since Ollama's own default has changed between versions.
-	opts := config.Default().Ollama.Options
+	opts := DefaultOptions()
 	maps.Copy(opts, set.Options)
 	if NumCtx(opts) <= 0 {
-		opts["num_ctx"] = NumCtx(config.Default().Ollama.Options)
+		opts["num_ctx"] = NumCtx(DefaultOptions())
 	}
 	r.options.Store(&opts)
 	return r

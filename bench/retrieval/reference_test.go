@@ -45,7 +45,7 @@ func TestReferenceRecording(t *testing.T) {
 		case "filesystem":
 			args = append(args, sandbox)
 		}
-		sc := config.DefaultServer()
+		sc := inventory.DefaultServerConfig()
 		sc.Transport, sc.Command, sc.Args, sc.Purpose = config.TransportStdio, "node", args, s.Purpose
 		sc.Env = map[string]string{"MEMORY_FILE_PATH": filepath.Join(sandbox, "memory.jsonl")}
 		sc.ConnectTimeout = config.Duration(time.Minute)

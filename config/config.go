@@ -82,6 +82,7 @@ import (
 	"toolrouter/access"
 	"toolrouter/auth"
 	"toolrouter/inventory"
+	"toolrouter/limits"
 	"toolrouter/router"
 )
 
@@ -211,17 +212,15 @@ type Limits struct {
 	RedisTimeout Duration `koanf:"redis_timeout" json:"redis_timeout"`
 }
 
-// RedisDown is what rate limiting does while Redis is down (limits.on_redis_down).
-type RedisDown string
+// RedisDown is what rate limiting does while Redis is down (limits.on_redis_down): package
+// limits'.
+type RedisDown = limits.RedisDown
 
 // Values of RedisDown.
 const (
-	// RedisLocal counts in process, each replica enforcing its share (limits.replicas).
-	RedisLocal RedisDown = "local"
-	// RedisFailOpen admits every request.
-	RedisFailOpen RedisDown = "fail_open"
-	// RedisClosed refuses every request that has a limit (503).
-	RedisClosed RedisDown = "closed"
+	RedisLocal    = limits.RedisLocal
+	RedisFailOpen = limits.RedisFailOpen
+	RedisClosed   = limits.RedisClosed
 )
 
 // Ollama configures the model server and the model used for routing.

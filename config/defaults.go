@@ -6,8 +6,10 @@ import (
 	"toolrouter/council"
 	"toolrouter/inventory"
 	"toolrouter/inventory/builtin"
+	"toolrouter/limits"
 	"toolrouter/provider"
 	"toolrouter/router"
+	"toolrouter/usage"
 )
 
 // Default returns the built-in defaults: a configuration that runs with
@@ -71,16 +73,16 @@ func Default() Config {
 		},
 		Metrics: Metrics{Enabled: true},
 		UI:      UI{Enabled: true, RecentRequests: 100},
-		Limits:  Limits{OnRedisDown: RedisLocal, Replicas: 1, RedisTimeout: Duration(50 * time.Millisecond)},
+		Limits:  Limits{OnRedisDown: limits.DefaultOnRedisDown, Replicas: 1, RedisTimeout: Duration(limits.DefaultRedisTimeout)},
 		// inventory.DefaultChecks and router.DefaultAutoExecute say why they are what they are.
 		Safety: Safety{Checks: inventory.DefaultChecks(), AutoExecute: router.DefaultAutoExecute, ApprovalTTL: Duration(15 * time.Minute)},
 		Usage: Usage{
 			Path:          "toolrouter-usage.db",
-			QueueSize:     4096,
-			BatchSize:     256,
-			FlushInterval: Duration(time.Second),
-			WriteTimeout:  Duration(5 * time.Second),
-			Retention:     Duration(30 * 24 * time.Hour),
+			QueueSize:     usage.DefaultQueueSize,
+			BatchSize:     usage.DefaultBatchSize,
+			FlushInterval: Duration(usage.DefaultFlushInterval),
+			WriteTimeout:  Duration(usage.DefaultWriteTimeout),
+			Retention:     Duration(usage.DefaultRetention),
 		},
 		Servers: map[string]Server{
 			"calculator": builtinServer("calculator"),

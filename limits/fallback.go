@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"toolrouter/config"
 )
 
 // errDown is what a primary backend answers, without trying, while it knows it is down.
@@ -26,12 +24,12 @@ type fallback struct {
 	replicas int
 }
 
-func newFallback(mode config.RedisDown, replicas int, now func() time.Time) *fallback {
+func newFallback(mode RedisDown, replicas int, now func() time.Time) *fallback {
 	f := &fallback{replicas: replicas}
 	switch mode {
-	case config.RedisFailOpen:
+	case RedisFailOpen:
 		f.down = admitAll{}
-	case config.RedisClosed:
+	case RedisClosed:
 		f.down = refuseAll{}
 	default:
 		f.down = newMemory(now)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"toolrouter/access"
-	"toolrouter/config"
 )
 
 // shaky is a primary backend standing in for Redis: it answers every admission with answer, or
@@ -35,7 +34,7 @@ func (s *shaky) state() state { return state{where: BackendRedis} }
 
 // behind is a Limiter of orgs whose counters are primary behind the fallback of mode, for 2
 // replicas, on a hand-moved clock.
-func behind(t *testing.T, orgs access.Orgs, mode config.RedisDown, primary *shaky) *Limiter {
+func behind(t *testing.T, orgs access.Orgs, mode RedisDown, primary *shaky) *Limiter {
 	t.Helper()
 	l, err := New(Options{Orgs: orgs})
 	if err != nil {
@@ -73,28 +72,28 @@ func TestFallbackAdmit(t *testing.T) {
 	rpm := string(RequestsPerMinute)
 	tests := []struct {
 		name      string
-		mode      config.RedisDown
+		mode      RedisDown
 		answer    admission
 		err       error
 		ended     bool // the request's context is canceled
 		want      []string
 		wantAsked int // admissions the primary was asked for
 	}{
-		{"answering: admitted by the primary", config.RedisClosed, admitted, nil, false,
+		{"answering: admitted by the primary", RedisClosed, admitted, nil, false,
 			[]string{"admitted", "admitted", "admitted", "admitted", "admitted"}, 5},
-		{"answering: a refusal stands, fail_open or not", config.RedisFailOpen, refusal, nil, false,
+		{"answering: a refusal stands, fail_open or not", RedisFailOpen, refusal, nil, false,
 			[]string{rpm, rpm}, 2},
-		{"failing, local: this replica's share, 2 of 4", config.RedisLocal, admission{}, broken, false,
+		{"failing, local: this replica's share, 2 of 4", RedisLocal, admission{}, broken, false,
 			[]string{"admitted", "admitted", rpm, rpm}, 4},
-		{"down, local: this replica's share, 2 of 4", config.RedisLocal, admission{}, errDown, false,
+		{"down, local: this replica's share, 2 of 4", RedisLocal, admission{}, errDown, false,
 			[]string{"admitted", "admitted", rpm}, 3},
-		{"failing, fail_open: everything admitted", config.RedisFailOpen, admission{}, broken, false,
+		{"failing, fail_open: everything admitted", RedisFailOpen, admission{}, broken, false,
 			[]string{"admitted", "admitted", "admitted", "admitted", "admitted"}, 5},
-		{"failing, closed: everything refused", config.RedisClosed, admission{}, broken, false,
+		{"failing, closed: everything refused", RedisClosed, admission{}, broken, false,
 			[]string{"unavailable", "unavailable"}, 2},
-		{"failing as the request ended: its context's error", config.RedisFailOpen, admission{}, context.Canceled, true,
+		{"failing as the request ended: its context's error", RedisFailOpen, admission{}, context.Canceled, true,
 			[]string{"admitting: context canceled"}, 1},
-		{"down as the request ended: on_redis_down still decides", config.RedisClosed, admission{}, errDown, true,
+		{"down as the request ended: on_redis_down still decides", RedisClosed, admission{}, errDown, true,
 			[]string{"unavailable"}, 1},
 	}
 	for _, tc := range tests {
@@ -132,15 +131,15 @@ func TestFallbackSpill(t *testing.T) {
 	orgs := access.Orgs{"acme": {Limits: access.Limits{TokensPerMinute: 1000}}}
 	tests := []struct {
 		name      string
-		mode      config.RedisDown
+		mode      RedisDown
 		err       error
 		want      string
 		wantRetry time.Duration // checked when not zero
 	}{
 		// 600 tokens of a 500 share: 100 in debt, 12s of a refill of 500 a minute.
-		{"down, local: charged to the share", config.RedisLocal, errDown, string(TokensPerMinute), 12*time.Second + time.Millisecond},
-		{"down, fail_open: admitted anyway", config.RedisFailOpen, errDown, "admitted", 0},
-		{"answering: nothing spilled", config.RedisLocal, nil, "admitted", 0},
+		{"down, local: charged to the share", RedisLocal, errDown, string(TokensPerMinute), 12*time.Second + time.Millisecond},
+		{"down, fail_open: admitted anyway", RedisFailOpen, errDown, "admitted", 0},
+		{"answering: nothing spilled", RedisLocal, nil, "admitted", 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -31,7 +31,6 @@ import (
 	"time"
 
 	"toolrouter/access"
-	"toolrouter/config"
 	"toolrouter/observe"
 )
 
@@ -93,6 +92,30 @@ const (
 	BackendFallback = "local-fallback" // Redis configured but down: limits.on_redis_down applies
 )
 
+// RedisDown is what rate limiting does while Redis is down (limits.on_redis_down).
+type RedisDown string
+
+// Values of RedisDown.
+const (
+	// RedisLocal counts in process, each replica enforcing its share (limits.replicas).
+	RedisLocal RedisDown = "local"
+	// RedisFailOpen admits every request.
+	RedisFailOpen RedisDown = "fail_open"
+	// RedisClosed refuses every request that has a limit (503).
+	RedisClosed RedisDown = "closed"
+)
+
+// The defaults of Options; package config's limits.* defaults are these.
+const (
+	DefaultOnRedisDown = RedisLocal
+	// DefaultRedisTimeout is short: Redis answers in well under a millisecond on a network that
+	// works, and a request must not wait long on one that does not.
+	DefaultRedisTimeout = 50 * time.Millisecond
+	// DefaultLeaseTTL is the longest a request lasts when nobody says (http.request_timeout's
+	// default).
+	DefaultLeaseTTL = 2 * time.Minute
+)
+
 // Options configure a Limiter; the zero value limits nothing, in process.
 type Options struct {
 	// Orgs is the hierarchy whose levels' limits apply (config key orgs).
@@ -101,14 +124,14 @@ type Options struct {
 	Anonymous Limits
 	// RedisURL, when set, keeps the counters in Redis.
 	RedisURL string
-	// OnRedisDown is what admission does while Redis is down; default config.Default()'s.
-	OnRedisDown config.RedisDown
+	// OnRedisDown is what admission does while Redis is down; default DefaultOnRedisDown.
+	OnRedisDown RedisDown
 	// Replicas divides every limit while Redis is down and OnRedisDown is local; default 1.
 	Replicas int
-	// RedisTimeout bounds each Redis round trip; default config.Default()'s.
+	// RedisTimeout bounds each Redis round trip; default DefaultRedisTimeout.
 	RedisTimeout time.Duration
 	// LeaseTTL is how long a concurrent slot held in Redis outlives a replica that crashed
-	// holding it: the longest a request may last (default http.request_timeout's default).
+	// holding it: the longest a request may last (http.request_timeout; default DefaultLeaseTTL).
 	LeaseTTL time.Duration
 	// Now is the clock of the counters in process; default time.Now.
 	Now    func() time.Time
@@ -129,18 +152,17 @@ type Limiter struct {
 
 // New builds a Limiter; with a Redis URL it connects lazily, on the first request with a limit.
 func New(o Options) (*Limiter, error) {
-	def := config.Default().Limits
 	if o.OnRedisDown == "" {
-		o.OnRedisDown = def.OnRedisDown
+		o.OnRedisDown = DefaultOnRedisDown
 	}
 	if o.Replicas < 1 {
-		o.Replicas = def.Replicas
+		o.Replicas = 1
 	}
 	if o.RedisTimeout <= 0 {
-		o.RedisTimeout = def.RedisTimeout.D()
+		o.RedisTimeout = DefaultRedisTimeout
 	}
 	if o.LeaseTTL <= 0 {
-		o.LeaseTTL = config.Default().HTTP.RequestTimeout.D()
+		o.LeaseTTL = DefaultLeaseTTL
 	}
 	if o.Now == nil {
 		o.Now = time.Now

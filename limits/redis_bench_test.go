@@ -11,7 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"toolrouter/access"
-	"toolrouter/config"
 	"toolrouter/internal/redistest"
 )
 
@@ -97,7 +96,7 @@ func BenchmarkRedisAdmit(b *testing.B) {
 	big := access.Limits{RequestsPerMinute: 1 << 30, TokensPerMinute: 1 << 30, Concurrent: 1 << 20}
 	orgs := access.Orgs{"acme": {Limits: big, Teams: map[string]access.Team{"t": {Limits: big,
 		Agents: map[string]access.Agent{"a": {Limits: big}}}}}}
-	l, err := New(Options{Orgs: orgs, RedisURL: srv.URL(), OnRedisDown: config.RedisClosed, RedisTimeout: time.Second})
+	l, err := New(Options{Orgs: orgs, RedisURL: srv.URL(), OnRedisDown: RedisClosed, RedisTimeout: time.Second})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"toolrouter/access"
-	"toolrouter/config"
 	"toolrouter/internal/redistest"
 )
 
@@ -23,7 +22,7 @@ type replica struct {
 	backend chan bool
 }
 
-func newReplica(t *testing.T, srv *redistest.Server, orgs access.Orgs, mode config.RedisDown, o Options) replica {
+func newReplica(t *testing.T, srv *redistest.Server, orgs access.Orgs, mode RedisDown, o Options) replica {
 	t.Helper()
 	backend := make(chan bool, 16)
 	o.Orgs, o.RedisURL, o.OnRedisDown, o.Replicas = orgs, srv.URL(), mode, 2
@@ -130,7 +129,7 @@ func TestRedisSharedBudget(t *testing.T) {
 	srv := redistest.Start(t)
 	const rpm = 600
 	orgs := access.Orgs{"acme": {Limits: access.Limits{RequestsPerMinute: rpm}}}
-	reps := []replica{newReplica(t, srv, orgs, config.RedisLocal, Options{}), newReplica(t, srv, orgs, config.RedisLocal, Options{})}
+	reps := []replica{newReplica(t, srv, orgs, RedisLocal, Options{}), newReplica(t, srv, orgs, RedisLocal, Options{})}
 	start := time.Now()
 	d := drive(reps, id("acme", "", ""), 4, 100000)
 	timer := time.NewTimer(2 * time.Second)
@@ -158,7 +157,7 @@ func TestRedisDown(t *testing.T) {
 	const rpm = 600
 	orgs := access.Orgs{"acme": {Limits: access.Limits{RequestsPerMinute: rpm}}}
 	who := id("acme", "t", "a")
-	for _, mode := range []config.RedisDown{config.RedisLocal, config.RedisFailOpen, config.RedisClosed} {
+	for _, mode := range []RedisDown{RedisLocal, RedisFailOpen, RedisClosed} {
 		t.Run(string(mode), func(t *testing.T) {
 			srv := redistest.Start(t)
 			reps := []replica{newReplica(t, srv, orgs, mode, Options{}), newReplica(t, srv, orgs, mode, Options{})}
@@ -190,14 +189,14 @@ func TestRedisDown(t *testing.T) {
 			for r := range reps {
 				tried, admitted := d.tried[1][r], d.admitted[1][r]
 				switch mode {
-				case config.RedisLocal:
+				case RedisLocal:
 					// Each replica alone enforces its share: half the burst, half the refill.
 					within(t, "replica with Redis down", admitted, rpm/2+rpm/2/60.0*down)
-				case config.RedisFailOpen:
+				case RedisFailOpen:
 					if admitted != tried || tried == 0 {
 						t.Errorf("replica %d: admitted %d of %d with Redis down, want all", r, admitted, tried)
 					}
-				case config.RedisClosed:
+				case RedisClosed:
 					if admitted != 0 || d.refused[1][r]["unavailable"] != tried || tried == 0 {
 						t.Errorf("replica %d: with Redis down admitted %d and refused %v of %d, want all refused unavailable", r, admitted, d.refused[1][r], tried)
 					}
@@ -237,8 +236,8 @@ func TestRedisConcurrent(t *testing.T) {
 	srv := redistest.Start(t)
 	orgs := access.Orgs{"acme": {Teams: map[string]access.Team{"t": {Limits: access.Limits{Concurrent: 1}}}}}
 	who := id("acme", "t", "")
-	a := newReplica(t, srv, orgs, config.RedisLocal, Options{LeaseTTL: 500 * time.Millisecond})
-	b := newReplica(t, srv, orgs, config.RedisLocal, Options{LeaseTTL: 500 * time.Millisecond})
+	a := newReplica(t, srv, orgs, RedisLocal, Options{LeaseTTL: 500 * time.Millisecond})
+	b := newReplica(t, srv, orgs, RedisLocal, Options{LeaseTTL: 500 * time.Millisecond})
 	release, err := a.Admit(context.Background(), who)
 	if err != nil {
 		t.Fatal(err)
@@ -276,8 +275,8 @@ func TestRedisConcurrent(t *testing.T) {
 func TestRedisCharge(t *testing.T) {
 	srv := redistest.Start(t)
 	orgs := access.Orgs{"acme": {Limits: access.Limits{TokensPerMinute: 1000}}}
-	a := newReplica(t, srv, orgs, config.RedisLocal, Options{})
-	b := newReplica(t, srv, orgs, config.RedisLocal, Options{})
+	a := newReplica(t, srv, orgs, RedisLocal, Options{})
+	b := newReplica(t, srv, orgs, RedisLocal, Options{})
 	who := id("acme", "t", "a")
 	if _, err := b.Admit(context.Background(), who); err != nil {
 		t.Fatalf("before the charge: %v", err)
@@ -312,8 +311,8 @@ func TestRedisEnd(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			srv := redistest.Start(t)
 			orgs := access.Orgs{"acme": {Limits: access.Limits{TokensPerMinute: 1000, Concurrent: 3}}}
-			a := newReplica(t, srv, orgs, config.RedisClosed, Options{})
-			b := newReplica(t, srv, orgs, config.RedisClosed, Options{})
+			a := newReplica(t, srv, orgs, RedisClosed, Options{})
+			b := newReplica(t, srv, orgs, RedisClosed, Options{})
 			c := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 			defer c.Close()
 			ctx := context.Background()

@@ -10,12 +10,11 @@ import (
 	"time"
 
 	"toolrouter/access"
-	"toolrouter/config"
 	"toolrouter/observe"
 	"toolrouter/spool"
 )
 
-// Options tune a Recorder; a zero field takes config.Default()'s usage value, except Retention,
+// Options tune a Recorder; a zero field takes its default (DefaultQueueSize, …), except Retention,
 // whose zero keeps records forever.
 type Options struct {
 	// QueueSize bounds the records waiting to be written; one that finds the queue full is dropped.
@@ -81,21 +80,30 @@ type Recorder struct {
 	fileLost   bool // the file was found gone, and is not yet created again
 }
 
+// The defaults of Options; package config's usage.* defaults are these.
+const (
+	DefaultQueueSize     = 4096
+	DefaultBatchSize     = 256
+	DefaultFlushInterval = time.Second
+	DefaultWriteTimeout  = 5 * time.Second
+	// DefaultRetention is usage.retention's default; a Recorder given none keeps records forever.
+	DefaultRetention = 30 * 24 * time.Hour
+)
+
 // NewRecorder returns a Recorder writing to s and starts its writer; Close stops it and closes s.
 func NewRecorder(s *Store, o Options) *Recorder {
-	def := config.Default().Usage
 	if o.QueueSize <= 0 {
-		o.QueueSize = def.QueueSize
+		o.QueueSize = DefaultQueueSize
 	}
 	if o.BatchSize <= 0 {
-		o.BatchSize = def.BatchSize
+		o.BatchSize = DefaultBatchSize
 	}
 	o.BatchSize = min(o.BatchSize, o.QueueSize)
 	if o.FlushInterval <= 0 {
-		o.FlushInterval = def.FlushInterval.D()
+		o.FlushInterval = DefaultFlushInterval
 	}
 	if o.WriteTimeout <= 0 {
-		o.WriteTimeout = def.WriteTimeout.D()
+		o.WriteTimeout = DefaultWriteTimeout
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -180,7 +180,8 @@ func TestCostUsageErrors(t *testing.T) {
 	}{
 		{[]string{"-reasoning", "deep"}, `unknown reasoning "deep"`},
 		{[]string{"-sizes", "10,0"}, `-sizes: "0" is not a positive number`},
-		{[]string{"-reasoning", "", "-sizes", ""}, "nothing to measure"},
+		{[]string{"-reasoning", "", "-sizes", "", "-generate", "0"}, "nothing to measure"},
+		{[]string{"-generate", "21"}, "-generate: want 0..20"},
 		{[]string{"-reps", "0"}, "want at least 1"},
 		{[]string{"stray"}, `unexpected argument "stray"`},
 		{[]string{"-ollama", gone.URL, "-model", "fake"}, "nothing measured: no model server at " + gone.URL},

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -28,9 +29,13 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	out := fs.String("out", filepath.Join(benchDir(), "out"), "output folder for load.json and load.md")
 	doc := fs.String("doc", defaultDoc(), "markdown document whose load section this run rewrites (\"\": none)")
 	features := fs.Bool("features", false, "compare limits, usage records and metrics off, on with the embedded backends, and on with Redis and PostgreSQL (started on loopback)")
-	rounds := fs.Int("rounds", 2, "with -features: runs of each variant per concurrency, alternated")
+	console := fs.Bool("console", false, "compare the console at /ui (ui.enabled) off and on, with limits, usage records and metrics off")
+	rounds := fs.Int("rounds", 2, "with -features or -console: runs of each variant per concurrency, alternated")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *features && *console {
+		return errors.New("-features and -console each write their own section: run them apart")
 	}
 	var conc []int
 	for _, f := range strings.Split(*levels, ",") {
@@ -40,6 +45,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		conc = append(conc, n)
 	}
+	loadBefore := loadAverage()
 	work, err := os.MkdirTemp("", "toolrouter-load-")
 	if err != nil {
 		return err
@@ -60,17 +66,28 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		defer stop()
 		opts.Rounds = *rounds
 	}
+	if *console {
+		opts.Variants, opts.Rounds = consoleVariants(), *rounds
+	}
 	res, err := load.RunTest(ctx, opts)
 	if err != nil {
 		return err
 	}
 	cmdline := strings.Join(append([]string{"go run ./bench load"}, args...), " ")
-	if *features {
+	if *features || *console {
+		if after := loadAverage(); loadBefore >= 0 && after >= 0 {
+			notes = append(notes, fmt.Sprintf("Load average (1 min) %.1f at the start, %.1f at the end: the machine may be shared, "+
+				"and the latencies, p99 most, include any wait for a core.", loadBefore, after))
+		}
+		section, head := sectionFeatures, "## Cost of limits, usage records and metrics\n\n"+featuresIntro
+		if *console {
+			section, head = sectionConsole, "## Cost of the console\n\n"+consoleIntro
+		}
 		md := featuresMarkdown(cmdline, time.Now(), res, notes)
-		if err := writeOut(*out, "load-features", res, md); err != nil {
+		if err := writeOut(*out, section, res, md); err != nil {
 			return err
 		}
-		if err := updateDoc(*doc, sectionFeatures, "## Cost of limits, usage records and metrics\n\n"+featuresIntro+md); err != nil {
+		if err := updateDoc(*doc, section, head+md); err != nil {
 			return err
 		}
 		fmt.Fprint(stdout, md)

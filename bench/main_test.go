@@ -269,7 +269,8 @@ func TestUpdateDoc(t *testing.T) {
 		{sectionLoad, "## Load\n\nload two\n", []string{"load two", "accuracy two"}, "load one"},
 		{sectionRetrieval, "## Retrieval\n\nretrieval one\n", []string{"load two", "accuracy two", "retrieval one"}, "Not generated yet: run `go run ./bench retrieval`."},
 		{sectionFeatures, "## Features\n\nfeatures one\n", []string{"load two", "accuracy two", "retrieval one", "features one"}, "Not generated yet: run `go run ./bench load -features`."},
-		{sectionRouteCost, "## Route cost\n\nroute cost one\n", []string{"load two", "accuracy two", "retrieval one", "features one", "route cost one"}, "Not generated yet"},
+		{sectionConsole, "## Console\n\nconsole one\n", []string{"features one", "console one"}, "Not generated yet: run `go run ./bench load -console`."},
+		{sectionRouteCost, "## Route cost\n\nroute cost one\n", []string{"load two", "accuracy two", "retrieval one", "features one", "console one", "route cost one"}, "Not generated yet"},
 	}
 	for i, st := range steps {
 		if err := updateDoc(path, st.section, st.body); err != nil {

@@ -99,9 +99,9 @@ var consoleIntro = "The same load test as above, with the sidecar in two configu
 	"`console on` serves the console at `/ui` and keeps the last " + strconv.Itoa(consoleRing) + " request reports in " +
 	"its ring (`ui.recent_requests`, the default), as shipped. Only `POST /v1/route` is driven; nothing reads the " +
 	"console. Each variant's rounds are pooled; the ratio and the added latency are against `console off`, and the " +
-	"per-round columns compare each round with the `console off` round run just before it: their spread is the noise " +
-	"a difference must exceed. `console off` always runs first in a pair, so a load on the machine that rises during " +
-	"the run weighs on `console on`. Generator, fake model and sidecar share the machine's cores. The same comparison " +
+	"per-round columns compare each round with the `console off` round of the same pair: their spread is the noise " +
+	"a difference must exceed. The order within a pair alternates from round to round, so a load on the machine that " +
+	"rises or falls during the run weighs on both. Generator, fake model and sidecar share the machine's cores. The same comparison " +
 	"through the HTTP handler alone, without the network: `go test -run '^$' -bench ConsoleRoutePath -count 6 ./server/`.\n\n"
 
 // featuresIntro says what the feature cost measures.
@@ -149,7 +149,7 @@ func featuresMarkdown(cmdline string, date time.Time, r *load.Result, notes []st
 }
 
 // perRound is the range, lowest to highest, of a variant's throughput ratio and added p99 against
-// the first variant's round of the same index (run just before it).
+// the first variant's round of the same index (the same pair).
 func perRound(rounds, first []load.Run) (ratios, added string) {
 	var rs, ds []float64
 	for k := range min(len(rounds), len(first)) {

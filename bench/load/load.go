@@ -141,8 +141,9 @@ func RunTest(ctx context.Context, o Options) (*Result, error) {
 	for _, c := range o.Concurrency {
 		lvl := Level{Concurrency: c}
 		runs := make([][]Run, len(variants))
-		for range rounds {
-			for i, v := range variants {
+		for k := range rounds {
+			for _, i := range order(len(variants), k) {
+				v := variants[i]
 				sc, err := startSidecar(ctx, o, fake.URL, v.Config)
 				if err != nil {
 					return nil, fmt.Errorf("variant %s: %w", v.Name, err)
@@ -209,6 +210,19 @@ func RunTest(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// order is the order the variants run in round k: as given in even rounds, reversed in odd ones,
+// so that a load on the machine that rises or falls during a run weighs on every variant alike.
+func order(n, k int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+		if k%2 == 1 {
+			out[i] = n - 1 - i
+		}
+	}
+	return out
 }
 
 // pool sums rounds' requests, errors and seconds and averages their latencies; peak memory is

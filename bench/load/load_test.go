@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -133,7 +134,9 @@ func TestVariants(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	work := t.TempDir()
+	var progress strings.Builder
 	res, err := RunTest(ctx, Options{Binary: exe, WorkDir: work, Concurrency: []int{2}, Duration: 200 * time.Millisecond, Rounds: 2,
+		Progress: &progress,
 		Variants: []Variant{{Name: "off"}, {Name: "on", Config: map[string]any{"metrics": map[string]any{"enabled": true}}}}})
 	if err != nil {
 		t.Fatal(err)
@@ -154,9 +157,19 @@ func TestVariants(t *testing.T) {
 	if l.Sidecar != off.Run {
 		t.Errorf("level's sidecar run is not the first variant's")
 	}
-	// The last sidecar started had the "on" overlay merged over the base configuration.
+	// The order alternates: off, on, then on, off; the last sidecar started (off) had the base
+	// configuration alone.
+	var ran []string
+	for _, line := range strings.Split(strings.TrimSpace(progress.String()), "\n") {
+		if _, rest, ok := strings.Cut(line, "concurrency 2: "); ok && (strings.HasPrefix(rest, "off ") || strings.HasPrefix(rest, "on ")) {
+			ran = append(ran, strings.Fields(rest)[0])
+		}
+	}
+	if want := []string{"off", "on", "on", "off"}; !slices.Equal(ran, want) {
+		t.Errorf("variants ran in the order %v, want %v", ran, want)
+	}
 	raw, _ := os.ReadFile(work + "/load-config.json")
-	if !strings.Contains(string(raw), `"metrics":{"enabled":true}`) || !strings.Contains(string(raw), `"listen":"127.0.0.1:0"`) {
-		t.Errorf("last config %s: want the overlay over the base", raw)
+	if strings.Contains(string(raw), `"metrics"`) || !strings.Contains(string(raw), `"listen":"127.0.0.1:0"`) {
+		t.Errorf("last config %s: want the base alone", raw)
 	}
 }

@@ -87,9 +87,10 @@ func (k *Keeper) Hold(ctx context.Context, c Call) (token string, expires time.T
 
 // Take returns the call held under token for identity and marks the token used, so that it runs
 // once. A token never issued, issued to another identity, expired or used already is refused
-// with ErrUnknownToken, ErrOtherIdentity, ErrExpired or ErrUsed, in that order of checks; only
-// a successful Take uses the token.
-func (k *Keeper) Take(ctx context.Context, token, identity string) (Call, error) {
+// with ErrUnknownToken, ErrOtherIdentity, ErrExpired or ErrUsed, in that order of checks; then
+// check, when not nil, may refuse the call (the tool changed since, say). Only a Take that
+// returns no error uses the token.
+func (k *Keeper) Take(ctx context.Context, token, identity string, check func(Call) error) (Call, error) {
 	if !strings.HasPrefix(token, tokenPrefix) {
 		return Call{}, ErrUnknownToken
 	}
@@ -112,6 +113,11 @@ func (k *Keeper) Take(ctx context.Context, token, identity string) (Call, error)
 		return Call{}, ErrExpired
 	case used:
 		return Call{}, ErrUsed
+	}
+	if check != nil {
+		if err := check(c); err != nil {
+			return Call{}, err
+		}
 	}
 	won, err := k.store.UseHeld(ctx, kk)
 	if err != nil {

@@ -85,23 +85,30 @@ func (r *Router) Approve(ctx context.Context, id access.Identity, token string) 
 	if r.set.Approvals == nil {
 		return nil, held, approval.ErrUnknownToken
 	}
-	held, err = r.set.Approvals.Take(ctx, token, id.String())
+	var (
+		snap = r.inv.Snapshot()
+		tool *inventory.Tool
+	)
+	// The tool is checked before the token is used: a refusal leaves the token for a later try.
+	held, err = r.set.Approvals.Take(ctx, token, id.String(), func(h approval.Call) error {
+		qualified := inventory.Qualify(h.Server, h.Tool)
+		if r.set.Access != nil {
+			if _, permits := r.set.Access.Policy(id); !permits(qualified) {
+				return fmt.Errorf("%w %q", ErrUnknownTool, qualified)
+			}
+		}
+		t, ok := snap.Tool(qualified)
+		switch {
+		case !ok:
+			return fmt.Errorf("%w %q", ErrUnknownTool, qualified)
+		case t.Pin != h.Pin:
+			return fmt.Errorf("%w: %s", ErrToolChanged, qualified)
+		}
+		tool = t
+		return nil
+	})
 	if err != nil {
 		return nil, held, err
-	}
-	qualified := inventory.Qualify(held.Server, held.Tool)
-	if r.set.Access != nil {
-		if _, permits := r.set.Access.Policy(id); !permits(qualified) {
-			return nil, held, fmt.Errorf("%w %q", ErrUnknownTool, qualified)
-		}
-	}
-	snap := r.inv.Snapshot()
-	tool, ok := snap.Tool(qualified)
-	switch {
-	case !ok:
-		return nil, held, fmt.Errorf("%w %q", ErrUnknownTool, qualified)
-	case tool.Pin != held.Pin:
-		return nil, held, fmt.Errorf("%w: %s", ErrToolChanged, qualified)
 	}
 	return r.run(ctx, newJournal(r.set.Model, id.String(), r.set.Recorder, nil), id, snap, tool, held.Arguments, false), held, nil
 }

@@ -18,7 +18,7 @@ import (
 // back for its token; *approval.Keeper satisfies it.
 type Approvals interface {
 	Hold(ctx context.Context, c approval.Call) (token string, expires time.Time, err error)
-	Take(ctx context.Context, token, identity string) (approval.Call, error)
+	Take(ctx context.Context, token, identity string, check func(approval.Call) error) (approval.Call, error)
 }
 
 // Pending is a call that was validated but not run: it waits for a person's approval. Token,

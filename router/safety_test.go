@@ -89,6 +89,21 @@ func TestHeldCallAwaitsApproval(t *testing.T) {
 		t.Errorf("the approved call ran %d times, want once", n)
 	}
 
+	// A call held for a definition the tool no longer has is refused, and its token stays unused.
+	stale, _, err := keeper.Hold(context.Background(), approval.Call{Identity: acme.String(), Server: "faults", Tool: "echo",
+		Arguments: map[string]any{"message": "old"}, Pin: "a-definition-since-replaced"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, _, err := e.router.Approve(context.Background(), acme, stale); !errors.Is(err, router.ErrToolChanged) {
+			t.Errorf("a changed tool: got %v, want ErrToolChanged both times (the token not used up)", err)
+		}
+	}
+	if n := len(e.faults.Calls()); n != 1 {
+		t.Errorf("the faults server ran %d calls, want only the approved one", n)
+	}
+
 	expired := newEnv(t, router.Settings{Approvals: approval.NewKeeper(approval.NewMemory(), time.Nanosecond)},
 		sel("faults.echo", false), args(`{"message": "late"}`))
 	out, err = expired.router.Route(context.Background(), router.Request{Query: "echo", Identity: acme})

@@ -11,8 +11,11 @@ import (
 )
 
 // TestHeldCalls: a call held through one replica is honoured by another on the same database
-// (SQLite file or PostgreSQL), once: for its identity only, refused when replayed, and of two
-// replicas taking one token at once exactly one gets it. An expired token is refused as expired.
+// (SQLite file or PostgreSQL), once: for its identity only, not used up by a refusing check,
+// refused when replayed, and of two replicas taking one token at once exactly one gets it. An
+// expired token is refused as expired.
+var errChanged = errors.New("the tool changed")
+
 func TestHeldCalls(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
@@ -31,20 +34,23 @@ func TestHeldCalls(t *testing.T) {
 			if until := time.Until(expires); until < 59*time.Minute || until > time.Hour {
 				t.Errorf("expires in %s, want an hour", until)
 			}
-			if _, err := kc.Take(ctx, token, "acme/other"); !errors.Is(err, approval.ErrOtherIdentity) {
+			if _, err := kc.Take(ctx, token, "acme/other", nil); !errors.Is(err, approval.ErrOtherIdentity) {
 				t.Errorf("another identity: got %v, want ErrOtherIdentity", err)
 			}
-			got, err := kc.Take(ctx, token, "acme/ops")
+			if _, err := kc.Take(ctx, token, "acme/ops", func(approval.Call) error { return errChanged }); !errors.Is(err, errChanged) {
+				t.Errorf("a refusing check: got %v", err)
+			}
+			got, err := kc.Take(ctx, token, "acme/ops", nil)
 			if err != nil {
 				t.Fatalf("the other replica: %v", err)
 			}
 			if got.Tool != "delete" || got.Arguments["path"] != "/tmp/x" || got.Pin != "p1" {
 				t.Errorf("got %+v, want the held call", got)
 			}
-			if _, err := ka.Take(ctx, token, "acme/ops"); !errors.Is(err, approval.ErrUsed) {
+			if _, err := ka.Take(ctx, token, "acme/ops", nil); !errors.Is(err, approval.ErrUsed) {
 				t.Errorf("replay: got %v, want ErrUsed", err)
 			}
-			if _, err := ka.Take(ctx, "tra_never-issued", "acme/ops"); !errors.Is(err, approval.ErrUnknownToken) {
+			if _, err := ka.Take(ctx, "tra_never-issued", "acme/ops", nil); !errors.Is(err, approval.ErrUnknownToken) {
 				t.Errorf("unknown token: got %v, want ErrUnknownToken", err)
 			}
 
@@ -57,7 +63,7 @@ func TestHeldCalls(t *testing.T) {
 				errs [2]error
 			)
 			for i, k := range []*approval.Keeper{ka, kc} {
-				wg.Go(func() { _, errs[i] = k.Take(ctx, race, "acme/ops") })
+				wg.Go(func() { _, errs[i] = k.Take(ctx, race, "acme/ops", nil) })
 			}
 			wg.Wait()
 			if won := (errs[0] == nil) != (errs[1] == nil); !won || !(errors.Is(errs[0], approval.ErrUsed) || errors.Is(errs[1], approval.ErrUsed)) {
@@ -69,7 +75,7 @@ func TestHeldCalls(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := kc.Take(ctx, old, "acme/ops"); !errors.Is(err, approval.ErrExpired) {
+			if _, err := kc.Take(ctx, old, "acme/ops", nil); !errors.Is(err, approval.ErrExpired) {
 				t.Errorf("expired: got %v, want ErrExpired", err)
 			}
 		})

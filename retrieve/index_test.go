@@ -368,3 +368,40 @@ func TestExactWordsInExamplesOutrankStems(t *testing.T) {
 		})
 	}
 }
+
+// TestWeakerMatches checks the matches besides a word's stem: a tool's name met by a looser stem
+// or as an abbreviation, the date a query asks for, and a copy number that matches nothing; and
+// that a word's own stem still outranks them.
+func TestWeakerMatches(t *testing.T) {
+	docs := []retrieve.Doc{
+		{Server: "sci", Name: "get_discoverer", Description: "Name the person behind a finding."},
+		{Server: "sci", Name: "element_facts", Description: "Facts about a chemical element."},
+		{Server: "stats", Name: "calc_binomial_prob", Description: "Binomial distribution."},
+		{Server: "stats", Name: "probability_table", Description: "Table of outcomes."},
+		{Server: "history", Name: "event_date", Description: "Look up a historical event."},
+		{Server: "history", Name: "event_summary", Description: "Summarise a historical event."},
+		{Server: "units", Name: "convert_2", Description: "Change a quantity's unit."},
+	}
+	idx := retrieve.NewIndex()
+	idx.Sync(1, docs)
+	tests := []struct {
+		name, query string
+		want        []string // the first hits, in order
+	}{
+		{"looser stem of a name word", "the lab that discovered penicillin", []string{"sci.get_discoverer"}},
+		{"abbreviation in a name", "calculate a binomial", []string{"stats.calc_binomial_prob"}},
+		{"the stem outranks the abbreviation", "probability of 4 heads", []string{"stats.probability_table", "stats.calc_binomial_prob"}},
+		{"when asks for a date", "when did the first historical event happen", []string{"history.event_date", "history.event_summary"}},
+		{"a named date asks for one", "events on March 3, 1921", []string{"history.event_date"}},
+		{"a copy number matches no number", "2", []string{"history.event_date", "history.event_summary"}},
+		{"the whole name still names the tool", "use convert_2", []string{"units.convert_2"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			hits := idx.Search(tc.query, len(tc.want), nil)
+			if got := names(hits); !slices.Equal(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

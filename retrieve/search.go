@@ -28,33 +28,62 @@ type queryTerm struct {
 	key string
 	// exact are the query's words with this stem as written (exactKey), for the example fields.
 	exact []string
+	// weight scales the term's score: 1, or less for a weaker match (looseWeight, abbrevWeight,
+	// dateWeight).
+	weight float64
+	// of, for a partial match of a word in tool names, is the word's stem: the documents it is in
+	// count in the term's document frequency, which says how common the query's word is rather
+	// than how rare the partial key.
+	of string
 }
 
 // queryTerms returns the keys of a query, each once, sorted by key: the stem of each word (with
-// the word as written), and the evidence of operators and file names.
-func queryTerms(query string) []queryTerm {
+// the word as written) and its partial matches in tool names (partialQueryKeys) that terms
+// holds, the evidence of operators and file names, and the stem of "date" when the query asks
+// for one (asksDate).
+func queryTerms(query string, terms map[string][]posting) []queryTerm {
 	at := map[string]int{}
 	var out []queryTerm
-	words(query, func(word, stem string) {
-		i, ok := at[stem]
+	// add adds key with weight w, or raises the weight of the key already there.
+	add := func(key string, w float64) int {
+		i, ok := at[key]
 		if !ok {
 			i = len(out)
-			at[stem] = i
-			out = append(out, queryTerm{key: stem})
+			at[key] = i
+			out = append(out, queryTerm{key: key})
 		}
+		out[i].weight = max(out[i].weight, w)
+		return i
+	}
+	words(query, func(word, stem string) {
+		i := add(stem, 1)
 		if k := exactKey + word; !slices.Contains(out[i].exact, k) {
 			out[i].exact = append(out[i].exact, k)
 		}
+		partialQueryKeys(word, stem, func(prefix, text string) {
+			if len(terms[prefix+text]) == 0 {
+				return // most are in no tool's name: not worth a key
+			}
+			w := looseWeight
+			if prefix == abbrevKey {
+				w = abbrevWeight
+			}
+			if j := add(prefix+text, w); out[j].of == "" {
+				out[j].of = stem
+			}
+		})
 	})
-	evidence(query, func(k string) {
-		if _, ok := at[k]; !ok {
-			at[k] = len(out)
-			out = append(out, queryTerm{key: k})
-		}
-	})
+	toks := lexTokens(query)
+	evidenceIn(query, toks, func(k string) { add(k, 1) })
+	if asksDate(toks) {
+		add(dateStem, dateWeight)
+	}
 	slices.SortFunc(out, func(a, b queryTerm) int { return strings.Compare(a.key, b.key) })
 	return out
 }
+
+// dateStem is the index key of the word "date".
+var dateStem = Stem("date")
 
 // ranked is a scored document during a search.
 type ranked struct {
@@ -83,7 +112,7 @@ func (x *Index) Search(query string, k int, permit func(qualified string) bool) 
 // rank scores the documents that share a term with query or that it names, and returns the best k
 // (all for k ≤ 0) in order.
 func (s *snapshot) rank(pool *sync.Pool, query string, k int, permit func(string) bool) []ranked {
-	terms := queryTerms(query)
+	terms := queryTerms(query, s.terms)
 	names := nameCandidates(query)
 	sc, _ := pool.Get().(*scratch)
 	if sc == nil {
@@ -123,7 +152,10 @@ func (s *snapshot) rank(pool *sync.Pool, query string, k int, permit func(string
 			continue
 		}
 		df := float64(len(ps))
-		idf := math.Log(1 + (live-df+0.5)/(df+0.5))
+		if qt.of != "" {
+			df += float64(len(s.terms[qt.of]))
+		}
+		idf := qt.weight * math.Log(1+(live-df+0.5)/(df+0.5))
 		bound += idf * (k1 + 1)
 		// The postings of the word as written, walked beside the stem's (both in ascending ids),
 		// tell an exact match in the example fields from a stem-only one. When the word is

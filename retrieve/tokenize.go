@@ -89,7 +89,8 @@ func init() {
 // then a final silent e ("cache", "caches", "cached", "caching" → cach). It is deliberately small:
 // a miss costs a little recall, a wrong merge costs precision, and both are visible in the tests
 // and the benchmark (go run ./bench retrieval), which chose the suffixes. "-er" and "-or" are left
-// alone: they cost more on the benchmark's pools than they gained.
+// alone: they cost more on the benchmark's pools than they gained. A tool's name gets a looser,
+// weaker match besides (looseStem, abbreviations: see partialKeys).
 func Stem(w string) string {
 	if len(w) <= 3 || !isASCIILower(w) {
 		return w
@@ -170,7 +171,85 @@ const (
 	// fileKey stands for a file named in the text ("notes.txt", "reports/q3.csv", "the csv
 	// files").
 	fileKey = "\x02file"
+	// looseKey prefixes the looseStem of a word of a tool's name, where it differs from the
+	// stem: "get_discoverer" is found by "discovered".
+	looseKey = "\x03loose"
+	// abbrevKey prefixes a short word of a tool's name as written, which a longer query word may
+	// start with: "calc_binomial_prob" is found by "calculate" and "probability".
+	abbrevKey = "\x03abbrev"
 )
+
+// Abbreviations a tool's name is indexed under (abbrevKey): its words of minAbbrev to maxAbbrev
+// letters.
+const (
+	minAbbrev = 4
+	maxAbbrev = 6
+)
+
+// looseStem strips from a stem one suffix Stem leaves alone, of an agent or a noun: "-er",
+// "-or", "-y" ("discoverer", "discovery" → discover), keeping four letters at least.
+func looseStem(stem string) string {
+	for _, suf := range []string{"er", "or", "y"} {
+		if strings.HasSuffix(stem, suf) && len(stem)-len(suf) >= 4 {
+			return stem[:len(stem)-len(suf)]
+		}
+	}
+	return stem
+}
+
+// partialKeys calls fn with the index keys of a word of a tool's name besides its stem: its
+// looseStem, and the word as an abbreviation.
+func partialKeys(word, stem string, fn func(key string)) {
+	if l := looseStem(stem); l != stem {
+		fn(looseKey + l)
+	}
+	if len(word) >= minAbbrev && len(word) <= maxAbbrev && isASCIILower(word) {
+		fn(abbrevKey + word)
+	}
+}
+
+// partialQueryKeys calls fn with the keys a query word looks up in tool names besides its stem,
+// each as its prefix (looseKey or abbrevKey) and the text after it, so that a caller can look a
+// key up without building it: the stem as a looseStem, and each start of the word of minAbbrev
+// to maxAbbrev letters that is not the same word (its stem differs): "probability" looks up the
+// abbreviations "prob", "proba" and "probab".
+func partialQueryKeys(word, stem string, fn func(prefix, text string)) {
+	fn(looseKey, stem)
+	if !isASCIILower(word) {
+		return
+	}
+	for n := minAbbrev; n < len(word) && n <= maxAbbrev; n++ {
+		if Stem(word[:n]) != stem {
+			fn(abbrevKey, word[:n])
+		}
+	}
+}
+
+// asksDate reports whether a text asks for a date or names one: the word "when", a month named
+// beside a number ("July 4, 1976", "3 Jan") or a date in figures ("2024-01-31", "1/31/2024").
+// toks are the text's lexTokens.
+func asksDate(toks []token) bool {
+	num := func(i int) bool { return i >= 0 && i < len(toks) && toks[i].kind == tokNumber }
+	for i, t := range toks {
+		switch {
+		case t.date,
+			t.kind == tokWord && t.text == "when",
+			t.kind == tokWord && months[t.text] && (num(i-1) || num(i+1)):
+			return true
+		}
+	}
+	return false
+}
+
+// months are the names of the months, in full and abbreviated.
+var months = map[string]bool{}
+
+func init() {
+	for _, m := range strings.Fields(`january february march april may june july august september
+		october november december jan feb mar apr jun jul aug sep sept oct nov dec`) {
+		months[m] = true
+	}
+}
 
 // words calls fn with each word of s lower-cased, stop words dropped, and its stem.
 func words(s string, fn func(word, stem string)) {
@@ -190,8 +269,10 @@ func words(s string, fn func(word, stem string)) {
 // numbers that do not make a date (2024-01-31, 1/31/2024). A symbol needs a number on one side
 // (so the * of "*.csv" is not one), a word operator on both (or before it: "5 squared"). And each
 // file it names: "notes.txt", "reports/q3.csv", "the csv files" (fileKey).
-func evidence(s string, fn func(key string)) {
-	toks := lexTokens(s)
+func evidence(s string, fn func(key string)) { evidenceIn(s, lexTokens(s), fn) }
+
+// evidenceIn is evidence with s's lexTokens.
+func evidenceIn(s string, toks []token, fn func(key string)) {
 	num := func(i int) bool { return i >= 0 && i < len(toks) && toks[i].kind == tokNumber }
 	word := func(i int, ws ...string) bool {
 		return i >= 0 && i < len(toks) && toks[i].kind == tokWord && slices.Contains(ws, toks[i].text)

@@ -146,3 +146,59 @@ func TestEvidence(t *testing.T) {
 		})
 	}
 }
+
+func TestLooseStem(t *testing.T) {
+	tests := []struct{ stem, want string }{
+		{"discoverer", "discover"},
+		{"discovery", "discover"},
+		{"deliverer", "deliver"},
+		{"scorer", "scor"}, // as "score" stems
+		{"user", "user"},   // four letters must remain
+		{"search", "search"},
+	}
+	for _, tc := range tests {
+		if got := looseStem(tc.stem); got != tc.want {
+			t.Errorf("looseStem(%q): got %q, want %q", tc.stem, got, tc.want)
+		}
+	}
+}
+
+func TestPartialQueryKeys(t *testing.T) {
+	tests := []struct {
+		word string
+		want []string
+	}{
+		{"probability", []string{looseKey + "probabil", abbrevKey + "prob", abbrevKey + "proba", abbrevKey + "probab"}},
+		// "file" is the stem of "files": not an abbreviation of it.
+		{"files", []string{looseKey + "fil"}},
+		{"map", []string{looseKey + "map"}},
+	}
+	for _, tc := range tests {
+		var got []string
+		partialQueryKeys(tc.word, Stem(tc.word), func(prefix, text string) { got = append(got, prefix+text) })
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("partialQueryKeys(%q): got %q, want %q", tc.word, got, tc.want)
+		}
+	}
+}
+
+func TestAsksDate(t *testing.T) {
+	tests := []struct {
+		text string
+		want bool
+	}{
+		{"when was the bridge opened", true},
+		{"weather on July 4, 1976", true},
+		{"sales since 3 jan", true},
+		{"logs from 2024-01-31", true},
+		{"due 1/31/2024", true},
+		{"march to the sea", false},
+		{"divide 1/3", false},
+		{"what is the date format", false},
+	}
+	for _, tc := range tests {
+		if got := asksDate(lexTokens(tc.text)); got != tc.want {
+			t.Errorf("asksDate(%q): got %v, want %v", tc.text, got, tc.want)
+		}
+	}
+}

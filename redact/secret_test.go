@@ -33,3 +33,13 @@ func TestSecret(t *testing.T) {
 		t.Errorf("nil Redactor: got %q, %v", kind, found)
 	}
 }
+
+// BenchmarkSecret is the check of one ordinary argument, as every call's arguments get it.
+func BenchmarkSecret(b *testing.B) {
+	r := New("s3cr3t-value-42")
+	for b.Loop() {
+		if _, found := r.Secret("the quarterly report for the north region, 2024"); found {
+			b.Fatal("found a secret")
+		}
+	}
+}

@@ -7,6 +7,7 @@
 package approval
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -103,7 +104,9 @@ func (k *Keeper) Take(ctx context.Context, token, identity string, check func(Ca
 		return Call{}, ErrUnknownToken
 	}
 	var c Call
-	if err := json.Unmarshal(record, &c); err != nil {
+	d := json.NewDecoder(bytes.NewReader(record))
+	d.UseNumber() // the arguments' numbers exactly as held, as validation decodes them
+	if err := d.Decode(&c); err != nil {
 		return Call{}, fmt.Errorf("reading the held call: %w", err)
 	}
 	switch {

@@ -2,6 +2,7 @@ package approval
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -37,5 +38,22 @@ func TestMemoryBounded(t *testing.T) {
 		if won, err := m.UseHeld(ctx, "new"); err != nil || won != want {
 			t.Errorf("use %d: got %v, %v; want %v", i+1, won, err, want)
 		}
+	}
+}
+
+// TestTakeKeepsNumbers: the arguments come back exactly as held, an integer past 2^53 included.
+func TestTakeKeepsNumbers(t *testing.T) {
+	k := NewKeeper(NewMemory(), time.Hour)
+	ctx := context.Background()
+	token, _, err := k.Hold(ctx, Call{Identity: "acme", Server: "db", Tool: "get", Arguments: map[string]any{"id": json.Number("9007199254740993")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := k.Take(ctx, token, "acme", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := c.Arguments["id"].(json.Number); got != "9007199254740993" {
+		t.Errorf("got id %#v, want json.Number 9007199254740993", c.Arguments["id"])
 	}
 }

@@ -14,12 +14,17 @@ import (
 )
 
 // A call the caller's auto_execute level holds (router.Pending) is put to the person behind the
-// MCP client when the client declared elicitation: accepted, it runs at once (router.Router.Approve
-// with its token); declined, cancelled or unanswered within elicitTimeout, it stays held and the
-// result names it with its token, as for a client without elicitation.
+// MCP client when the client declared elicitation. Accepted, it runs at once (router.Router.Approve
+// with its token). Declined, its token is used up (router.Router.Decline) and the call is reported
+// refused: nobody may approve it later. Cancelled or unanswered within elicitTimeout (one wait for
+// all the held calls of a request), it stays held and the result names it with its token, as for a
+// client without elicitation.
 
-// elicitTimeout bounds the wait for a person's answer to one held call.
+// elicitTimeout bounds the wait for a person's answers to the held calls of one request.
 const elicitTimeout = 2 * time.Minute
+
+// CodeDeclined is the error code of a held call the person declined.
+const CodeDeclined = "declined"
 
 // elicits reports whether the client of ctx's session declared elicitation.
 func elicits(ctx context.Context) bool {
@@ -27,17 +32,12 @@ func elicits(ctx context.Context) bool {
 	return ok && sess.GetClientCapabilities().Elicitation != nil
 }
 
-// elicit asks the person whether the held call c may run, and runs it when they accept: the
-// approved call replaces c. Anything else leaves c held.
-func (s *Server) elicit(ctx context.Context, id access.Identity, c *router.Call) *router.Call {
-	if !elicits(ctx) {
-		return c
-	}
+// elicit asks the person whether the held call c may run, within ask's deadline, and returns what
+// became of it: the approved call run, c declined (its token used up), or c still held.
+func (s *Server) elicit(ctx, ask context.Context, id access.Identity, c *router.Call) *router.Call {
 	p := c.Pending
 	args, _ := json.Marshal(p.Arguments)
-	ectx, cancel := context.WithTimeout(ctx, elicitTimeout)
-	defer cancel()
-	res, err := s.mcp.RequestElicitation(ectx, mcp.ElicitationRequest{Params: mcp.ElicitationParams{
+	res, err := s.mcp.RequestElicitation(ask, mcp.ElicitationRequest{Params: mcp.ElicitationParams{
 		Message:         fmt.Sprintf("toolrouter holds a call for your approval: %s.%s with %s (%s). Run it?", p.Server, p.Tool, args, p.Reason),
 		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
 	}})
@@ -45,38 +45,50 @@ func (s *Server) elicit(ctx context.Context, id access.Identity, c *router.Call)
 		s.o.Logger.Info("asking the client to approve a held call", "tool", p.Server+"."+p.Tool, "err", err)
 		return c
 	}
-	if res.Action != mcp.ElicitationResponseActionAccept {
-		return c
+	switch res.Action {
+	case mcp.ElicitationResponseActionAccept:
+		approved, _, err := s.d.Router.Approve(ctx, id, p.Token)
+		if err != nil {
+			s.o.Logger.Warn("running an approved call", "tool", p.Server+"."+p.Tool, "err", err)
+			return c
+		}
+		approved.Step, approved.Round = c.Step, c.Round
+		return approved
+	case mcp.ElicitationResponseActionDecline:
+		if err := s.d.Router.Decline(ctx, id, p.Token); err != nil {
+			s.o.Logger.Warn("using up a declined call's token", "tool", p.Server+"."+p.Tool, "err", err)
+			return c
+		}
+		declined := *c
+		declined.Pending = nil
+		declined.Error = &router.Error{Code: CodeDeclined, Message: "the person declined the call; it did not run"}
+		return &declined
 	}
-	approved, _, err := s.d.Router.Approve(ctx, id, p.Token)
-	if err != nil {
-		s.o.Logger.Warn("running an approved call", "tool", p.Server+"."+p.Tool, "err", err)
-		return c
-	}
-	approved.Step, approved.Round = c.Step, c.Round
-	return approved
+	return c
 }
 
-// elicitAll puts each held call of a routing to the person, and moves the ones they approve from
-// Pending to run calls. The routing does not go on to another round.
+// elicitAll puts each held call of a routing to the person, within one shared deadline, and moves
+// the ones they answer out of Pending. The routing does not go on to another round.
 func (s *Server) elicitAll(ctx context.Context, id access.Identity, out *router.Outcome) {
 	if !elicits(ctx) {
 		return
 	}
+	ask, cancel := context.WithTimeout(ctx, elicitTimeout)
+	defer cancel()
 	var still []router.Pending
 	for i := range out.Calls {
 		c := &out.Calls[i]
 		if c.Pending == nil {
 			continue
 		}
-		if done := s.elicit(ctx, id, c); done != c {
+		if done := s.elicit(ctx, ask, id, c); done != c {
 			*c = *done
 			continue
 		}
 		still = append(still, *c.Pending)
 	}
 	out.Pending = still
-	if len(still) == 0 {
+	if len(still) == 0 && out.Stopped == router.StopApprovalRequired {
 		out.Stopped = router.StopDone
 	}
 	if len(out.Calls) > 0 {
@@ -85,8 +97,18 @@ func (s *Server) elicitAll(ctx context.Context, id access.Identity, out *router.
 	}
 }
 
+// elicitOne is elicit for one call of its own request, within elicitTimeout.
+func (s *Server) elicitOne(ctx context.Context, id access.Identity, c *router.Call) *router.Call {
+	if !elicits(ctx) {
+		return c
+	}
+	ask, cancel := context.WithTimeout(ctx, elicitTimeout)
+	defer cancel()
+	return s.elicit(ctx, ask, id, c)
+}
+
 // pendingText is the text of a held call's result for a client without elicitation, or whose
-// person did not approve it: what waits and how to approve it.
+// person did not answer: what waits and how to approve it.
 func pendingText(p *router.Pending) string {
 	args, _ := json.Marshal(p.Arguments)
 	return fmt.Sprintf("%s.%s %s awaits approval: %s. To run it, POST /v1/approve {\"token\": %q} before %s.",

@@ -35,9 +35,10 @@ func (e *elicitor) Elicit(_ context.Context, req mcp.ElicitationRequest) (*mcp.E
 
 // TestHeldCallElicited: an inventory tool the auto_execute level holds (the fault server's echo,
 // which declares no annotations, so may be destructive) is put to the person behind a client that
-// declared elicitation. Accepted, it runs once and its result is the answer; declined, or with a
-// client that cannot elicit, it does not run and the result names it with its token, which then
-// runs it through the router. The listed tools carry the annotations the router decides by.
+// declared elicitation. Accepted, it runs once and its result is the answer; declined, it does not
+// run, the result says so and names no token. With a client that cannot elicit, it does not run
+// and the result names it with its token, which then runs it through the router. The listed
+// tools carry the annotations the router decides by.
 func TestHeldCallElicited(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -85,7 +86,8 @@ func TestHeldCallElicited(t *testing.T) {
 			}
 			got := text(res)
 			ran := len(faults.Calls()) == 1
-			if ran != tc.wantRun || res.IsError {
+			declined := tc.handler != nil && tc.handler.action == mcp.ElicitationResponseActionDecline
+			if ran != tc.wantRun || res.IsError != declined {
 				t.Fatalf("ran %v (isError %v, %q), want %v", ran, res.IsError, got, tc.wantRun)
 			}
 			if tc.handler != nil && (len(tc.handler.asked) != 1 || !strings.Contains(tc.handler.asked[0], "faults.echo")) {
@@ -94,6 +96,12 @@ func TestHeldCallElicited(t *testing.T) {
 			if tc.wantRun {
 				if got != "drop table" {
 					t.Errorf("got %q, want the echo", got)
+				}
+				return
+			}
+			if declined {
+				if !strings.Contains(got, "declined") || strings.Contains(got, "tra_") {
+					t.Errorf("got %q, want the decline said and no token", got)
 				}
 				return
 			}

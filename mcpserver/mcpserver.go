@@ -44,6 +44,7 @@ type Router interface {
 	Route(ctx context.Context, req router.Request) (*router.Outcome, error)
 	Call(ctx context.Context, id access.Identity, qualified string, args map[string]any) (*router.Call, error)
 	Approve(ctx context.Context, id access.Identity, token string) (*router.Call, approval.Call, error)
+	Decline(ctx context.Context, id access.Identity, token string) error
 }
 
 // Inventory gives the current tools and tells when they change; *inventory.Manager satisfies it.
@@ -329,7 +330,7 @@ func (s *Server) call(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTo
 		return s.fail(rep, err), nil
 	}
 	if c.Pending != nil {
-		c = s.elicit(ctx, id, c)
+		c = s.elicitOne(ctx, id, c)
 	}
 	rep.Outcome = callOutcome(id, c)
 	if c.Pending != nil {
@@ -364,6 +365,8 @@ func callStatus(code string) int {
 		return http.StatusGatewayTimeout
 	case router.CodeToolUnavailable:
 		return http.StatusServiceUnavailable
+	case CodeDeclined:
+		return http.StatusForbidden
 	}
 	return http.StatusBadGateway
 }

@@ -9,7 +9,7 @@ var councilEvidence = []CouncilEvidence{
 	{Step: 1, Server: "calculator", Tool: "evaluate", Arguments: `{"expression":"17*23+4^2"}`, Result: "407", Mark: "fedcba9876543210"},
 	{Step: 2, Server: "clock", Tool: "current_time", Arguments: `{"timezone":"Asia/Tokio"}`, IsError: true,
 		Result: `parameter "timezone": unknown time zone "Asia/Tokio"`, Mark: "fedcba9876543210"},
-	{Step: 3, Server: "weather", Tool: "forecast", Arguments: `{"city":"Paris"}`, Failed: "tool_timeout: no answer within 30s"},
+	{Step: 3, Server: "weather", Tool: "forecast", Arguments: `{"city":"Paris"}`, Failed: "tool_timeout: no answer within 30s", Mark: "fedcba9876543210"},
 }
 
 var councilAnswers = []CouncilAnswer{
@@ -47,7 +47,7 @@ func TestCouncilStage1MarksToolErrors(t *testing.T) {
 	for _, want := range []string{
 		"<<<data fedcba9876543210>>>\n407\n<<<end fedcba9876543210>>>",
 		"The tool answered with an error:\n<<<data fedcba9876543210>>>\nparameter \"timezone\"",
-		"The call failed and returned nothing: tool_timeout",
+		"The call failed and returned nothing:\n<<<data fedcba9876543210>>>\ntool_timeout",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("stage-1 prompt lacks %q:\n%s", want, got)

@@ -74,6 +74,16 @@ func (r *Router) run(ctx context.Context, j *journal, id access.Identity, snap *
 	return c
 }
 
+// Decline uses up the token of a call held for id without running it: a person refused it, so
+// nobody may approve it later. Its errors are Approve's.
+func (r *Router) Decline(ctx context.Context, id access.Identity, token string) error {
+	if r.set.Approvals == nil {
+		return approval.ErrUnknownToken
+	}
+	_, err := r.set.Approvals.Take(ctx, token, id.String(), nil)
+	return err
+}
+
 // ErrToolChanged is Approve's error for a tool whose definition changed since its call was held.
 var ErrToolChanged = errors.New("the tool's definition changed since the call was held")
 

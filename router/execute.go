@@ -41,6 +41,9 @@ func (r *Router) execute(reqCtx context.Context, j *journal, tool *inventory.Too
 	default:
 		c.Error = &Error{Code: CodeToolFailed, Message: errtext.OneLine(err.Error())}
 	}
+	if c.Error != nil && r.set.Redactor != nil {
+		c.Error.Message = r.set.Redactor.String(c.Error.Message) // a server's error may quote a credential
+	}
 	step := Step{Kind: StepExecute, Round: c.Round, Call: c.Step, Tool: tool.Qualified, StartMS: j.since(t0), DurationMS: ms(d)}
 	if c.Error != nil {
 		step.Error = c.Error.Message

@@ -116,6 +116,8 @@ func (r *Router) secretIn(args map[string]any) (kind, path string, found bool) {
 				path = at
 			}
 			return found
+		case json.Number:
+			return walk(v.String(), at)
 		case map[string]any:
 			keys := make([]string, 0, len(v))
 			for k := range v {
@@ -123,7 +125,9 @@ func (r *Router) secretIn(args map[string]any) (kind, path string, found bool) {
 			}
 			sort.Strings(keys)
 			for _, k := range keys {
-				if walk(v[k], at+"/"+pointerEscape(k)) {
+				// The key too: a free-form object may carry a secret as a name (the report names the
+				// object, not the key, which is the secret).
+				if walk(k, at+" (a key of the object)") || walk(v[k], at+"/"+pointerEscape(k)) {
 					return true
 				}
 			}

@@ -8,9 +8,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
 	"toolrouter/internal/testhttp"
 
 	"github.com/ollama/ollama/api"
@@ -51,7 +53,10 @@ func fakeModel(t *testing.T) *fakeollama.Server {
 			}
 			return fakeollama.Reply{Content: args, PromptTokens: argsPrompt, CompletionTokens: argsCompletion}
 		}
-		query := req.Messages[len(req.Messages)-1].Content
+		// The request's query, not a later round's follow-up: that one holds the results' random
+		// boundary, whose hex digits may spell a word the switch looks for.
+		i := slices.IndexFunc(req.Messages, func(m api.Message) bool { return m.Role == "user" })
+		query := req.Messages[i].Content
 		tool := ""
 		switch {
 		case strings.Contains(query, "add"):

@@ -22,16 +22,18 @@ func canonicalCall(server, tool string, args map[string]any) string {
 	b = append(b, tool...)
 	b = append(b, ' ')
 	n := len(b)
-	b, ok := appendCanonical(b, args)
+	b, ok := appendJSON(b, args, true)
 	if !ok {
 		b = b[:n]
 	}
 	return string(b)
 }
 
-// appendCanonical appends v's canonical JSON to b; ok is false when v holds a value encoding/json
-// refuses (NaN, an infinity, a channel, …).
-func appendCanonical(b []byte, v any) (_ []byte, ok bool) {
+// appendJSON appends v's JSON to b as encoding/json writes it, with keys sorted; canonical also
+// normalises numbers (a json.Number is written as the float64 it parses to, so 2, 2.0 and 2e0
+// are alike). ok is false when v holds a value encoding/json refuses (NaN, an infinity, an
+// invalid json.Number, a channel, …).
+func appendJSON(b []byte, v any, canonical bool) (_ []byte, ok bool) {
 	switch t := v.(type) {
 	case nil:
 		return append(b, "null"...), true
@@ -42,10 +44,16 @@ func appendCanonical(b []byte, v any) (_ []byte, ok bool) {
 	case float64:
 		return appendJSONFloat(b, t)
 	case json.Number:
+		if !canonical {
+			return appendNumber(b, t)
+		}
 		if f, err := t.Float64(); err == nil {
 			return appendJSONFloat(b, f)
 		}
 	case map[string]any:
+		if t == nil && !canonical {
+			return append(b, "null"...), true
+		}
 		var small [8]string
 		keys := small[:0]
 		for k := range t {
@@ -59,18 +67,21 @@ func appendCanonical(b []byte, v any) (_ []byte, ok bool) {
 			}
 			b = appendJSONString(b, k)
 			b = append(b, ':')
-			if b, ok = appendCanonical(b, t[k]); !ok {
+			if b, ok = appendJSON(b, t[k], canonical); !ok {
 				return b, false
 			}
 		}
 		return append(b, '}'), true
 	case []any:
+		if t == nil && !canonical {
+			return append(b, "null"...), true
+		}
 		b = append(b, '[')
 		for i, e := range t {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			if b, ok = appendCanonical(b, e); !ok {
+			if b, ok = appendJSON(b, e, canonical); !ok {
 				return b, false
 			}
 		}
@@ -88,6 +99,9 @@ func appendJSONFloat(b []byte, f float64) ([]byte, bool) {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
 		return b, false
 	}
+	if m, ok := thousandths(f); ok {
+		return appendThousandths(b, m), true
+	}
 	format := byte('f')
 	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		format = 'e'
@@ -102,6 +116,41 @@ func appendJSONFloat(b []byte, f float64) ([]byte, bool) {
 		}
 	}
 	return b, true
+}
+
+// thousandths is f×1000 when f is the float64 nearest a whole number of thousandths below 1e12
+// in size, as every millisecond figure rounded to the microsecond is. The shortest decimal of
+// such an f is that number of thousandths: below 1e12 the float64s are closer together than a
+// thousandth, so no shorter decimal rounds to f.
+func thousandths(f float64) (int64, bool) {
+	if f == 0 || math.Abs(f) >= 1e12 {
+		return 0, false
+	}
+	m := math.Round(f * 1000)
+	if m/1000 != f {
+		return 0, false
+	}
+	return int64(m), true
+}
+
+// appendThousandths appends m/1000 in decimal without trailing zeros ("0.545", "12.5", "3").
+func appendThousandths(b []byte, m int64) []byte {
+	if m < 0 {
+		b = append(b, '-')
+		m = -m
+	}
+	b = strconv.AppendInt(b, m/1000, 10)
+	frac := m % 1000
+	if frac == 0 {
+		return b
+	}
+	digits := [3]byte{byte('0' + frac/100), byte('0' + frac/10%10), byte('0' + frac%10)}
+	n := 3
+	for digits[n-1] == '0' {
+		n--
+	}
+	b = append(b, '.')
+	return append(b, digits[:n]...)
 }
 
 const hexDigits = "0123456789abcdef"

@@ -3,6 +3,7 @@ package router
 import (
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -81,4 +82,23 @@ func FuzzCanonicalCall(f *testing.F) {
 			t.Errorf("got %q, want %q", got, want)
 		}
 	})
+}
+
+// TestJSONFloat checks appendJSONFloat against encoding/json on whole thousandths (the fast
+// path), on their neighbours, and on arbitrary floats.
+func TestJSONFloat(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	values := []float64{0, math.Copysign(0, -1), 0.001, -0.001, 0.5, 1, 1e-6, 9.99e-7, 1e11, 999999999999.999, 1e12, 1e20, 1e21, 5e-324, math.MaxFloat64}
+	for range 200000 {
+		k := float64(r.Int64N(2e15) - 1e15)
+		f := k / 1000
+		values = append(values, f, math.Nextafter(f, math.Inf(1)), math.Nextafter(f, math.Inf(-1)), math.Float64frombits(r.Uint64()))
+	}
+	for _, f := range values {
+		want, err := json.Marshal(f)
+		got, ok := appendJSONFloat(nil, f)
+		if (err == nil) != ok || ok && string(got) != string(want) {
+			t.Fatalf("%v (%x): got %q (%v), want %q (%v)", f, math.Float64bits(f), got, ok, want, err)
+		}
+	}
 }

@@ -136,11 +136,25 @@ func (h *handlers) sendJSON(c *fiber.Ctx, v any) error {
 	w.resp = c.Response()
 	defer func() { w.resp = nil }()
 	w.resp.ResetBody()
-	if err := w.enc.Encode(v); err != nil {
+	if a, ok := v.(jsonAppender); ok {
+		var err error
+		if w.scratch, err = a.AppendJSON(w.scratch[:0]); err != nil {
+			return err
+		}
+		w.resp.AppendBody(w.scratch)
+		if cap(w.scratch) > maxScratch {
+			w.scratch = nil
+		}
+	} else if err := w.enc.Encode(v); err != nil {
 		return err
 	}
 	w.resp.Header.SetContentType(fiber.MIMEApplicationJSON)
 	return nil
+}
+
+// jsonAppender is a value that writes its own JSON without reflection, as *router.Outcome does.
+type jsonAppender interface {
+	AppendJSON(b []byte) ([]byte, error)
 }
 
 // bodyWriter appends what an Encoder writes to a response's body, but for the newline Encode
@@ -148,7 +162,13 @@ func (h *handlers) sendJSON(c *fiber.Ctx, v any) error {
 type bodyWriter struct {
 	resp *fasthttp.Response
 	enc  *json.Encoder // writes to this bodyWriter
+	// scratch holds what a jsonAppender wrote, for the body to copy: the body's own buffer goes
+	// back to fasthttp's pool when reset, so nothing may keep a slice of it.
+	scratch []byte
 }
+
+// maxScratch is the largest scratch buffer a pooled bodyWriter keeps for the next response.
+const maxScratch = 64 << 10
 
 func (w *bodyWriter) Write(p []byte) (int, error) {
 	w.resp.AppendBody(bytes.TrimSuffix(p, []byte("\n")))

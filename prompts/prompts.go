@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"text/template"
 	"unicode"
 	"unicode/utf8"
@@ -168,6 +169,15 @@ type Prior struct {
 // (ArgumentsTool, cached by callers), then the per-request part (earlier steps' results, for
 // $result_of_step_N references, the call's task and the query), rendered in one buffer.
 func ArgumentsPrompt(head, query, task string, prior []Prior) (string, error) {
+	if len(prior) == 0 {
+		f := argumentsFrames().noTask
+		if task != "" {
+			f = argumentsFrames().withTask
+		}
+		if f.ok {
+			return f.fill(head, query, task), nil
+		}
+	}
 	var b strings.Builder
 	size := len(head) + len(query) + len(task) + argumentsQueryText
 	for _, p := range prior {
@@ -175,14 +185,93 @@ func ArgumentsPrompt(head, query, task string, prior []Prior) (string, error) {
 	}
 	b.Grow(size)
 	b.WriteString(head)
+	if err := renderArgumentsQuery(&b, query, task, prior); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+func renderArgumentsQuery(b *strings.Builder, query, task string, prior []Prior) error {
 	data := struct {
 		Query, Task string
 		Prior       []Prior
 	}{query, task, prior}
-	if err := templates.ExecuteTemplate(&b, "arguments_query.tmpl", data); err != nil {
-		return "", fmt.Errorf("rendering %s: %w", "arguments_query.tmpl", err)
+	if err := templates.ExecuteTemplate(b, "arguments_query.tmpl", data); err != nil {
+		return fmt.Errorf("rendering %s: %w", "arguments_query.tmpl", err)
 	}
-	return b.String(), nil
+	return nil
+}
+
+// argumentsFrame is arguments_query.tmpl rendered once without earlier results, with markers
+// where the query and the task go: most calls have no earlier results, and splicing their
+// values into the frame is what running the template would write (text/template writes a string
+// as it is), without the template's reflection. The template decides only whether the task is
+// empty, so there is one frame for each case.
+type argumentsFrame struct {
+	parts []framePart
+	ok    bool // the frame rendered, each marker in it once
+}
+
+// framePart is literal text followed by the value named by field ("" after the last part).
+type framePart struct {
+	text, field string
+}
+
+const (
+	queryMarker = "\x00query\x00"
+	taskMarker  = "\x00task\x00"
+)
+
+// argumentsFrames are the frames for a call without and with a task.
+var argumentsFrames = sync.OnceValue(func() struct{ noTask, withTask argumentsFrame } {
+	return struct{ noTask, withTask argumentsFrame }{newArgumentsFrame(""), newArgumentsFrame(taskMarker)}
+})
+
+func newArgumentsFrame(task string) argumentsFrame {
+	var b strings.Builder
+	if renderArgumentsQuery(&b, queryMarker, task, nil) != nil {
+		return argumentsFrame{}
+	}
+	rest := b.String()
+	var f argumentsFrame
+	counts := map[string]int{}
+	for {
+		q, t := strings.Index(rest, queryMarker), strings.Index(rest, taskMarker)
+		if q < 0 && t < 0 {
+			f.parts = append(f.parts, framePart{text: rest})
+			break
+		}
+		marker := queryMarker
+		if q < 0 || t >= 0 && t < q {
+			q, marker = t, taskMarker
+		}
+		f.parts = append(f.parts, framePart{text: rest[:q], field: marker})
+		counts[marker]++
+		rest = rest[q+len(marker):]
+	}
+	f.ok = counts[queryMarker] == 1 && counts[taskMarker] == min(1, len(task))
+	return f
+}
+
+// fill writes head, then the frame with query and task in place.
+func (f argumentsFrame) fill(head, query, task string) string {
+	size := len(head) + len(query) + len(task)
+	for _, p := range f.parts {
+		size += len(p.text)
+	}
+	var b strings.Builder
+	b.Grow(size)
+	b.WriteString(head)
+	for _, p := range f.parts {
+		b.WriteString(p.text)
+		switch p.field {
+		case queryMarker:
+			b.WriteString(query)
+		case taskMarker:
+			b.WriteString(task)
+		}
+	}
+	return b.String()
 }
 
 // argumentsQueryText is about the bytes arguments_query.tmpl adds around its values, with

@@ -228,3 +228,30 @@ func TestBriefStripsControlsAndBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestArgumentsFrame checks that a call without earlier results, written into the rendered frame,
+// is exactly what the template writes, whatever the query and task hold.
+func TestArgumentsFrame(t *testing.T) {
+	for _, f := range []argumentsFrame{argumentsFrames().noTask, argumentsFrames().withTask} {
+		if !f.ok {
+			t.Fatal("a frame did not render with each marker once")
+		}
+	}
+	values := []string{"", "what is 2 plus 3?", "{{.Query}} {{template \"x\"}}", "line\nbreak\x00query\x00", "é東京 <&>", strings.Repeat("long ", 200)}
+	for _, query := range values {
+		for _, task := range values {
+			got, err := ArgumentsPrompt("HEAD\n", query, task, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want strings.Builder
+			want.WriteString("HEAD\n")
+			if err := renderArgumentsQuery(&want, query, task, nil); err != nil {
+				t.Fatal(err)
+			}
+			if got != want.String() {
+				t.Fatalf("query %q task %q:\ngot  %q\nwant %q", query, task, got, want.String())
+			}
+		}
+	}
+}

@@ -4,7 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"toolrouter/approval"
 	"toolrouter/internal/errtext"
 	"toolrouter/inventory"
+	"toolrouter/redact"
 )
 
 // Approvals holds the calls an identity's auto_execute level does not run, and gives a held call
@@ -107,44 +109,88 @@ func (r *Router) admit(ctx context.Context, j *journal, id access.Identity, tool
 // secretIn finds a credential in the string values of args (keys sorted, so the report is
 // stable): its kind and its JSON pointer.
 func (r *Router) secretIn(args map[string]any) (kind, path string, found bool) {
-	var walk func(v any, at string) bool
-	walk = func(v any, at string) bool {
-		switch v := v.(type) {
-		case string:
-			kind, found = r.set.Redactor.Secret(v)
-			if found {
-				path = at
-			}
-			return found
-		case json.Number:
-			return walk(v.String(), at)
-		case map[string]any:
-			keys := make([]string, 0, len(v))
-			for k := range v {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				// The key too: a free-form object may carry a secret as a name (the report names the
-				// object, not the key, which is the secret).
-				if walk(k, at+" (a key of the object)") || walk(v[k], at+"/"+pointerEscape(k)) {
-					return true
-				}
-			}
-		case []any:
-			for i, e := range v {
-				if walk(e, fmt.Sprintf("%s/%d", at, i)) {
-					return true
-				}
-			}
-		}
-		return false
+	w := secretWalk{red: r.set.Redactor}
+	w.stack = w.room[:0]
+	if !w.walk(args) {
+		return "", "", false
 	}
-	walk(map[string]any(args), "")
-	if found && path == "" {
+	var b strings.Builder
+	for _, s := range w.stack {
+		b.WriteByte('/')
+		if s.index >= 0 {
+			b.WriteString(strconv.Itoa(s.index))
+		} else {
+			b.WriteString(pointerEscape(s.key))
+		}
+	}
+	path = b.String()
+	if path == "" {
 		path = "/"
 	}
-	return kind, path, found
+	if w.inKey {
+		// The report names the object, not the key, which is the secret.
+		path += " (a key of the object)"
+	}
+	return w.kind, path, true
+}
+
+// secretWalk looks for a secret in decoded arguments, depth first in key order, keeping the path
+// it is at on a stack so that a path is written only for the secret found.
+type secretWalk struct {
+	red   *redact.Redactor
+	room  [8]pathSegment
+	stack []pathSegment
+	kind  string
+	inKey bool // the secret is a key of the object at stack
+}
+
+// pathSegment is an object's key, or an array's index when index ≥ 0.
+type pathSegment struct {
+	key   string
+	index int
+}
+
+func (w *secretWalk) found(s string) bool {
+	var ok bool
+	w.kind, ok = w.red.Secret(s)
+	return ok
+}
+
+func (w *secretWalk) walk(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return w.found(v)
+	case json.Number:
+		return w.found(string(v))
+	case map[string]any:
+		var small [8]string
+		keys := small[:0]
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			// The key too: a free-form object may carry a secret as a name.
+			if w.found(k) {
+				w.inKey = true
+				return true
+			}
+			w.stack = append(w.stack, pathSegment{key: k, index: -1})
+			if w.walk(v[k]) {
+				return true
+			}
+			w.stack = w.stack[:len(w.stack)-1]
+		}
+	case []any:
+		for i, e := range v {
+			w.stack = append(w.stack, pathSegment{index: i})
+			if w.walk(e) {
+				return true
+			}
+			w.stack = w.stack[:len(w.stack)-1]
+		}
+	}
+	return false
 }
 
 func pointerEscape(k string) string {

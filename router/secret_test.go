@@ -19,6 +19,8 @@ func TestSecretIn(t *testing.T) {
 	}{
 		{"value", map[string]any{"a": "x", "b": token}, "/b"},
 		{"key", map[string]any{"meta": map[string]any{token: "x"}}, "/meta (a key of the object)"},
+		{"top-level key", map[string]any{token: "x"}, "/ (a key of the object)"},
+		{"escaped key", map[string]any{"a/b~c": []any{"x", map[string]any{"k": token}}}, "/a~1b~0c/1/k"},
 		{"number", map[string]any{"pin": json.Number("9876543210")}, "/pin"},
 		{"deep", map[string]any{"list": []any{"ok", []any{map[string]any{"k": token}}}}, "/list/1/0/k"},
 		{"none", map[string]any{"q": "what is 2 plus 2", "n": json.Number("4")}, ""},

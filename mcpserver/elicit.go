@@ -14,11 +14,13 @@ import (
 )
 
 // A call the caller's auto_execute level holds (router.Pending) is put to the person behind the
-// MCP client when the client declared elicitation. Accepted, it runs at once (router.Router.Approve
-// with its token). Declined, its token is used up (router.Router.Decline) and the call is reported
-// refused: nobody may approve it later. Cancelled or unanswered within elicitTimeout (one wait for
-// all the held calls of a request), it stays held and the result names it with its token, as for a
-// client without elicitation.
+// MCP client when the client declared elicitation, whether an inventory tool's call or one the
+// route or answer tool's routing chose (the answer tool asks before its answer is written, so the
+// answer is made of what ran). Accepted, it runs at once (router.Router.Approve with its token).
+// Declined, its token is used up (router.Router.Decline) and the call is reported refused: nobody
+// may approve it later. Cancelled or unanswered within elicitTimeout (one wait for all the held
+// calls of a request), it stays held and the result names it with its token, as for a client
+// without elicitation.
 
 // elicitTimeout bounds the wait for a person's answers to the held calls of one request.
 const elicitTimeout = 2 * time.Minute
@@ -65,6 +67,23 @@ func (s *Server) elicit(ctx, ask context.Context, id access.Identity, c *router.
 		return &declined
 	}
 	return c
+}
+
+// routeAsking routes req and puts its held calls to the person (elicitAll): the routing of the
+// route tool and, through answer.Service, of the answer tool.
+func (s *Server) routeAsking(ctx context.Context, req router.Request) (*router.Outcome, error) {
+	out, err := s.d.Router.Route(ctx, req)
+	if err == nil && len(out.Pending) > 0 {
+		s.elicitAll(ctx, req.Identity, out)
+	}
+	return out, err
+}
+
+// routeFunc is a function as an answer.Router.
+type routeFunc func(ctx context.Context, req router.Request) (*router.Outcome, error)
+
+func (f routeFunc) Route(ctx context.Context, req router.Request) (*router.Outcome, error) {
+	return f(ctx, req)
 }
 
 // elicitAll puts each held call of a routing to the person, within one shared deadline, and moves

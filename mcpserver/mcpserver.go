@@ -120,8 +120,8 @@ const (
 type Server struct {
 	d      Deps
 	o      Options
-	ans    *answer.Service
-	limits answer.Limits // of the route and answer tools' arguments
+	ans    *answer.Service // routes with routeAsking
+	limits answer.Limits   // of the route and answer tools' arguments
 	mcp    *mcpgo.MCPServer
 
 	exposed atomic.Pointer[exposed] // the inventory tools listed now
@@ -160,7 +160,8 @@ func New(d Deps, o Options) *Server {
 	r := config.Default().Router
 	l := answer.Limits{MaxQueryBytes: cmp.Or(o.MaxQueryBytes, r.MaxQueryBytes), MaxHistory: cmp.Or(o.MaxHistory, r.MaxHistory),
 		MaxDeadline: cmp.Or(o.MaxDeadline, r.Deadline.D())}
-	s := &Server{d: d, o: o, limits: l, ans: &answer.Service{Router: d.Router, Council: d.Council}}
+	s := &Server{d: d, o: o, limits: l}
+	s.ans = &answer.Service{Router: routeFunc(s.routeAsking), Council: d.Council}
 	s.exposed.Store(&exposed{qualified: map[string]string{}})
 	s.mcp = mcpgo.NewMCPServer("toolrouter", o.Version,
 		mcpgo.WithToolCapabilities(true),
@@ -383,10 +384,7 @@ func (s *Server) route(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallT
 		return s.fail(rep, err), nil
 	}
 	rr.Identity = id
-	out, err := s.d.Router.Route(ctx, rr)
-	if err == nil && len(out.Pending) > 0 {
-		s.elicitAll(ctx, id, out)
-	}
+	out, err := s.routeAsking(ctx, rr)
 	if out != nil {
 		rep.Outcome = out
 	}

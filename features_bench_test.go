@@ -97,7 +97,14 @@ func BenchmarkFeatures(b *testing.B) {
 		}
 		b.Run(v.name, func(b *testing.B) {
 			ctx := context.Background()
-			watch, err := observers(ctx, cfg, inv, nil, quiet)
+			usage, err := openUsageStore(ctx, cfg, true)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if usage != nil {
+				b.Cleanup(func() { _ = usage.Close() }) // after the recorder's Close: cleanups run last first
+			}
+			watch, err := observers(ctx, cfg, usage, inv, nil, quiet)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -39,7 +39,8 @@ type parts struct {
 	ranker    router.Ranker
 	examples  *retrieve.Examples
 	acl       router.Access  // the orgs' policy, when it applies
-	store     *records.Store // tool pins and held calls, when the usage database keeps them
+	usage     *records.Store // the usage database, when usage records are on and a part keeps something in it
+	store     *records.Store // tool pins and held calls: usage, when the safety checks keep them
 	rt        *router.Router
 	// Built by observe, for the commands that serve requests.
 	watch  *watchers
@@ -79,14 +80,19 @@ func (p *parts) open(ctx context.Context, stderr io.Writer) error {
 			p.logger.Warn("toolrouter mcp acts for org " + access.DefaultOrg + ", which orgs does not define: its calls will be refused; name an identity with -as")
 		}
 	}
-	store, closeStore, err := safetyStore(ctx, cfg, p.logger)
-	if err != nil {
+	// The usage database is opened once, for the safety checks and the usage records alike, and
+	// closed last (closers run last first): after the inventory's shutdown and the recorder's.
+	if p.usage, err = openUsageStore(ctx, cfg, p.cmd == "serve" || p.cmd == "mcp"); err != nil {
 		return err
 	}
-	if closeStore != nil {
-		p.store = store
-		p.closers = append(p.closers, closeStore) // after the inventory's shutdown: closers run last first
+	if p.usage != nil {
+		p.closers = append(p.closers, func(context.Context) {
+			if err := p.usage.Close(); err != nil {
+				p.logger.Warn("closing the usage database", "err", err)
+			}
+		})
 	}
+	p.store = safetyStore(cfg, p.usage, p.logger)
 	p.inv = inventory.New(cfg.Servers, inventoryOptions(cfg, p.store, p.logger))
 	p.inv.Start(ctx) // returns after every server's first attempt, at most its connect_timeout
 	p.closers = append(p.closers, p.inv.Shutdown)
@@ -177,7 +183,7 @@ func (p *parts) local(ctx context.Context, stdout io.Writer) error {
 // observers, told of each request in order, the rate limits' charges first.
 func (p *parts) observe(ctx context.Context) error {
 	var err error
-	if p.watch, err = observers(ctx, p.cfg, p.inv, p.orgs, p.logger); err != nil {
+	if p.watch, err = observers(ctx, p.cfg, p.usage, p.inv, p.orgs, p.logger); err != nil {
 		return err
 	}
 	p.closers = append(p.closers, p.watch.closers...)

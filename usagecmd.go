@@ -63,21 +63,35 @@ func printUsage(ctx context.Context, c config.Usage, f *usageFlags, stdout io.Wr
 	return records.Print(stdout, s)
 }
 
-// openUsage opens the usage database and starts its recorder, which calls onDrop (if not nil) for
-// each record it drops and records only the identities known reports (nil: all); nil when usage
-// is off.
-func openUsage(ctx context.Context, c config.Usage, logger *slog.Logger, onDrop, onFileLost func(), known func(access.Identity) bool) (*records.Recorder, error) {
-	if !c.Enabled() {
+// openUsageStore opens the usage database, once for every part that keeps something in it: the
+// safety checks (see safetyStore) and, when serving (serve, mcp), the usage records' recorder
+// (see usageRecorder). It is nil when usage records are off or no part keeps anything in it. The
+// caller closes it after every part that uses it: the inventory, and the recorder's Close, which
+// writes what is queued first.
+func openUsageStore(ctx context.Context, cfg config.Config, serving bool) (*records.Store, error) {
+	if !cfg.Usage.Enabled() || !serving && !safetyKeeps(cfg) {
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, openTimeout)
 	defer cancel()
-	store, err := records.Open(ctx, c.Path, c.PostgresURL)
+	store, err := records.Open(ctx, cfg.Usage.Path, cfg.Usage.PostgresURL)
 	if err != nil {
-		return nil, fmt.Errorf("usage records (usage.path, usage.postgres_url): %w", err)
+		return nil, fmt.Errorf("usage database (usage.path, usage.postgres_url): %w", err)
+	}
+	return store, nil
+}
+
+// usageRecorder starts the usage records' recorder in store, the usage database (openUsageStore),
+// which it leaves open at Close for its opener to close. It calls onDrop (if not nil) for each
+// record it drops and records only the identities known reports (nil: all); nil when store is
+// nil (usage is off).
+func usageRecorder(store *records.Store, c config.Usage, logger *slog.Logger, onDrop, onFileLost func(), known func(access.Identity) bool) *records.Recorder {
+	if store == nil {
+		return nil
 	}
 	return records.NewRecorder(store, records.Options{
 		QueueSize: c.QueueSize, BatchSize: c.BatchSize, FlushInterval: c.FlushInterval.D(),
 		WriteTimeout: c.WriteTimeout.D(), Retention: c.Retention.D(), OnDrop: onDrop, OnFileLost: onFileLost, Known: known, Logger: logger,
-	}), nil
+		KeepStoreOpen: true,
+	})
 }

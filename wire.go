@@ -254,10 +254,10 @@ func (w *watchers) redisUp(up bool) {
 }
 
 // observers builds the observers of served requests: the metrics, unless metrics.enabled is
-// false (with a listener of their own when metrics.listen is set), the usage records, unless
-// usage is off (recording only the identities orgs defines), and the traces, when the OTEL_*
-// environment turns them on.
-func observers(ctx context.Context, cfg config.Config, inv metrics.Inventory, orgs *access.Hierarchy, logger *slog.Logger) (*watchers, error) {
+// false (with a listener of their own when metrics.listen is set), the usage records in usage,
+// the usage database, unless it is nil (recording only the identities orgs defines), and the
+// traces, when the OTEL_* environment turns them on.
+func observers(ctx context.Context, cfg config.Config, usage *records.Store, inv metrics.Inventory, orgs *access.Hierarchy, logger *slog.Logger) (*watchers, error) {
 	var (
 		obs     observe.Fanout
 		handler http.Handler
@@ -291,13 +291,7 @@ func observers(ctx context.Context, cfg config.Config, inv metrics.Inventory, or
 	if met != nil {
 		onDrop, onFileLost = met.UsageDropped, met.UsageFileLost
 	}
-	rec, err := openUsage(ctx, cfg.Usage, logger, onDrop, onFileLost, orgs.Has)
-	if err != nil {
-		for _, c := range closers {
-			c(ctx)
-		}
-		return nil, err
-	}
+	rec := usageRecorder(usage, cfg.Usage, logger, onDrop, onFileLost, orgs.Has)
 	if rec != nil {
 		obs = append(obs, rec)
 		closers = append(closers, func(ctx context.Context) {
@@ -573,26 +567,28 @@ func inventoryOptions(cfg config.Config, store *records.Store, logger *slog.Logg
 	return o
 }
 
-// safetyStore opens the usage database for what the safety checks keep, tool pins and the calls
-// held for approval, so that replicas sharing it agree; nil when neither is kept or usage records
-// are off, and both are then kept in memory (a restart forgets them; replicas do not share them).
-func safetyStore(ctx context.Context, cfg config.Config, logger *slog.Logger) (*records.Store, func(context.Context), error) {
+// safetyStore is where the safety checks keep tool pins and the calls held for approval: usage,
+// the usage database, so that replicas sharing it agree; nil when they keep neither or usage
+// records are off (usage is nil), and both are then kept in memory (a restart forgets them;
+// replicas do not share them).
+func safetyStore(cfg config.Config, usage *records.Store, logger *slog.Logger) *records.Store {
+	if !safetyKeeps(cfg) {
+		return nil
+	}
+	if usage == nil {
+		logger.Info("tool pins and calls awaiting approval are kept in memory: usage records are off, so a restart forgets them and replicas do not share them")
+		return nil
+	}
+	return usage
+}
+
+// safetyKeeps reports whether the safety checks keep anything: tool pins (safety.pin, or
+// safety.scan's quarantine), or calls held for approval (safety.auto_execute, or orgs, whose
+// levels may narrow it).
+func safetyKeeps(cfg config.Config) bool {
 	pins := cfg.Safety.Pin != config.PinOff || cfg.Safety.Scan == config.ScanQuarantine
 	held := cfg.Safety.AutoExecute != access.All || len(cfg.Orgs) > 0
-	if !pins && !held {
-		return nil, nil, nil
-	}
-	if !cfg.Usage.Enabled() {
-		logger.Info("tool pins and calls awaiting approval are kept in memory: usage records are off, so a restart forgets them and replicas do not share them")
-		return nil, nil, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, openTimeout)
-	defer cancel()
-	store, err := records.Open(ctx, cfg.Usage.Path, cfg.Usage.PostgresURL)
-	if err != nil {
-		return nil, nil, fmt.Errorf("tool pins and held calls (usage.path, usage.postgres_url): %w", err)
-	}
-	return store, func(context.Context) { _ = store.Close() }, nil
+	return pins || held
 }
 
 // approvals keeps the calls held for approval in store, or in memory without one.

@@ -1,10 +1,19 @@
 package main
 
 import (
+	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"toolrouter/access"
+	"toolrouter/approval"
+	"toolrouter/auth"
 	"toolrouter/config"
+	"toolrouter/inventory"
+	"toolrouter/observe"
+	records "toolrouter/usage"
 )
 
 func TestChatModels(t *testing.T) {
@@ -19,5 +28,81 @@ func TestChatModels(t *testing.T) {
 	want := "qwen2.5:7b@ollama,llama3.1:8b@ollama,remote/gpt-4o-mini@remote,remote/gpt-4o@remote"
 	if strings.Join(got, ",") != want {
 		t.Errorf("got %s, want %s", strings.Join(got, ","), want)
+	}
+}
+
+// TestUsageDatabaseOpenedOnce: with usage records on, the usage database is opened once, when a
+// part keeps something in it: the safety checks keep their pins and held calls in that store, and
+// serving's recorder writes its records there too; the recorder's Close writes what is queued and
+// leaves the store open for the held calls until its opener closes it. With usage records off,
+// nothing is opened and the safety checks keep their state in memory.
+func TestUsageDatabaseOpenedOnce(t *testing.T) {
+	tests := []struct {
+		name               string
+		usageOff           bool // usage.path and usage.postgres_url empty
+		safetyKeepsNothing bool // safety.pin and safety.scan off, safety.auto_execute all
+		serving            bool // serve or mcp
+		// wantOpened: the usage database is opened; wantForSafe: the safety checks keep their
+		// state in it.
+		wantOpened, wantForSafe bool
+	}{
+		{name: "serving, the safety checks keep pins and held calls", serving: true, wantOpened: true, wantForSafe: true},
+		{name: "a command, the safety checks keep pins and held calls", wantOpened: true, wantForSafe: true},
+		{name: "serving, the safety checks keep nothing", serving: true, safetyKeepsNothing: true, wantOpened: true},
+		{name: "a command, the safety checks keep nothing", safetyKeepsNothing: true},
+		{name: "usage records off", serving: true, usageOff: true},
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			cfg := config.Default()
+			cfg.Metrics.Enabled = false
+			cfg.Usage.Path = filepath.Join(t.TempDir(), "usage.db")
+			if tc.usageOff {
+				cfg.Usage.Path = ""
+			}
+			if tc.safetyKeepsNothing {
+				cfg.Safety.Checks = inventory.Checks{Pin: config.PinOff, Scan: config.ScanOff}
+				cfg.Safety.AutoExecute = access.All
+			}
+			usage, err := openUsageStore(ctx, cfg, tc.serving)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if usage != nil {
+				defer usage.Close()
+			}
+			safe := safetyStore(cfg, usage, quiet)
+			if got := usage != nil; got != tc.wantOpened {
+				t.Errorf("got the usage database opened %v, want %v", got, tc.wantOpened)
+			}
+			if got := safe != nil; got != tc.wantForSafe || safe != nil && safe != usage {
+				t.Errorf("got the safety checks' store %p, want the usage database (%p) %v", safe, usage, tc.wantForSafe)
+			}
+			if !tc.serving {
+				return
+			}
+			watch, err := observers(ctx, cfg, usage, nil, nil, quiet)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := watch.usage != nil; got != tc.wantOpened {
+				t.Fatalf("got a recorder %v, want %v", got, tc.wantOpened)
+			}
+			watch.Observe(ctx, &observe.Report{Start: time.Now(), Endpoint: "/v1/route", Status: 200, Identity: auth.Anonymous()})
+			closeAll(watch.closers, time.Time{})
+			if usage == nil {
+				return
+			}
+			// The recorder's Close wrote the record and left the store open.
+			s, err := usage.Query(ctx, records.Query{Since: time.Now().Add(-time.Hour), Until: time.Now().Add(time.Hour), GroupBy: records.ByOrg})
+			if err != nil || len(s.Rows) != 1 || s.Rows[0].Requests != 1 {
+				t.Errorf("got %+v (%v) after the recorder's Close, want one request", s, err)
+			}
+			if _, _, err := approvals(cfg, usage).Hold(ctx, approval.Call{Identity: "default", Server: "fs", Tool: "delete"}); err != nil {
+				t.Errorf("holding a call after the recorder's Close: got %v, want the store open", err)
+			}
+		})
 	}
 }

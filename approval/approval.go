@@ -40,7 +40,8 @@ type Call struct {
 // Store keeps held calls by key, the hash of their token; *usage.Store keeps them in the usage
 // database, so that every replica sharing it honours a token, and Memory in the process.
 type Store interface {
-	// PutHeld stores record under key until expires; it may drop records long expired.
+	// PutHeld stores record under key until expires; it may drop records long expired. It keeps
+	// at most MaxHeld, and refuses a new one with ErrFull (wrapped) when that many are unexpired.
 	PutHeld(ctx context.Context, key string, expires time.Time, record []byte) error
 	// Held returns the record stored under key and whether it was used; found is false when no
 	// record is stored under key.

@@ -7,10 +7,11 @@ import (
 	"time"
 )
 
-// MaxMemoryHeld bounds the calls a Memory keeps; expired ones are dropped first.
-const MaxMemoryHeld = 10_000
+// MaxHeld bounds the calls a Store keeps, Memory and the usage database alike: one that is full
+// drops its expired calls, used or not, to make room, and refuses a new call when none has expired.
+const MaxHeld = 10_000
 
-// ErrFull is Memory's error when MaxMemoryHeld calls are held and none has expired.
+// ErrFull is a Store's error when MaxHeld calls are held and none has expired.
 var ErrFull = errors.New("too many calls await approval")
 
 // Memory is a Store in the process, for a toolrouter without a usage database: its tokens are
@@ -34,14 +35,14 @@ func NewMemory() *Memory { return &Memory{held: map[string]*memoryHeld{}, now: t
 func (m *Memory) PutHeld(_ context.Context, key string, expires time.Time, record []byte) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.held) >= MaxMemoryHeld {
+	if len(m.held) >= MaxHeld {
 		now := m.now()
 		for k, h := range m.held {
 			if !now.Before(h.expires) {
 				delete(m.held, k)
 			}
 		}
-		if len(m.held) >= MaxMemoryHeld {
+		if len(m.held) >= MaxHeld {
 			return ErrFull
 		}
 	}

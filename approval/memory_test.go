@@ -16,7 +16,7 @@ func TestMemoryBounded(t *testing.T) {
 	now := time.Now()
 	m.now = func() time.Time { return now }
 	ctx := context.Background()
-	for i := range MaxMemoryHeld {
+	for i := range MaxHeld {
 		expires := now.Add(time.Hour)
 		if i == 0 {
 			expires = now.Add(-time.Second)

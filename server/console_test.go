@@ -15,7 +15,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"toolrouter/access"
-	"toolrouter/auth"
 	"toolrouter/console"
 	"toolrouter/observe"
 	"toolrouter/router"
@@ -40,14 +39,7 @@ func consoleApp(t *testing.T, keys bool, seen *[]string) (*fiber.App, *console.R
 			Usage: server.UsageStore{Backend: "sqlite", Where: "/var/lib/toolrouter/usage.db"}}}
 	o := server.Options{Logger: quiet, Listen: "127.0.0.1:8090"}
 	if keys {
-		authn, err := auth.New(t.Context(), auth.Config{Keys: []auth.Key{
-			{Name: "research-bot", SHA256: sha(teamKey), Org: "acme", Team: "research"},
-			{Name: "ops-admin", SHA256: sha(adminKey), Org: "acme", Team: "ops"},
-		}, Admins: []string{"acme/ops"}}, auth.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.Auth, o.AdminReadyz = authn, true
+		d.Auth, o.AdminReadyz = authKeys(t), true
 	}
 	return server.New(d, o), recent
 }

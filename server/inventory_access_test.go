@@ -1,17 +1,13 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"toolrouter/config"
 	"toolrouter/internal/fakeollama"
 	"toolrouter/inventory"
-	"toolrouter/inventory/builtin"
 	"toolrouter/server"
 )
 
@@ -20,35 +16,20 @@ import (
 // when callers do not authenticate, to any request on the loopback listen; an identity without
 // admin scope sees only each server's name and status and the tools it may use.
 func TestInventoryDetailsAreForAdmins(t *testing.T) {
-	calc, err := builtin.Handler("calculator")
-	if err != nil {
-		t.Fatal(err)
-	}
-	httpSrv := httptest.NewServer(calc)
-	t.Cleanup(httpSrv.Close)
-	timeouts := func(s config.Server) config.Server {
-		s.ConnectTimeout, s.CallTimeout = config.Duration(10*time.Second), config.Duration(10*time.Second)
-		return s
-	}
-	inv := inventory.New(map[string]config.Server{
-		"calculator": timeouts(config.Server{Transport: config.TransportStreamableHTTP, URL: httpSrv.URL + "/mcp", Purpose: "Arithmetic"}),
-		"broken": timeouts(config.Server{Transport: config.TransportStdio, Command: "sh",
-			Args: []string{"-c", "echo stderr-detail >&2; exit 1"}, Env: map[string]string{"TOKEN": "env-s3cret"}}),
+	httpSrv := calculatorServer(t)
+	inv := startInventory(t, map[string]config.Server{
+		"calculator": {Transport: config.TransportStreamableHTTP, URL: httpSrv.URL + "/mcp", Purpose: "Arithmetic"},
+		"broken": {Transport: config.TransportStdio, Command: "sh",
+			Args: []string{"-c", "echo stderr-detail >&2; exit 1"}, Env: map[string]string{"TOKEN": "env-s3cret"}},
 	}, inventory.Options{Logger: quiet})
-	inv.Start(context.Background())
-	t.Cleanup(inv.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := inv.Wait(ctx, func(s *inventory.Snapshot) bool {
+	waitInventory(t, inv, "calculator up and broken down", func(s *inventory.Snapshot) bool {
 		up, failed := false, false
 		for _, sv := range s.Servers {
 			up = up || sv.Name == "calculator" && sv.Status == inventory.StateUp
 			failed = failed || sv.Name == "broken" && strings.Contains(sv.LastError, "stderr-detail")
 		}
 		return up && failed
-	}); err != nil {
-		t.Fatalf("waiting for calculator up and broken down: %v", err)
-	}
+	})
 
 	authn := authKeys(t)
 	model := fakeollama.New(t)

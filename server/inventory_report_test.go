@@ -3,10 +3,8 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -15,7 +13,6 @@ import (
 	"toolrouter/internal/fakeollama"
 	"toolrouter/internal/testmcp"
 	"toolrouter/inventory"
-	"toolrouter/inventory/builtin"
 	"toolrouter/server"
 )
 
@@ -23,12 +20,7 @@ import (
 // schema over its bounds, a name outside MCP's rule) with the reason, each server's list_changed
 // and refresh counts, and never a credential of a server's URL or headers.
 func TestReportsShowWhatTheInventoryLeftOut(t *testing.T) {
-	calc, err := builtin.Handler("calculator")
-	if err != nil {
-		t.Fatal(err)
-	}
-	httpSrv := httptest.NewServer(calc)
-	t.Cleanup(httpSrv.Close)
+	httpSrv := calculatorServer(t)
 	hostile := mcpserver.NewMCPServer("hostile", "1", mcpserver.WithToolCapabilities(true))
 	ok := func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText("ok"), nil
@@ -37,32 +29,22 @@ func TestReportsShowWhatTheInventoryLeftOut(t *testing.T) {
 	hostile.AddTool(mcp.NewTool("bad name", mcp.WithDescription("bad")), ok)
 	hostile.AddTool(mcp.NewTool("fine", mcp.WithDescription("fine")), ok)
 
-	timeouts := func(s config.Server) config.Server {
-		s.ConnectTimeout, s.CallTimeout = config.Duration(10*time.Second), config.Duration(10*time.Second)
-		return s
-	}
 	url := strings.Replace(httpSrv.URL, "http://", "http://bob:pw-s3cret@", 1) + "/mcp?access_token=tok-s3cret"
-	inv := inventory.New(map[string]config.Server{
-		"calc":    timeouts(config.Server{Transport: config.TransportStreamableHTTP, URL: url, Headers: map[string]string{"X-Api-Key": "hdr-s3cret"}}),
-		"hostile": timeouts(config.Server{Transport: config.TransportBuiltin, Builtin: "hostile"}),
+	inv := startInventory(t, map[string]config.Server{
+		"calc":    {Transport: config.TransportStreamableHTTP, URL: url, Headers: map[string]string{"X-Api-Key": "hdr-s3cret"}},
+		"hostile": {Transport: config.TransportBuiltin, Builtin: "hostile"},
 	}, inventory.Options{Logger: quiet, InProcess: map[string]*mcpserver.MCPServer{"hostile": hostile}})
-	inv.Start(context.Background())
-	t.Cleanup(inv.Close)
 	for range 3 {
 		hostile.SendNotificationToAllClients(string(mcp.MethodNotificationToolsListChanged), nil)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := inv.Wait(ctx, func(s *inventory.Snapshot) bool {
+	waitInventory(t, inv, "hostile's three list_changed and a refresh", func(s *inventory.Snapshot) bool {
 		for _, sv := range s.Servers {
 			if sv.Name == "hostile" && sv.ListChanged == 3 && sv.Refreshes >= 1 {
 				return true
 			}
 		}
 		return false
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 
 	model := fakeollama.New(t)
 	app := server.New(server.Deps{Inventory: inv, Model: model.Client()}, server.Options{Model: "fake", ModelHost: model.URL, Logger: quiet})

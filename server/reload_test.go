@@ -15,7 +15,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"toolrouter/auth"
 	"toolrouter/config"
 	"toolrouter/internal/fakeollama"
 	"toolrouter/inventory"
@@ -150,14 +149,7 @@ func quote(s string) string {
 
 // TestAdminReloadNeedsAdmin: when callers authenticate only an admin may reload.
 func TestAdminReloadNeedsAdmin(t *testing.T) {
-	authn, err := auth.New(t.Context(), auth.Config{Keys: []auth.Key{
-		{Name: "research-bot", SHA256: sha(teamKey), Org: "acme", Team: "research"},
-		{Name: "ops-admin", SHA256: sha(adminKey), Org: "acme", Team: "ops"},
-	}, Admins: []string{"acme/ops"}}, auth.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newReloadEnv(t, authn)
+	e := newReloadEnv(t, authKeys(t))
 	tests := []struct {
 		name   string
 		header map[string]string

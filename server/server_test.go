@@ -20,9 +20,11 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"toolrouter/access"
+	"toolrouter/config"
 	"toolrouter/internal/fakeollama"
 	"toolrouter/internal/testmcp"
 	"toolrouter/inventory"
+	"toolrouter/inventory/builtin"
 	"toolrouter/router"
 	"toolrouter/server"
 )
@@ -36,6 +38,44 @@ const testTimeout = 5000
 func newInventory(tb testing.TB) *inventory.Manager {
 	tb.Helper()
 	return testmcp.Inventory(tb, testmcp.NewFaults(), inventory.Options{Logger: quiet})
+}
+
+// startInventory starts an inventory of servers, each given 10 seconds to connect and to answer a
+// call, and closes it when t ends.
+func startInventory(t *testing.T, servers map[string]config.Server, o inventory.Options) *inventory.Manager {
+	t.Helper()
+	timed := make(map[string]config.Server, len(servers))
+	for name, s := range servers {
+		s.ConnectTimeout, s.CallTimeout = config.Duration(10*time.Second), config.Duration(10*time.Second)
+		timed[name] = s
+	}
+	inv := inventory.New(timed, o)
+	inv.Start(context.Background())
+	t.Cleanup(inv.Close)
+	return inv
+}
+
+// waitInventory waits up to 30 seconds for inv's snapshot to satisfy ready, and fails t naming
+// what it waited for when it does not.
+func waitInventory(t *testing.T, inv *inventory.Manager, what string, ready func(*inventory.Snapshot) bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := inv.Wait(ctx, ready); err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+// calculatorServer serves the built-in calculator over streamable HTTP, at /mcp, until t ends.
+func calculatorServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	calc, err := builtin.Handler("calculator")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(calc)
+	t.Cleanup(srv.Close)
+	return srv
 }
 
 // env is the API wired to a real router, a fake model and real MCP servers.

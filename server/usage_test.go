@@ -13,7 +13,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"toolrouter/access"
-	"toolrouter/auth"
 	"toolrouter/observe"
 	"toolrouter/router"
 	"toolrouter/server"
@@ -61,14 +60,7 @@ func usageApp(t *testing.T, path string, keys bool) (*fiber.App, *usage.Recorder
 	d := server.Deps{Usage: rec, Observer: rec}
 	o := server.Options{Logger: quiet}
 	if keys {
-		authn, err := auth.New(t.Context(), auth.Config{Keys: []auth.Key{
-			{Name: "research-bot", SHA256: sha(teamKey), Org: "acme", Team: "research"},
-			{Name: "ops-admin", SHA256: sha(adminKey), Org: "acme", Team: "ops"},
-		}, Admins: []string{"acme/ops"}}, auth.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.Auth, o.AdminReadyz = authn, true
+		d.Auth, o.AdminReadyz = authKeys(t), true
 	}
 	return server.New(d, o), rec
 }

@@ -2,11 +2,8 @@ package usage
 
 import (
 	"errors"
-	"os"
 	"testing"
 	"time"
-
-	"toolrouter/internal/services"
 )
 
 func TestWithBucket(t *testing.T) {
@@ -50,26 +47,11 @@ func TestWithBucket(t *testing.T) {
 // TestQueryBuckets checks bucketed summaries against the records, hour by hour, in SQLite and
 // (when it can be started) PostgreSQL: each bucket's rows are Query's rows over that bucket alone.
 func TestQueryBuckets(t *testing.T) {
-	stores := map[string]*Store{"sqlite": openSQLite(t, "")}
-	pg, err := services.StartPostgres(t.Context())
-	switch {
-	case errors.Is(err, services.ErrMissing) && os.Getenv("CI") != "true":
-		t.Logf("PostgreSQL not checked: %v (.ci/run installs it)", err)
-	case err != nil:
-		t.Fatal(err)
-	default:
-		t.Cleanup(pg.Stop)
-		s, err := Open(t.Context(), "", pg.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stores["postgres"] = s
-	}
+	stores := openStores(t)
 	// One record a minute for three and a half hours from base (12:00), so that hours 12, 13 and 14
 	// are whole and 15 has half.
 	recs := sample(210)
 	for name, s := range stores {
-		t.Cleanup(func() { s.Close() })
 		t.Run(name, func(t *testing.T) {
 			if err := s.write(t.Context(), recs); err != nil {
 				t.Fatal(err)

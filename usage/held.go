@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"toolrouter/approval"
 )
 
 // heldSchema is schema version 3: the tool calls that await approval (package approval), one row
@@ -20,23 +22,62 @@ var heldSchema = []string{
 }
 
 // heldKept is how long a held call stays after it expired (a late approval is told "expired",
-// not "unknown"), before PutHeld drops it.
+// not "unknown"), before PutHeld drops it; sooner when the table is full (see PutHeld).
 const heldKept = 24 * time.Hour
 
-// PutHeld stores a held call's record under key, and drops the records expired more than a day
-// ago. It satisfies approval.Store with Held and UseHeld.
+// PutHeld stores a held call's record under key, and drops the records expired more than
+// heldKept ago. The table keeps at most approval.MaxHeld calls across every replica sharing the
+// database: when that many are held, the expired ones, used or not, make room, and a new call is
+// refused with approval.ErrFull (wrapped) when none has expired. It satisfies approval.Store with
+// Held and UseHeld.
 func (s *Store) PutHeld(ctx context.Context, key string, expires time.Time, record []byte) error {
 	s.dbMu.RLock()
 	defer s.dbMu.RUnlock()
-	if _, err := s.db.ExecContext(ctx, s.d.q(`DELETE FROM held_calls WHERE expires_ms < ?`),
-		time.Now().Add(-heldKept).UnixMilli()); err != nil {
-		return fmt.Errorf("dropping expired held calls: %w", err)
-	}
-	if _, err := s.db.ExecContext(ctx, s.d.q(`INSERT INTO held_calls (key, record, expires_ms, used_ms) VALUES (?, ?, ?, 0)`),
-		key, string(record), expires.UnixMilli()); err != nil {
+	if err := s.putHeld(ctx, key, expires, record, time.Now()); err != nil {
 		return fmt.Errorf("storing a held call: %w", err)
 	}
 	return nil
+}
+
+// putHeld is PutHeld at now, in one transaction, which replicas take in turn (PostgreSQL's
+// advisory lock, SQLite's write lock), so that they cannot together hold more than the bound.
+func (s *Store) putHeld(ctx context.Context, key string, expires time.Time, record []byte, now time.Time) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	if s.d.heldLock != "" {
+		if _, err := tx.ExecContext(ctx, s.d.heldLock); err != nil {
+			return fmt.Errorf("locking held calls: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, s.d.q(`DELETE FROM held_calls WHERE expires_ms < ?`), now.Add(-heldKept).UnixMilli()); err != nil {
+		return fmt.Errorf("dropping expired held calls: %w", err)
+	}
+	var n int64
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM held_calls`).Scan(&n); err != nil {
+		return fmt.Errorf("counting held calls: %w", err)
+	}
+	if n >= approval.MaxHeld {
+		// Expired as approval.Keeper's Take has it: not before now.
+		res, err := tx.ExecContext(ctx, s.d.q(`DELETE FROM held_calls WHERE expires_ms <= ?`), now.UnixMilli())
+		if err != nil {
+			return fmt.Errorf("dropping expired held calls: %w", err)
+		}
+		dropped, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("dropping expired held calls: %w", err)
+		}
+		if n -= dropped; n >= approval.MaxHeld {
+			return fmt.Errorf("the usage database keeps %d unexpired calls, the most it may: %w", n, approval.ErrFull)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, s.d.q(`INSERT INTO held_calls (key, record, expires_ms, used_ms) VALUES (?, ?, ?, 0)`),
+		key, string(record), expires.UnixMilli()); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // Held returns the record stored under key and whether its token was used.

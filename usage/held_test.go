@@ -3,6 +3,8 @@ package usage
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -80,4 +82,115 @@ func TestHeldCalls(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHeldBounded: held_calls keeps at most approval.MaxHeld calls. Calls expired more than a day
+// ago are dropped, used or not; at the bound the expired ones, used or not, make room, and a new
+// call is refused with approval.ErrFull when every call kept is unexpired, on replicas racing
+// for the last place too.
+func TestHeldBounded(t *testing.T) {
+	type fill struct {
+		n         int
+		expiresIn time.Duration // negative: expired that long ago
+		used      bool
+	}
+	tests := []struct {
+		name     string
+		fills    []fill
+		wantFull bool
+		wantRows int
+	}{
+		{name: "room", fills: []fill{{10, time.Hour, false}}, wantRows: 11},
+		{name: "expired over a day ago dropped, used or not",
+			fills:    []fill{{3, -25 * time.Hour, true}, {3, -25 * time.Hour, false}, {2, -time.Hour, true}, {5, time.Hour, false}},
+			wantRows: 2 + 5 + 1},
+		{name: "full of unexpired calls, used ones too", fills: []fill{{approval.MaxHeld - 1, time.Hour, false}, {1, time.Hour, true}},
+			wantFull: true, wantRows: approval.MaxHeld},
+		{name: "full, expired calls make room, used or not",
+			fills:    []fill{{approval.MaxHeld - 2, time.Hour, false}, {1, -time.Minute, true}, {1, -time.Minute, false}},
+			wantRows: approval.MaxHeld - 1},
+	}
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			open := b.open(t)
+			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+			defer cancel()
+			s, other := open(), open()
+			defer s.Close()
+			defer other.Close()
+			for _, tc := range tests {
+				t.Run(tc.name, func(t *testing.T) {
+					resetHeld(t, s)
+					for i, f := range tc.fills {
+						fillHeld(t, s, fmt.Sprintf("fill%d-", i), f.n, time.Now().Add(f.expiresIn), f.used)
+					}
+					err := s.PutHeld(ctx, "new", time.Now().Add(time.Hour), []byte("{}"))
+					switch {
+					case tc.wantFull && (!errors.Is(err, approval.ErrFull) || !strings.HasPrefix(err.Error(), "storing a held call: ")):
+						t.Errorf("got %v, want ErrFull wrapped as storing a held call", err)
+					case !tc.wantFull && err != nil:
+						t.Errorf("got %v, want nil", err)
+					}
+					if _, _, found, err := s.Held(ctx, "new"); err != nil || found == tc.wantFull {
+						t.Errorf("got the new call found %v (%v), want %v", found, err, !tc.wantFull)
+					}
+					if got := heldRows(t, s); got != tc.wantRows {
+						t.Errorf("got %d rows, want %d", got, tc.wantRows)
+					}
+				})
+			}
+			t.Run("replicas racing for the last place", func(t *testing.T) {
+				resetHeld(t, s)
+				fillHeld(t, s, "fill-", approval.MaxHeld-1, time.Now().Add(time.Hour), false)
+				var (
+					wg   sync.WaitGroup
+					errs [2]error
+				)
+				for i, r := range []*Store{s, other} {
+					wg.Go(func() { errs[i] = r.PutHeld(ctx, fmt.Sprint("new", i), time.Now().Add(time.Hour), []byte("{}")) })
+				}
+				wg.Wait()
+				if won := (errs[0] == nil) != (errs[1] == nil); !won || !(errors.Is(errs[0], approval.ErrFull) || errors.Is(errs[1], approval.ErrFull)) {
+					t.Errorf("got %v and %v, want exactly one success and ErrFull", errs[0], errs[1])
+				}
+				if got := heldRows(t, s); got != approval.MaxHeld {
+					t.Errorf("got %d rows, want %d", got, approval.MaxHeld)
+				}
+			})
+		})
+	}
+}
+
+// resetHeld empties s's held_calls.
+func resetHeld(t *testing.T, s *Store) {
+	t.Helper()
+	if _, err := s.db.ExecContext(t.Context(), `DELETE FROM held_calls`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fillHeld adds n calls to s's held_calls in one statement, keyed prefix1 to prefixN, expiring at
+// expires, their tokens used or not.
+func fillHeld(t *testing.T, s *Store, prefix string, n int, expires time.Time, used bool) {
+	t.Helper()
+	var usedMS int64
+	if used {
+		usedMS = time.Now().UnixMilli()
+	}
+	if _, err := s.db.ExecContext(t.Context(), s.d.q(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+		INSERT INTO held_calls (key, record, expires_ms, used_ms)
+		SELECT CAST(? AS TEXT) || CAST(i AS TEXT), '{}', CAST(? AS BIGINT), CAST(? AS BIGINT) FROM n`),
+		n, prefix, expires.UnixMilli(), usedMS); err != nil {
+		t.Fatalf("filling held_calls: %v", err)
+	}
+}
+
+// heldRows counts s's held_calls.
+func heldRows(t *testing.T, s *Store) int {
+	t.Helper()
+	var n int
+	if err := s.db.QueryRowContext(t.Context(), `SELECT COUNT(*) FROM held_calls`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

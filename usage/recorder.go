@@ -39,6 +39,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock (time.Now when nil); retention cuts at Now() - Retention.
 	Now func() time.Time
+	// KeepStoreOpen leaves the store open at Close, for a store shared with others (the tool pins
+	// and held calls of package main's safety checks): its opener closes it, after Close.
+	KeepStoreOpen bool
 }
 
 // Retention passes: every expireEvery, delete expired records expireBatch requests at a time,
@@ -59,7 +62,7 @@ const retries = 3
 // FlushInterval, each in one transaction bounded by WriteTimeout. A record that finds the queue
 // full is dropped and counted, as are the records of a batch that failed retries+1 times and
 // those still queued when Close's deadline passes. It also deletes expired records
-// (Options.Retention). Close drains the queue and closes the store.
+// (Options.Retention). Close drains the queue and closes the store (unless Options.KeepStoreOpen).
 //
 // A process that is killed loses at most the records not yet written: those queued (at most
 // QueueSize) and the batch being written (at most BatchSize); every batch that was written is
@@ -90,7 +93,8 @@ const (
 	DefaultRetention = 30 * 24 * time.Hour
 )
 
-// NewRecorder returns a Recorder writing to s and starts its writer; Close stops it and closes s.
+// NewRecorder returns a Recorder writing to s and starts its writer; Close stops it and closes s
+// (unless o.KeepStoreOpen).
 func NewRecorder(s *Store, o Options) *Recorder {
 	if o.QueueSize <= 0 {
 		o.QueueSize = DefaultQueueSize
@@ -167,8 +171,9 @@ func (r *Recorder) Query(ctx context.Context, q Query) (*Summary, error) {
 	return r.store.Query(ctx, q)
 }
 
-// Close stops recording, writes what is queued within ctx's deadline and closes the store. It
-// returns an error when records were left unwritten (they count as dropped).
+// Close stops recording, writes what is queued within ctx's deadline and closes the store (unless
+// Options.KeepStoreOpen). It returns an error when records were left unwritten (they count as
+// dropped).
 func (r *Recorder) Close(ctx context.Context) error {
 	if !r.closing.CompareAndSwap(false, true) {
 		return errors.New("usage: recorder already closed")
@@ -177,6 +182,9 @@ func (r *Recorder) Close(ctx context.Context) error {
 	if ctx.Err() != nil {
 		// The write in flight is cancelled; the writer drops what is left and ends.
 		err = r.q.Wait(context.Background())
+	}
+	if r.o.KeepStoreOpen {
+		return err
 	}
 	return errors.Join(err, r.store.Close())
 }

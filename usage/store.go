@@ -49,6 +49,9 @@ type dialect struct {
 	// lock, held until the migration's transaction ends); SQLite's transactions begin IMMEDIATE,
 	// which does the same.
 	lock string
+	// heldLock, if not "", serialises PutHeld's transactions between processes, so that together
+	// they keep the bound on held calls (another advisory lock); SQLite's write lock does the same.
+	heldLock string
 	// numbered says placeholders are $1, $2, ... rather than ?.
 	numbered bool
 	// copy says a batch is written with COPY (PostgreSQL's); else with multi-row INSERTs of up to
@@ -61,7 +64,8 @@ type dialect struct {
 var (
 	sqlite   = dialect{name: "sqlite", id: "INTEGER PRIMARY KEY", rows: 64, maxParams: 32766}
 	postgres = dialect{name: "postgres", id: "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
-		lock: "SELECT pg_advisory_xact_lock(7301884207465937011)", numbered: true, copy: true}
+		lock: "SELECT pg_advisory_xact_lock(7301884207465937011)", heldLock: "SELECT pg_advisory_xact_lock(7301884207465937012)",
+		numbered: true, copy: true}
 )
 
 // q rewrites a query written with ? placeholders for the dialect.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"toolrouter/access"
+	"toolrouter/internal/services"
 	"toolrouter/observe"
 	"toolrouter/router"
 )
@@ -36,6 +37,32 @@ func openSQLite(t testing.TB, path string) *Store {
 		t.Fatalf("Open(%s): %v", path, err)
 	}
 	return s
+}
+
+// openStores opens a store on each database there is, by name: "sqlite" in a temporary file, and
+// "postgres" when PostgreSQL is installed (always in CI; elsewhere its absence is logged). They
+// close when t ends.
+func openStores(t testing.TB) map[string]*Store {
+	t.Helper()
+	sq := openSQLite(t, "")
+	t.Cleanup(func() { sq.Close() })
+	stores := map[string]*Store{"sqlite": sq}
+	pg, err := services.StartPostgres(t.Context())
+	switch {
+	case errors.Is(err, services.ErrMissing) && os.Getenv("CI") != "true":
+		t.Logf("PostgreSQL not checked: %v (.ci/run installs it)", err)
+	case err != nil:
+		t.Fatal(err)
+	default:
+		t.Cleanup(pg.Stop)
+		s, err := Open(t.Context(), "", pg.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() }) // before pg.Stop: cleanups run last first
+		stores["postgres"] = s
+	}
+	return stores
 }
 
 // sample is a spread of records: three identities, two tools (one failing now and then), two
@@ -451,6 +478,31 @@ func TestCloseFlushes(t *testing.T) {
 	}
 	if r.Dropped() != 0 {
 		t.Errorf("got %d dropped, want 0", r.Dropped())
+	}
+}
+
+// TestCloseKeepsSharedStore: with KeepStoreOpen, Close writes what is queued and leaves the store
+// to its other users (the held calls here) until its opener closes it.
+func TestCloseKeepsSharedStore(t *testing.T) {
+	s := openSQLite(t, "")
+	r := NewRecorder(s, Options{QueueSize: 100, BatchSize: 100, FlushInterval: time.Hour, Logger: quiet, KeepStoreOpen: true})
+	const n = 10
+	for i := range n {
+		r.Observe(t.Context(), report(i))
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := r.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if got := count(t, s.db, "requests"); got != n {
+		t.Errorf("got %d records after Close, want %d", got, n)
+	}
+	if err := s.PutHeld(ctx, "k", time.Now().Add(time.Hour), []byte("{}")); err != nil {
+		t.Errorf("holding a call after the recorder's Close: got %v, want the store open", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("the opener's Close: got %v, want nil", err)
 	}
 }
 

@@ -1,12 +1,8 @@
 package usage
 
 import (
-	"errors"
-	"os"
 	"testing"
 	"time"
-
-	"toolrouter/internal/services"
 )
 
 // TestWriteBatches writes batches of many sizes to SQLite (in one INSERT per table or in many: its
@@ -14,23 +10,8 @@ import (
 // call under its own request, and the totals are those of the records. A batch that fails on
 // its last table leaves nothing.
 func TestWriteBatches(t *testing.T) {
-	stores := map[string]*Store{"sqlite": openSQLite(t, "")}
-	pg, err := services.StartPostgres(t.Context())
-	switch {
-	case errors.Is(err, services.ErrMissing) && os.Getenv("CI") != "true":
-		t.Logf("PostgreSQL skipped: %v (.ci/run installs it)", err)
-	case err != nil:
-		t.Fatal(err)
-	default:
-		t.Cleanup(pg.Stop)
-		s, err := Open(t.Context(), "", pg.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stores["postgres"] = s
-	}
+	stores := openStores(t)
 	for name, s := range stores {
-		defer s.Close()
 		for _, tc := range []struct {
 			name      string
 			sizes     []int

@@ -130,3 +130,17 @@ func FuzzPlainBody(f *testing.F) {
 	f.Add([]byte(` {"query" : "x"} `))
 	f.Fuzz(func(t *testing.T, body []byte) { checkPlainBody(t, body) })
 }
+
+// BenchmarkPlainBody reads an answer body of the usual shape, as DecodeAnswer's fast path does.
+//
+//	go test -run '^$' -bench PlainBody -benchmem ./answer/
+func BenchmarkPlainBody(b *testing.B) {
+	body := []byte(`{"query":"what is 2 plus 3?","history":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}],` +
+		`"caller":"team/app","max_tool_calls":3,"deadline_ms":1500,"synthesize":"auto"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := plainBody(body, true); !ok {
+			b.Fatal("got not plain, want plain")
+		}
+	}
+}

@@ -1,10 +1,10 @@
 package router
 
 import (
-	"encoding/json"
 	"errors"
 	"strconv"
 
+	"toolrouter/plainjson"
 	"toolrouter/provider"
 )
 
@@ -123,12 +123,12 @@ type jsonWriter struct {
 }
 
 func (w *jsonWriter) raw(s string) { w.b = append(w.b, s...) }
-func (w *jsonWriter) str(s string) { w.b = appendJSONString(w.b, s) }
+func (w *jsonWriter) str(s string) { w.b = plainjson.AppendString(w.b, s, plainjson.EncodingJSON) }
 func (w *jsonWriter) bool(v bool)  { w.b = strconv.AppendBool(w.b, v) }
 func (w *jsonWriter) int(n int)    { w.b = strconv.AppendInt(w.b, int64(n), 10) }
 func (w *jsonWriter) float(f float64) {
 	var ok bool
-	if w.b, ok = appendJSONFloat(w.b, f); !ok && w.err == nil {
+	if w.b, ok = plainjson.AppendFloat(w.b, f); !ok && w.err == nil {
 		w.err = errUnsupportedValue
 	}
 }
@@ -136,7 +136,7 @@ func (w *jsonWriter) float(f float64) {
 // value appends v as encoding/json does.
 func (w *jsonWriter) value(v any) {
 	var ok bool
-	if w.b, ok = appendJSON(w.b, v, false); !ok && w.err == nil {
+	if w.b, ok = plainjson.AppendValue(w.b, v, plainjson.Format{}); !ok && w.err == nil {
 		w.err = errUnsupportedValue
 	}
 }
@@ -306,62 +306,4 @@ func (w *jsonWriter) confidence(c *Confidence) {
 		w.float(*c.Tool)
 	}
 	w.raw("}")
-}
-
-// validNumber reports whether s is a JSON number, as encoding/json checks a json.Number.
-func validNumber(s string) bool {
-	if s == "" {
-		return false
-	}
-	if s[0] == '-' {
-		s = s[1:]
-		if s == "" {
-			return false
-		}
-	}
-	switch {
-	case s[0] == '0':
-		s = s[1:]
-	case '1' <= s[0] && s[0] <= '9':
-		s = skipDigits(s[1:])
-	default:
-		return false
-	}
-	if len(s) >= 2 && s[0] == '.' && isDigit(s[1]) {
-		s = skipDigits(s[2:])
-	}
-	if len(s) >= 2 && (s[0] == 'e' || s[0] == 'E') {
-		s = s[1:]
-		if s[0] == '+' || s[0] == '-' {
-			s = s[1:]
-			if s == "" {
-				return false
-			}
-		}
-		if !isDigit(s[0]) {
-			return false
-		}
-		s = skipDigits(s)
-	}
-	return s == ""
-}
-
-func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-
-func skipDigits(s string) string {
-	for s != "" && isDigit(s[0]) {
-		s = s[1:]
-	}
-	return s
-}
-
-// appendNumber appends n as encoding/json writes a json.Number: its text, "0" when empty.
-func appendNumber(b []byte, n json.Number) ([]byte, bool) {
-	if n == "" {
-		return append(b, '0'), true
-	}
-	if !validNumber(string(n)) {
-		return b, false
-	}
-	return append(b, n...), true
 }

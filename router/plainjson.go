@@ -1,9 +1,6 @@
 package router
 
-import (
-	"encoding/json"
-	"unicode/utf8"
-)
+import "toolrouter/plainjson"
 
 // Model answers written under a format schema are plain JSON: one object whose keys and strings
 // need no unescaping, with booleans, numbers, null and, in a selection, a list of calls.
@@ -12,170 +9,35 @@ import (
 // expect, an unknown key, trailing text), which is then decoded by encoding/json as before. When
 // they accept a text, the result is what encoding/json makes of it.
 
-// plainJSON reads one text.
-type plainJSON struct {
-	s string
-	i int
-}
-
-func (p *plainJSON) space() {
-	for p.i < len(p.s) {
-		switch p.s[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
-}
-
-// next skips white space and consumes c if it comes next.
-func (p *plainJSON) next(c byte) bool {
-	p.space()
-	if p.i < len(p.s) && p.s[p.i] == c {
-		p.i++
-		return true
-	}
-	return false
-}
-
-// end reports whether only white space is left.
-func (p *plainJSON) end() bool {
-	p.space()
-	return p.i == len(p.s)
-}
-
-// str reads a string without escapes, as its text (a part of the input, not a copy).
-func (p *plainJSON) str() (string, bool) {
-	if !p.next('"') {
-		return "", false
-	}
-	start := p.i
-	for ; p.i < len(p.s); p.i++ {
-		switch c := p.s[p.i]; {
-		case c == '"':
-			s := p.s[start:p.i]
-			p.i++
-			return s, utf8.ValidString(s)
-		case c == '\\' || c < 0x20:
-			return "", false
-		}
-	}
-	return "", false
-}
-
-// word reads a literal: true, false or null.
-func (p *plainJSON) word(w string) bool {
-	p.space()
-	if len(p.s)-p.i >= len(w) && p.s[p.i:p.i+len(w)] == w {
-		p.i += len(w)
-		return true
-	}
-	return false
-}
-
-// boolean reads true or false.
-func (p *plainJSON) boolean() (v, ok bool) {
-	switch {
-	case p.word("true"):
-		return true, true
-	case p.word("false"):
-		return false, true
-	}
-	return false, false
-}
-
-// number reads a number as JSON's grammar has it, as its literal.
-func (p *plainJSON) number() (json.Number, bool) {
-	p.space()
-	start := p.i
-	digits := func() int {
-		n := 0
-		for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
-			p.i++
-			n++
-		}
-		return n
-	}
-	if p.i < len(p.s) && p.s[p.i] == '-' {
-		p.i++
-	}
-	switch {
-	case p.i < len(p.s) && p.s[p.i] == '0':
-		p.i++
-	case digits() == 0:
-		return "", false
-	}
-	if p.i < len(p.s) && p.s[p.i] == '.' {
-		p.i++
-		if digits() == 0 {
-			return "", false
-		}
-	}
-	if p.i < len(p.s) && (p.s[p.i] == 'e' || p.s[p.i] == 'E') {
-		p.i++
-		if p.i < len(p.s) && (p.s[p.i] == '+' || p.s[p.i] == '-') {
-			p.i++
-		}
-		if digits() == 0 {
-			return "", false
-		}
-	}
-	return json.Number(p.s[start:p.i]), true
-}
-
-// object reads an object, calling member for each key with the reader at its value; member
-// reads the value and reports whether it could.
-func (p *plainJSON) object(member func(key string) bool) bool {
-	if !p.next('{') {
-		return false
-	}
-	if p.next('}') {
-		return true
-	}
-	for {
-		key, ok := p.str()
-		if !ok || !p.next(':') || !member(key) {
-			return false
-		}
-		if p.next('}') {
-			return true
-		}
-		if !p.next(',') {
-			return false
-		}
-	}
-}
-
 // plainArguments reads phase 2's answer as decodeObject reads it into a map[string]any (numbers
 // as json.Number): a plain object of strings, numbers, booleans and null.
 func plainArguments(text string) (map[string]any, bool) {
-	p := plainJSON{s: trimAnswer(text)}
+	p := plainjson.NewReader(trimAnswer(text))
 	args := map[string]any{}
-	ok := p.object(func(key string) bool {
-		p.space()
-		if p.i == len(p.s) {
+	ok := p.Object(func(key string) bool {
+		c, ok := p.Ahead()
+		if !ok {
 			return false
 		}
-		switch c := p.s[p.i]; {
+		switch {
 		case c == '"':
-			s, ok := p.str()
+			s, ok := p.Str()
 			args[key] = s
 			return ok
 		case c == 't' || c == 'f':
-			b, ok := p.boolean()
+			b, ok := p.Bool()
 			args[key] = b
 			return ok
 		case c == 'n':
 			args[key] = nil
-			return p.word("null")
+			return p.Null()
 		default:
-			n, ok := p.number()
+			n, ok := p.Number()
 			args[key] = n
 			return ok
 		}
 	})
-	if !ok || !p.end() {
+	if !ok || !p.End() {
 		return nil, false
 	}
 	return args, true
@@ -184,71 +46,63 @@ func plainArguments(text string) (map[string]any, bool) {
 // plainSelection reads phase 1's answer into sel as decodeObject reads it: a plain object of the
 // selection's own keys, calls given as names or as objects of tool and task.
 func plainSelection(text string, sel *selection) bool {
-	p := plainJSON{s: trimAnswer(text)}
+	p := plainjson.NewReader(trimAnswer(text))
 	seenCalls := false
-	ok := p.object(func(key string) bool {
+	ok := p.Object(func(key string) bool {
 		var ok bool
 		switch key {
 		case "reasoning":
-			sel.Reasoning, ok = p.str()
+			sel.Reasoning, ok = p.Str()
 		case "tool":
-			sel.Tool, ok = p.str()
+			sel.Tool, ok = p.Str()
 		case "search":
-			sel.Search, ok = p.str()
+			sel.Search, ok = p.Str()
 		case "use_tool":
-			sel.UseTool, ok = p.boolean()
+			sel.UseTool, ok = p.Bool()
 		case "needs_more":
-			sel.NeedsMore, ok = p.boolean()
+			sel.NeedsMore, ok = p.Bool()
 		case "direct":
-			sel.Direct, ok = p.boolean()
+			sel.Direct, ok = p.Bool()
 		case "calls":
 			// encoding/json decodes a second list over the first one's calls: left to it.
 			if !seenCalls {
 				seenCalls = true
-				sel.Calls, ok = p.calls()
+				sel.Calls, ok = plainCalls(&p)
 			}
 		}
 		return ok
 	})
-	return ok && p.end()
+	return ok && p.End()
 }
 
-// calls reads a list of calls.
-func (p *plainJSON) calls() ([]selectCall, bool) {
-	if !p.next('[') {
-		return nil, false
-	}
+// plainCalls reads a list of calls, each a name or an object of tool and task.
+func plainCalls(p *plainjson.Reader[string]) ([]selectCall, bool) {
 	calls := []selectCall{} // an empty list is a list, not nil
-	if p.next(']') {
-		return calls, true
-	}
-	for {
+	ok := p.Array(func() bool {
 		var c selectCall
 		var ok bool
-		p.space()
-		if p.i < len(p.s) && p.s[p.i] == '{' {
-			ok = p.object(func(key string) bool {
+		if next, _ := p.Ahead(); next == '{' {
+			ok = p.Object(func(key string) bool {
 				var ok bool
 				switch key {
 				case "tool":
-					c.Tool, ok = p.str()
+					c.Tool, ok = p.Str()
 				case "task":
-					c.Task, ok = p.str()
+					c.Task, ok = p.Str()
 				}
 				return ok
 			})
 		} else {
-			c.Tool, ok = p.str()
+			c.Tool, ok = p.Str()
 		}
 		if !ok {
-			return nil, false
+			return false
 		}
 		calls = append(calls, c)
-		if p.next(']') {
-			return calls, true
-		}
-		if !p.next(',') {
-			return nil, false
-		}
+		return true
+	})
+	if !ok {
+		return nil, false
 	}
+	return calls, true
 }

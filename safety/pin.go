@@ -8,10 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"math"
-	"sort"
 	"strconv"
-	"unicode/utf8"
+
+	"toolrouter/plainjson"
 )
 
 // Pin is the hex SHA-256 of Canonical(def): the value to record when a tool is first seen (or to
@@ -115,114 +114,23 @@ func appendAnnotations(b []byte, a *Annotations) []byte {
 	return append(b, '}')
 }
 
+// pinJSON is how Canonical writes the input schema: strings as appendString writes them and
+// numbers in the form Canonical documents. decodeJSON yields no nil object or list; were there
+// one, it would be empty.
+var pinJSON = plainjson.Format{Escaping: plainjson.Minimal, Numbers: plainjson.NumberAsInteger, NilAsEmpty: true}
+
+// appendValue appends a value decodeJSON made in canonical JSON.
 func appendValue(b []byte, v any) []byte {
-	switch v := v.(type) {
-	case nil:
-		return append(b, "null"...)
-	case bool:
-		return strconv.AppendBool(b, v)
-	case json.Number:
-		return append(b, canonicalNumber(string(v))...)
-	case string:
-		return appendString(b, v)
-	case []any:
-		b = append(b, '[')
-		for i, e := range v {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendValue(b, e)
-		}
-		return append(b, ']')
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, k)
-			b = append(b, ':')
-			b = appendValue(b, v[k])
-		}
-		return append(b, '}')
+	b, ok := plainjson.AppendValue(b, v, pinJSON)
+	if !ok {
+		// decodeJSON yields only values AppendValue writes.
+		panic("safety: unexpected JSON value")
 	}
-	// decodeJSON yields only the types above.
-	panic("safety: unexpected JSON value type")
-}
-
-// canonicalNumber writes a JSON number literal in the form Canonical documents.
-func canonicalNumber(lit string) string {
-	f, err := strconv.ParseFloat(lit, 64)
-	if err != nil { // out of float64 range: keep as written
-		return lit
-	}
-	if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
-		return strconv.FormatInt(int64(f), 10)
-	}
-	if isIntegerLiteral(lit) {
-		return lit
-	}
-	return strconv.FormatFloat(f, 'g', -1, 64)
-}
-
-func isIntegerLiteral(s string) bool {
-	if s != "" && s[0] == '-' {
-		s = s[1:]
-	}
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return b
 }
 
 // appendString appends s as a JSON string, escaping only what JSON requires (see Canonical).
 // Strip uses it too, so the strings it writes back into a schema look like the ones it replaced.
 func appendString(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				b = append(b, "\uFFFD"...)
-			} else {
-				b = append(b, s[i:i+size]...)
-			}
-			i += size
-			continue
-		}
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\r':
-			b = append(b, '\\', 'r')
-		default:
-			if c < 0x20 {
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			} else {
-				b = append(b, c)
-			}
-		}
-		i++
-	}
-	return append(b, '"')
+	return plainjson.AppendString(b, s, plainjson.Minimal)
 }

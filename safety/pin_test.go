@@ -123,3 +123,34 @@ func TestCanonicalGolden(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, wantInvalid)
 	}
 }
+
+// TestCanonicalEscapingAndNumbers fixes the rules where Canonical differs from encoding/json:
+// strings escape only what JSON requires (HTML characters, U+2028 and U+2029 raw, invalid UTF-8 as
+// a raw U+FFFD) and numbers take the forms Canonical documents. A change here invalidates every
+// stored pin.
+func TestCanonicalEscapingAndNumbers(t *testing.T) {
+	def := Definition{
+		Name:        "n\u2028",
+		Description: "a\xffb\xc3 <&> \u2028\u2029 \x00\x01\x1f\x7f \b\f\n\r\t \"\\ \uFFFD",
+		InputSchema: json.RawMessage(`{"b\u003c":[1.5e-7,9007199254740993,1e300,2.5E3,-12,0.1,-1e-400,123456789012345678901234567890.5],"a\u2028":"\ud800x\u0000"}`),
+	}
+	want := "{\"annotations\":null," +
+		"\"description\":\"a\uFFFDb\uFFFD <&> \u2028\u2029 \\u0000\\u0001\\u001f\x7f \\b\\f\\n\\r\\t \\\"\\\\ \uFFFD\"," +
+		"\"inputSchema\":{\"a\u2028\":\"\uFFFDx\\u0000\",\"b<\":[1.5e-07,9007199254740993,1e+300,2500,-12,0.1,0,1.2345678901234568e+29]}," +
+		"\"name\":\"n\u2028\",\"title\":\"\"}"
+	if got := string(Canonical(def)); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+// BenchmarkCanonical writes the canonical form of a realistic definition (what Pin hashes).
+//
+//	go test -run '^$' -bench Canonical -benchmem ./safety/
+func BenchmarkCanonical(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(Canonical(benchDef)) == 0 {
+			b.Fatal("got no bytes")
+		}
+	}
+}

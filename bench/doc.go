@@ -23,10 +23,11 @@ const (
 	sectionRetrieval = "retrieval"
 	sectionFeatures  = "load-features"
 	sectionConsole   = "load-console"
+	sectionPath      = "load-path"
 	sectionRouteCost = "route-cost"
 )
 
-var docSections = []string{sectionAccuracy, sectionLoad, sectionFeatures, sectionConsole, sectionRetrieval, sectionRouteCost}
+var docSections = []string{sectionAccuracy, sectionLoad, sectionFeatures, sectionConsole, sectionPath, sectionRetrieval, sectionRouteCost}
 
 // notYetRun is a section's body before its command first ran.
 var notYetRun = map[string]string{
@@ -34,6 +35,7 @@ var notYetRun = map[string]string{
 	sectionLoad:      "## Load test of the sidecar\n\nNot generated yet: run `go run ./bench load`.\n",
 	sectionFeatures:  "## Cost of limits, usage records and metrics\n\nNot generated yet: run `go run ./bench load -features`.\n",
 	sectionConsole:   "## Cost of the console\n\nNot generated yet: run `go run ./bench load -console`.\n",
+	sectionPath:      "## The sidecar's own path\n\nNot generated yet: run `go run ./bench load -path`.\n",
 	sectionRetrieval: "## Retrieval: the phase-1 shortlist\n\nNot generated yet: run `go run ./bench retrieval`.\n",
 	sectionRouteCost: "## Route cost on a real Ollama\n\nNot generated yet: run `go run ./bench cost -ollama URL -model NAME`.\n",
 }

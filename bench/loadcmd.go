@@ -31,8 +31,13 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	features := fs.Bool("features", false, "compare limits, usage records and metrics off, on with the embedded backends, and on with Redis and PostgreSQL (started on loopback)")
 	console := fs.Bool("console", false, "compare the console at /ui (ui.enabled) off and on, with limits, usage records and metrics off")
 	rounds := fs.Int("rounds", 2, "with -features or -console: runs of each variant per concurrency, alternated")
+	path := fs.Bool("path", false, "measure the sidecar's own path against a bare HTTP hop (BenchmarkSidecarPath), -rounds runs of -iterations")
+	iterations := fs.Int("iterations", 20000, "with -path: iterations of each run")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *path {
+		return runPathSection(ctx, args, *doc, *rounds, *iterations, stdout)
 	}
 	if *features && *console {
 		return errors.New("-features and -console each write their own section: run them apart")
@@ -98,6 +103,27 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if err := updateDoc(*doc, sectionLoad, "## Load test of the sidecar\n\n"+loadIntro+md); err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, md)
+	return nil
+}
+
+// runPathSection is `go run ./bench load -path`: it runs BenchmarkSidecarPath and rewrites its
+// section of the document.
+func runPathSection(ctx context.Context, args []string, doc string, runs, iterations int, stdout io.Writer) error {
+	if runs < 1 || iterations < 1 {
+		return errors.New("-path needs -rounds and -iterations of at least 1")
+	}
+	benchtime := strconv.Itoa(iterations) + "x"
+	before := loadAverage()
+	res, err := runPath(ctx, runs, benchtime)
+	if err != nil {
+		return err
+	}
+	cmdline := strings.Join(append([]string{"go run ./bench load"}, args...), " ")
+	md := pathMarkdown(cmdline, time.Now(), benchtime, res, before, loadAverage())
+	if err := updateDoc(doc, sectionPath, "## The sidecar's own path\n\n"+pathIntro+md); err != nil {
 		return err
 	}
 	fmt.Fprint(stdout, md)

@@ -270,7 +270,8 @@ func TestUpdateDoc(t *testing.T) {
 		{sectionRetrieval, "## Retrieval\n\nretrieval one\n", []string{"load two", "accuracy two", "retrieval one"}, "Not generated yet: run `go run ./bench retrieval`."},
 		{sectionFeatures, "## Features\n\nfeatures one\n", []string{"load two", "accuracy two", "retrieval one", "features one"}, "Not generated yet: run `go run ./bench load -features`."},
 		{sectionConsole, "## Console\n\nconsole one\n", []string{"features one", "console one"}, "Not generated yet: run `go run ./bench load -console`."},
-		{sectionRouteCost, "## Route cost\n\nroute cost one\n", []string{"load two", "accuracy two", "retrieval one", "features one", "console one", "route cost one"}, "Not generated yet"},
+		{sectionPath, "## Path\n\npath one\n", []string{"console one", "path one"}, "Not generated yet: run `go run ./bench load -path`."},
+		{sectionRouteCost, "## Route cost\n\nroute cost one\n", []string{"load two", "accuracy two", "retrieval one", "features one", "console one", "path one", "route cost one"}, "Not generated yet"},
 	}
 	for i, st := range steps {
 		if err := updateDoc(path, st.section, st.body); err != nil {

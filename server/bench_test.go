@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"sync"
@@ -350,7 +351,9 @@ func BenchmarkSidecarOnly(b *testing.B) {
 // BenchmarkSidecarPath is BenchmarkSidecarOnly and BenchmarkBareHop in one loop, a bare hop then a
 // route in each iteration, so both see the machine in the same state: on a shared machine two
 // separate runs can differ by more than the sidecar's own work. ratio is the sidecar's p50 over
-// the bare hop's (the target is at most 2).
+// the bare hop's (the target is at most 2); route-allocs counts the heap allocations during each
+// route's round trip, client and server together, as SidecarOnly's allocs/op does.
+// `go run ./bench load -path` runs it and writes the figures into docs/benchmarks.md.
 //
 //	go test -run '^$' -bench SidecarPath -benchtime 20000x ./server/
 func BenchmarkSidecarPath(b *testing.B) {
@@ -373,13 +376,21 @@ func BenchmarkSidecarPath(b *testing.B) {
 		resp.Body.Close()
 		return time.Since(t0), raw
 	}
+	allocs := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}}
+	readAllocs := func() uint64 {
+		metrics.Read(allocs)
+		return allocs[0].Value.Uint64()
+	}
 	hop := make([]time.Duration, 0, b.N)
 	route := make([]time.Duration, 0, b.N)
+	var routeAllocs uint64
 	b.ResetTimer()
 	for range b.N {
 		d, _ := post(bareURL)
 		hop = append(hop, d)
+		before := readAllocs()
 		d, raw := post(routeURL)
+		routeAllocs += readAllocs() - before
 		route = append(route, d)
 		if !bytes.Contains(raw, []byte(`"text":"5"`)) {
 			b.Fatalf("got %s", raw)
@@ -391,4 +402,5 @@ func BenchmarkSidecarPath(b *testing.B) {
 	b.ReportMetric(micros(percentile(hop, 0.50)), "hop-p50-µs")
 	b.ReportMetric(micros(percentile(route, 0.50)), "sidecar-p50-µs")
 	b.ReportMetric(float64(percentile(route, 0.50))/float64(percentile(hop, 0.50)), "ratio")
+	b.ReportMetric(float64(routeAllocs)/float64(b.N), "route-allocs")
 }

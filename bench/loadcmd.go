@@ -31,13 +31,19 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	features := fs.Bool("features", false, "compare limits, usage records and metrics off, on with the embedded backends, and on with Redis and PostgreSQL (started on loopback)")
 	console := fs.Bool("console", false, "compare the console at /ui (ui.enabled) off and on, with limits, usage records and metrics off")
 	rounds := fs.Int("rounds", 2, "with -features or -console: runs of each variant per concurrency, alternated")
-	path := fs.Bool("path", false, "measure the sidecar's own path against a bare HTTP hop (BenchmarkSidecarPath), -rounds runs of -iterations")
+	path := fs.Bool("path", false, "measure the sidecar's own path against a bare HTTP hop (BenchmarkSidecarPath): -rounds runs (default 5) of -iterations")
 	iterations := fs.Int("iterations", 20000, "with -path: iterations of each run")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *path {
-		return runPathSection(ctx, args, *doc, *rounds, *iterations, stdout)
+		runs := 5 // a median of five unless -rounds says otherwise
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "rounds" {
+				runs = *rounds
+			}
+		})
+		return runPathSection(ctx, args, *doc, runs, *iterations, stdout)
 	}
 	if *features && *console {
 		return errors.New("-features and -console each write their own section: run them apart")

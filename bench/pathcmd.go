@@ -74,7 +74,7 @@ func parsePath(out string) ([]pathRun, error) {
 	return res, nil
 }
 
-// pathMarkdown is the section's figures: one row a run, then the medians.
+// pathMarkdown is the section's figures: one row a run, then each column's median.
 func pathMarkdown(cmdline string, date time.Time, benchtime string, runs []pathRun, loadBefore, loadAfter float64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Command: `%s`  \n", cmdline)
@@ -91,6 +91,9 @@ func pathMarkdown(cmdline string, date time.Time, benchtime string, runs []pathR
 			v[i] = get(r)
 		}
 		slices.Sort(v)
+		if n := len(v); n%2 == 0 {
+			return (v[n/2-1] + v[n/2]) / 2
+		}
 		return v[len(v)/2]
 	}
 	if len(runs) > 0 {

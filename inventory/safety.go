@@ -232,9 +232,11 @@ func (m *Manager) vet(ctx context.Context, e *entry, defs []safety.Definition) v
 		now      = time.Now()
 		held     = map[string]Quarantined{} // the server's quarantined tools now, by name
 	)
-	for _, q := range m.Snapshot().server(e.name).Quarantined {
+	last := m.Snapshot().server(e.name)
+	for _, q := range last.Quarantined {
 		held[q.Name] = q
 	}
+	seen := lastPins(last)
 	for _, def := range defs {
 		pin := safety.Pin(def)
 		var found []safety.Finding
@@ -245,6 +247,11 @@ func (m *Manager) vet(ctx context.Context, e *entry, defs []safety.Definition) v
 			out.findings = append(out.findings, Finding{Tool: def.Name, Finding: f})
 		}
 		p := m.pinState(ctx, e.name, def.Name, pin, len(found) > 0)
+		// A store that lost its pins (a usage file deleted and created again) claims a changed
+		// definition as new: the pin the last listing was compared with still tells the change.
+		if !p.fromConfig && p.err == nil && p.pinned == pin && p.approved != pin && seen[def.Name] != "" {
+			p.pinned = seen[def.Name]
+		}
 		if p.err != nil && storeErr == nil {
 			storeErr = p.err
 		}
@@ -272,6 +279,25 @@ func (m *Manager) vet(ctx context.Context, e *entry, defs []safety.Definition) v
 	}
 	if storeErr != nil {
 		e.log.Warn("pin store failed; pins of this listing not compared", "err", storeErr, "safety_pin", pol.Pin)
+	}
+	return out
+}
+
+// lastPins is, for each tool of a server's last listing, the pin it was compared with: the
+// definition's own when it matched, the pinned one when it had changed.
+func lastPins(s Server) map[string]string {
+	out := make(map[string]string, len(s.Tools)+len(s.Quarantined))
+	for _, t := range s.Tools {
+		out[t.Name] = t.Pin
+	}
+	for _, q := range s.Quarantined {
+		out[q.Name] = q.Pin
+		if q.Pinned != "" {
+			out[q.Name] = q.Pinned
+		}
+	}
+	for _, c := range s.PinChanged {
+		out[c.Tool] = c.Pinned
 	}
 	return out
 }

@@ -25,6 +25,9 @@ import (
 // elicitTimeout bounds the wait for a person's answers to the held calls of one request.
 const elicitTimeout = 2 * time.Minute
 
+// declineTimeout bounds using up a declined call's token.
+const declineTimeout = 5 * time.Second
+
 // CodeDeclined is the error code of a held call the person declined.
 const CodeDeclined = "declined"
 
@@ -57,9 +60,13 @@ func (s *Server) elicit(ctx, ask context.Context, id access.Identity, c *router.
 		approved.Step, approved.Round = c.Step, c.Round
 		return approved
 	case mcp.ElicitationResponseActionDecline:
-		if err := s.d.Router.Decline(ctx, id, p.Token); err != nil {
-			s.o.Logger.Warn("using up a declined call's token", "tool", p.Server+"."+p.Tool, "err", err)
-			return c
+		// The person said no: whatever happens to the token, the result neither runs the call nor
+		// names the token. Using it up outlives the request's own end, briefly.
+		burn, cancel := context.WithTimeout(context.WithoutCancel(ctx), declineTimeout)
+		defer cancel()
+		if err := s.d.Router.Decline(burn, id, p.Token); err != nil {
+			s.o.Logger.Warn("using up a declined call's token; it stays valid until it expires", "tool", p.Server+"."+p.Tool,
+				"expires_at", p.ExpiresAt, "err", err)
 		}
 		declined := *c
 		declined.Pending = nil

@@ -3,6 +3,7 @@ package router
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -45,6 +46,10 @@ const (
 	// CodeNotOffered: a round after the first chose a tool round 1 was not offered, and
 	// safety.results_may_widen is off.
 	CodeNotOffered = "not_offered"
+	// CodeApprovalsFull: the call needs approval, but approval.MaxHeld calls already await it.
+	CodeApprovalsFull = "approvals_full"
+	// CodeApprovalUnavailable: the call needs approval, but the store of held calls failed.
+	CodeApprovalUnavailable = "approval_unavailable"
 )
 
 // Trace steps of the safety checks.
@@ -90,7 +95,12 @@ func (r *Router) admit(ctx context.Context, j *journal, id access.Identity, tool
 	token, expires, err := r.set.Approvals.Hold(ctx, held)
 	if err != nil {
 		r.log.Warn("holding a call for approval", "tool", tool.Qualified, "err", err, "request_id", j.id)
-		c.Error = &Error{Code: CodeToolFailed, Message: "the call awaits approval but could not be held: " + errtext.OneLine(err.Error())}
+		// The sidecar's own failure, not the tool's: the call did not run.
+		code := CodeApprovalUnavailable
+		if errors.Is(err, approval.ErrFull) {
+			code = CodeApprovalsFull
+		}
+		c.Error = &Error{Code: code, Message: "the call needs approval but could not be held, and did not run: " + errtext.OneLine(err.Error())}
 		j.step(Step{Kind: StepHeld, Round: c.Round, Call: c.Step, Tool: tool.Qualified, StartMS: j.since(time.Now()), Error: c.Error.Message})
 		j.callEvent(EventToolResult, c.Round, c)
 		return false

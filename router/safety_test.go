@@ -3,6 +3,7 @@ package router_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -112,6 +113,42 @@ func TestHeldCallAwaitsApproval(t *testing.T) {
 	}
 	if _, _, err := expired.router.Approve(context.Background(), acme, out.Pending[0].Token); !errors.Is(err, approval.ErrExpired) {
 		t.Errorf("expired: got %v, want ErrExpired", err)
+	}
+}
+
+// failingApprovals cannot hold a call: err is every Hold's error.
+type failingApprovals struct {
+	router.Approvals
+	err error
+}
+
+func (f failingApprovals) Hold(context.Context, approval.Call) (string, time.Time, error) {
+	return "", time.Time{}, f.err
+}
+
+// TestHoldFails: a call that needs approval but cannot be held does not run, and says why with a
+// code of the sidecar's own (approvals_full when too many calls wait), never the tool's failure.
+func TestHoldFails(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		code string
+	}{
+		{fmt.Errorf("storing a held call: %w", approval.ErrFull), router.CodeApprovalsFull},
+		{errors.New("database is locked"), router.CodeApprovalUnavailable},
+	} {
+		t.Run(tc.code, func(t *testing.T) {
+			e := newEnv(t, router.Settings{Approvals: failingApprovals{err: tc.err}})
+			c, err := e.router.Call(context.Background(), acme, "faults.echo", map[string]any{"message": "hi"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Error == nil || c.Error.Code != tc.code || c.Pending != nil || c.Result != nil {
+				t.Errorf("got error %+v, pending %v, result %v; want %s and nothing run", c.Error, c.Pending, c.Result, tc.code)
+			}
+			if n := len(e.faults.Calls()); n != 0 {
+				t.Errorf("the call ran %d times", n)
+			}
+		})
 	}
 }
 

@@ -208,7 +208,7 @@ func (r *Recorder) keepFile(ctx context.Context) error {
 	}
 	if !r.fileLost {
 		r.fileLost = true
-		r.o.Logger.Error("usage database file deleted or replaced while in use: creating it again (the records it held are not in the new one)",
+		r.o.Logger.Error("usage database file deleted or replaced while in use: creating it again (the records, tool pins and held calls it held are not in the new one)",
 			"path", r.store.path)
 		if r.o.OnFileLost != nil {
 			r.o.OnFileLost()

@@ -46,8 +46,10 @@ func (tp *twoPhase) arguments(reqCtx context.Context, c *Call, p planned, finish
 	// cache slot keeps the inventory's prefill between the phases; it is the first thing cut when
 	// the prompt is over the window.
 	shared := tp.r.set.SharedPrefix
-	msgs, est, err := tp.window().fit(tp.j, c.Round, "phase-2 prompt", tokens.Estimate{}, func() ([]api.Message, error) {
-		text, err := prompts.ArgumentsPrompt(head, tp.query, c.Task, priors)
+	w := tp.window()
+	w.prefix = head
+	msgs, est, err := w.fit(tp.j, c.Round, "phase-2 prompt", tokens.Estimate{}, func() ([]api.Message, error) {
+		text, err := prompts.ArgumentsPrompt(head.text, tp.query, c.Task, priors)
 		user := api.Message{Role: "user", Content: text}
 		if shared {
 			return []api.Message{{Role: "system", Content: tp.view.text}, user}, err

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ollama/ollama/api"
 
@@ -37,8 +38,9 @@ type window struct {
 	numCtx, limit int
 	model         string
 	est           *tokens.Estimator
-	framing       float64   // the estimator's raw tokens around each message
-	known         knownText // a text measured before, if any
+	framing       float64     // the estimator's raw tokens around each message
+	known         knownText   // a text measured before, if any
+	prefix        knownPrefix // the start of a text measured before, if any
 }
 
 // knownText is a message text and its raw token estimate (tokens.Raw), measured once for many
@@ -46,6 +48,23 @@ type window struct {
 type knownText struct {
 	text string
 	raw  float64
+}
+
+// knownPrefix is the start of message texts, measured once (a tool's static phase-2 prompt): a
+// text that starts with it is measured from where it ends. It is not used to measure when it is
+// not valid UTF-8, whose last bytes could make one character with the next text's first.
+type knownPrefix struct {
+	text     string
+	tally    tokens.Tally
+	measured bool
+}
+
+func newKnownPrefix(text string) knownPrefix {
+	p := knownPrefix{text: text, measured: utf8.ValidString(text)}
+	if p.measured {
+		p.tally = tokens.Tally{}.Add(text)
+	}
+	return p
 }
 
 func (r *Router) window() window {
@@ -57,13 +76,18 @@ func (r *Router) window() window {
 // raw estimate of a message whose content is w.known's text from w.known instead of reading the
 // text again.
 func (w window) measure(msgs []api.Message) tokens.Estimate {
-	if w.known.text == "" {
+	if w.known.text == "" && !w.prefix.measured {
 		return w.est.Messages(w.model, msgs)
 	}
 	raw := 0.0
 	for _, m := range msgs {
-		r := w.known.raw
-		if m.Content != w.known.text {
+		var r float64
+		switch {
+		case w.known.text != "" && m.Content == w.known.text:
+			r = w.known.raw
+		case w.prefix.measured && strings.HasPrefix(m.Content, w.prefix.text):
+			r = w.prefix.tally.Add(m.Content[len(w.prefix.text):]).Raw()
+		default:
 			r = tokens.Raw(m.Content)
 		}
 		raw += r + w.framing

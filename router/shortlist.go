@@ -76,7 +76,7 @@ type promptSet struct {
 
 	mu   sync.Mutex // guards full and args
 	full *view      // the whole inventory, rendered on first use
-	args map[string]string
+	args map[string]knownPrefix
 }
 
 // view is one phase-1 prompt: its system text, the selection enum and the tools it shows.
@@ -122,7 +122,7 @@ func (r *Router) promptSet(snap *inventory.Snapshot, policy string, tools []*inv
 	for _, t := range tools {
 		byName[t.Qualified] = t
 	}
-	ps := &promptSet{version: snap.Version, tools: tools, byName: byName, servers: snap.Servers, all: all, args: map[string]string{}}
+	ps := &promptSet{version: snap.Version, tools: tools, byName: byName, servers: snap.Servers, all: all, args: map[string]knownPrefix{}}
 	ps.purposes = purposesOf(snap.Servers)
 	ps.pinned, ps.isPinned = r.pinnedOf(snap, tools)
 	if r.prompts == nil {
@@ -163,19 +163,21 @@ func (p *promptSet) permit() func(string) bool {
 	return func(qualified string) bool { return p.byName[qualified] != nil }
 }
 
-// argumentsHead returns the static phase-2 prompt of a tool, rendering it on first use.
-func (p *promptSet) argumentsHead(t *inventory.Tool) (string, error) {
+// argumentsHead returns the static phase-2 prompt of a tool, rendering and measuring it on first
+// use: every phase-2 prompt of the tool starts with it.
+func (p *promptSet) argumentsHead(t *inventory.Tool) (knownPrefix, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if s, ok := p.args[t.Qualified]; ok {
-		return s, nil
+	if h, ok := p.args[t.Qualified]; ok {
+		return h, nil
 	}
 	s, err := prompts.ArgumentsTool(prompts.ToolOf(t))
 	if err != nil {
-		return "", err
+		return knownPrefix{}, err
 	}
-	p.args[t.Qualified] = s
-	return s, nil
+	h := newKnownPrefix(s)
+	p.args[t.Qualified] = h
+	return h, nil
 }
 
 // wholeView is the whole permitted inventory, rendered once per version and policy.

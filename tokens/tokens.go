@@ -29,26 +29,38 @@ const (
 // the spaces and punctuation between numbers are tokens of their own ("[1, 2, 3]" is one token a
 // byte). So digits, ASCII punctuation and a space before a digit count a token each, other letters
 // and spaces a token per three bytes, and every other character a token per rune.
-func Raw(s string) float64 {
-	var words, each float64
-	prevSpace := false
+func Raw(s string) float64 { return Tally{}.Add(s).Raw() }
+
+// Tally is Raw's count of a text so far. Add goes on with more text, so the tally of a prefix
+// measured once serves every text that starts with it: Tally{}.Add(a).Add(b).Raw() is exactly
+// Raw(a+b) when a ends on a whole character.
+type Tally struct {
+	words, each int
+	prevSpace   bool
+}
+
+// Add counts s after what t counted.
+func (t Tally) Add(s string) Tally {
 	for _, c := range s {
 		switch {
 		case c >= '0' && c <= '9':
-			each++
-			if prevSpace {
-				each++
-				words--
+			t.each++
+			if t.prevSpace {
+				t.each++
+				t.words--
 			}
 		case c == ' ' || c == '\t' || (c|0x20 >= 'a' && c|0x20 <= 'z'):
-			words++
+			t.words++
 		default:
-			each++
+			t.each++
 		}
-		prevSpace = c == ' '
+		t.prevSpace = c == ' '
 	}
-	return words/3 + each
+	return t
 }
+
+// Raw is the tally's raw token estimate.
+func (t Tally) Raw() float64 { return float64(t.words)/3 + float64(t.each) }
 
 // Estimator estimates prompt tokens, calibrated per model from the real counts the model server
 // reports (prompt_eval_count). It is safe for concurrent use.

@@ -3,6 +3,7 @@ package tokens
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestRawTokensErrsHighByClass(t *testing.T) {
@@ -79,5 +80,21 @@ func TestObserveCalibratesAgainstItsOwnEstimate(t *testing.T) {
 	e.Observe("m", b, 600, false)
 	if got := e.Scale("m", raw); got != after {
 		t.Errorf("the second call's same count moved the estimate from %d to %d; want it to stay (%d is 600 × 1.05)", after, got, after)
+	}
+}
+
+// TestTallyAdds: a text's tally carried on over the rest is Raw of the whole, wherever the text
+// is cut between characters (a space before a digit on either side of the cut included).
+func TestTallyAdds(t *testing.T) {
+	texts := []string{"", "Write the arguments of calc.add.\nUser query: what is 2 plus 3?", "a 1 b  22 c\t3", "é東京 9 x", "[1, 2, 3] {\"a\": 4}"}
+	for _, s := range texts {
+		for i := range s {
+			if !utf8.RuneStart(s[i]) {
+				continue
+			}
+			if got, want := (Tally{}).Add(s[:i]).Add(s[i:]).Raw(), Raw(s); got != want {
+				t.Errorf("%q cut at %d: got %v, want %v", s, i, got, want)
+			}
+		}
 	}
 }

@@ -73,8 +73,8 @@ func (r *Router) window() window {
 }
 
 // measure estimates msgs as w.est.Messages does, the same sum in the same order, but takes the
-// raw estimate of a message whose content is w.known's text from w.known instead of reading the
-// text again.
+// raw estimate of a message whose content is w.known's text from w.known, and of one that starts
+// with w.prefix's text from where the prefix ends, instead of reading those texts again.
 func (w window) measure(msgs []api.Message) tokens.Estimate {
 	if w.known.text == "" && !w.prefix.measured {
 		return w.est.Messages(w.model, msgs)

@@ -92,6 +92,5 @@ func usageRecorder(store *records.Store, c config.Usage, logger *slog.Logger, on
 	return records.NewRecorder(store, records.Options{
 		QueueSize: c.QueueSize, BatchSize: c.BatchSize, FlushInterval: c.FlushInterval.D(),
 		WriteTimeout: c.WriteTimeout.D(), Retention: c.Retention.D(), OnDrop: onDrop, OnFileLost: onFileLost, Known: known, Logger: logger,
-		KeepStoreOpen: true,
 	})
 }

@@ -38,6 +38,7 @@ func TestUsageCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { s.Close() })
 	rec := records.NewRecorder(s, records.Options{})
 	hourAgo := time.Now().Add(-time.Hour)
 	for i, org := range []string{"acme", "acme", "globex"} {

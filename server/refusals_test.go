@@ -31,6 +31,7 @@ func TestRefusalsWriteNoUsage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer s.Close() // this store; s is opened again below
 	orgs := authOrgs(t)
 	rec := usage.NewRecorder(s, usage.Options{Logger: quiet, FlushInterval: time.Hour, Known: orgs.Has})
 	met := metrics.New(metrics.Options{})

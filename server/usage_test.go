@@ -28,6 +28,7 @@ func usageStore(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { s.Close() })
 	rec := usage.NewRecorder(s, usage.Options{Logger: quiet})
 	start := time.Now().Add(-time.Hour)
 	for i, id := range []access.Identity{{Org: "acme", Team: "research"}, {Org: "acme", Team: "research"}, {Org: "globex"}} {
@@ -56,6 +57,7 @@ func usageApp(t *testing.T, path string, keys bool) (*fiber.App, *usage.Recorder
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { s.Close() })
 	rec := usage.NewRecorder(s, usage.Options{Logger: quiet, FlushInterval: time.Hour})
 	d := server.Deps{Usage: rec, Observer: rec}
 	o := server.Options{Logger: quiet}

@@ -31,6 +31,7 @@ func TestPostgresReplicas(t *testing.T) {
 		if err != nil {
 			t.Fatalf("replica %d: Open: %v", i, err)
 		}
+		t.Cleanup(func() { stores[i].Close() })
 	}
 	for i := range replicas {
 		r := NewRecorder(stores[i], Options{QueueSize: perReplica, BatchSize: 16, FlushInterval: 10 * time.Millisecond, Logger: quiet})

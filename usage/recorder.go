@@ -39,9 +39,6 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock (time.Now when nil); retention cuts at Now() - Retention.
 	Now func() time.Time
-	// KeepStoreOpen leaves the store open at Close, for a store shared with others (the tool pins
-	// and held calls of package main's safety checks): its opener closes it, after Close.
-	KeepStoreOpen bool
 }
 
 // Retention passes: every expireEvery, delete expired records expireBatch requests at a time,
@@ -62,7 +59,8 @@ const retries = 3
 // FlushInterval, each in one transaction bounded by WriteTimeout. A record that finds the queue
 // full is dropped and counted, as are the records of a batch that failed retries+1 times and
 // those still queued when Close's deadline passes. It also deletes expired records
-// (Options.Retention). Close drains the queue and closes the store (unless Options.KeepStoreOpen).
+// (Options.Retention). Close drains the queue; the store stays open for its opener to close, as
+// other users may share it (the tool pins and held calls of the safety checks).
 //
 // A process that is killed loses at most the records not yet written: those queued (at most
 // QueueSize) and the batch being written (at most BatchSize); every batch that was written is
@@ -93,8 +91,8 @@ const (
 	DefaultRetention = 30 * 24 * time.Hour
 )
 
-// NewRecorder returns a Recorder writing to s and starts its writer; Close stops it and closes s
-// (unless o.KeepStoreOpen).
+// NewRecorder returns a Recorder writing to s and starts its writer; Close stops it. s is not
+// closed by the recorder: its opener closes it, after Close.
 func NewRecorder(s *Store, o Options) *Recorder {
 	if o.QueueSize <= 0 {
 		o.QueueSize = DefaultQueueSize
@@ -171,9 +169,8 @@ func (r *Recorder) Query(ctx context.Context, q Query) (*Summary, error) {
 	return r.store.Query(ctx, q)
 }
 
-// Close stops recording, writes what is queued within ctx's deadline and closes the store (unless
-// Options.KeepStoreOpen). It returns an error when records were left unwritten (they count as
-// dropped).
+// Close stops recording and writes what is queued within ctx's deadline; it leaves the store open.
+// It returns an error when records were left unwritten (they count as dropped).
 func (r *Recorder) Close(ctx context.Context) error {
 	if !r.closing.CompareAndSwap(false, true) {
 		return errors.New("usage: recorder already closed")
@@ -183,10 +180,7 @@ func (r *Recorder) Close(ctx context.Context) error {
 		// The write in flight is cancelled; the writer drops what is left and ends.
 		err = r.q.Wait(context.Background())
 	}
-	if r.o.KeepStoreOpen {
-		return err
-	}
-	return errors.Join(err, r.store.Close())
+	return err
 }
 
 // write writes one batch, in the SQLite file at its path (see keepFile).

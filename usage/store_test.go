@@ -36,6 +36,7 @@ func openSQLite(t testing.TB, path string) *Store {
 	if err != nil {
 		t.Fatalf("Open(%s): %v", path, err)
 	}
+	t.Cleanup(func() { s.Close() })
 	return s
 }
 
@@ -481,11 +482,11 @@ func TestCloseFlushes(t *testing.T) {
 	}
 }
 
-// TestCloseKeepsSharedStore: with KeepStoreOpen, Close writes what is queued and leaves the store
-// to its other users (the held calls here) until its opener closes it.
-func TestCloseKeepsSharedStore(t *testing.T) {
+// TestCloseLeavesStoreOpen: Close writes what is queued and leaves the store to its other users
+// (the held calls here) until its opener closes it.
+func TestCloseLeavesStoreOpen(t *testing.T) {
 	s := openSQLite(t, "")
-	r := NewRecorder(s, Options{QueueSize: 100, BatchSize: 100, FlushInterval: time.Hour, Logger: quiet, KeepStoreOpen: true})
+	r := NewRecorder(s, Options{QueueSize: 100, BatchSize: 100, FlushInterval: time.Hour, Logger: quiet})
 	const n = 10
 	for i := range n {
 		r.Observe(t.Context(), report(i))

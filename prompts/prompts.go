@@ -222,10 +222,10 @@ const (
 	taskMarker  = "\x00task\x00"
 )
 
-// argumentsFrames are the frames for a call without and with a task.
-var argumentsFrames = sync.OnceValue(func() struct{ noTask, withTask argumentsFrame } {
-	return struct{ noTask, withTask argumentsFrame }{newArgumentsFrame(""), newArgumentsFrame(taskMarker)}
-})
+// frames are the frames for a call without and with a task.
+type frames struct{ noTask, withTask argumentsFrame }
+
+var argumentsFrames = sync.OnceValue(func() frames { return frames{newArgumentsFrame(""), newArgumentsFrame(taskMarker)} })
 
 func newArgumentsFrame(task string) argumentsFrame {
 	var b strings.Builder

@@ -39,6 +39,13 @@ func TestOutcomeJSON(t *testing.T) {
 		}
 	}
 	t.Run("empty", func(t *testing.T) { check(t, &Outcome{}) })
+	t.Run("nil", func(t *testing.T) {
+		var o *Outcome
+		want, _ := json.Marshal((*outcomeFields)(o))
+		if got, err := o.AppendJSON(nil); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("got %s, %v; want %s", got, err, want)
+		}
+	})
 	t.Run("every field", func(t *testing.T) {
 		var o Outcome
 		fill(t, reflect.ValueOf(&o).Elem(), rand.New(rand.NewPCG(1, 2)), 1)

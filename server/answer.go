@@ -136,7 +136,7 @@ func (h *handlers) sendJSON(c *fiber.Ctx, v any) error {
 	w.resp = c.Response()
 	defer func() { w.resp = nil }()
 	w.resp.ResetBody()
-	if a, ok := v.(jsonAppender); ok && !isNil(a) {
+	if a, ok := v.(jsonAppender); ok {
 		var err error
 		w.scratch, err = a.AppendJSON(w.scratch[:0])
 		if err == nil {
@@ -158,12 +158,6 @@ func (h *handlers) sendJSON(c *fiber.Ctx, v any) error {
 // jsonAppender is a value that writes its own JSON without reflection, as *router.Outcome does.
 type jsonAppender interface {
 	AppendJSON(b []byte) ([]byte, error)
-}
-
-// isNil reports whether a is a nil *router.Outcome, which encoding/json writes as null.
-func isNil(a jsonAppender) bool {
-	o, ok := a.(*router.Outcome)
-	return ok && o == nil
 }
 
 // bodyWriter appends what an Encoder writes to a response's body, but for the newline Encode

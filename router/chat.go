@@ -25,6 +25,9 @@ type reply struct {
 	// Estimated is the prompt's estimated tokens; Exceeded says the server counted more (or cut it).
 	Estimated int
 	Exceeded  bool
+	// Calls is the number of model calls the answer took when it is a continued one (prefill.go),
+	// whose figures above are their sums; 0 for one call.
+	Calls int
 }
 
 // chatRequest is a chat request with the values of its pointer fields: stream, truncate and
@@ -49,6 +52,12 @@ type ContextLengther interface {
 // server may neither truncate nor shift the prompt: an overflow is an explicit error
 // (*OverWindowError), never a silently cut prompt.
 func (r *Router) complete(ctx context.Context, msgs []api.Message, format []byte, tools api.Tools, est tokens.Estimate, topLogprobs int) (reply, error) {
+	return r.completeWith(ctx, msgs, format, tools, est, topLogprobs, nil)
+}
+
+// completeWith is complete with model options set over the configured ones for this call only
+// (a continuation's num_predict and stop).
+func (r *Router) completeWith(ctx context.Context, msgs []api.Message, format []byte, tools api.Tools, est tokens.Estimate, topLogprobs int, set map[string]any) (reply, error) {
 	if r.set.CallTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, r.set.CallTimeout)
@@ -67,6 +76,10 @@ func (r *Router) complete(ctx context.Context, msgs []api.Message, format []byte
 		Think:    &cr.think,
 		Truncate: &cr.off,
 		Shift:    &cr.off,
+	}
+	if len(set) > 0 {
+		req.Options = maps.Clone(req.Options)
+		maps.Copy(req.Options, set)
 	}
 	if topLogprobs > 0 {
 		req.Logprobs, req.TopLogprobs = true, topLogprobs

@@ -1,6 +1,7 @@
 package router
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 
@@ -187,4 +188,65 @@ func valueAfterKey(text, key string, from int) int {
 		i++
 	}
 	return i
+}
+
+// orNil is c, or nil when it carries no figure.
+func (c *Confidence) orNil() *Confidence {
+	if c.UseTool == nil && c.Tool == nil {
+		return nil
+	}
+	return c
+}
+
+// valueConfidence is the confidence in a continued value chosen among candidates (literals as
+// written), from the logprobs of the tokens the model wrote for it.
+func valueConfidence(lps []api.Logprob, chosen string, candidates []string) (float64, bool) {
+	text, toks := written(lps)
+	if toks == nil {
+		return 0, false
+	}
+	at := len(text) - len(strings.TrimLeft(text, " \t\r\n"))
+	return choiceProbability(text, toks, at, chosen, candidates)
+}
+
+// listConfidence is the confidence in a continued list of calls: the lowest over its tools, each
+// among the names a call may take.
+func listConfidence(lps []api.Logprob, list string, names []string) *float64 {
+	text, toks := written(lps)
+	var calls []selectCall
+	if toks == nil || json.Unmarshal([]byte(list), &calls) != nil {
+		return nil
+	}
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = `"` + n + `"`
+	}
+	var low *float64
+	from := 0
+	for _, call := range calls {
+		at := strings.Index(text[from:], `"`+call.Tool+`"`)
+		if at < 0 {
+			continue
+		}
+		at += from
+		if p, ok := choiceProbability(text, toks, at, `"`+call.Tool+`"`, quoted); ok && (low == nil || p < *low) {
+			low = &p
+		}
+		from = at + len(call.Tool) + 2
+	}
+	return low
+}
+
+// written is the text a continuation's tokens spell (a stop string included) and the tokens placed
+// on it; no tokens when there are no logprobs.
+func written(lps []api.Logprob) (string, []span) {
+	if len(lps) == 0 {
+		return "", nil
+	}
+	var b strings.Builder
+	for _, lp := range lps {
+		b.WriteString(lp.Token)
+	}
+	text := b.String()
+	return text, spans(lps, text)
 }

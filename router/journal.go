@@ -127,6 +127,9 @@ func (j *journal) modelCall(p phaseTiming, kind StepKind, round int, t0 time.Tim
 	s := Step{Kind: kind, Round: round, Model: j.model, StartMS: j.since(t0), DurationMS: ms(rep.Duration),
 		PromptTokens: rep.Stats.PromptTokens, CompletionTokens: rep.Stats.DecodeTokens, EstimatedTokens: rep.Estimated,
 		OverEstimate: rep.Exceeded, Breakdown: j.breakdown(rep.Stats.Breakdown)}
+	if rep.Calls > 1 {
+		s.ModelCalls = rep.Calls
+	}
 	return s
 }
 

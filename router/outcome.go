@@ -169,7 +169,7 @@ type Usage struct {
 }
 
 func (u *Usage) add(r reply) {
-	u.LLMCalls++
+	u.LLMCalls += max(r.Calls, 1)
 	u.PromptTokens += r.Stats.PromptTokens
 	u.CompletionTokens += r.Stats.DecodeTokens
 	u.Breakdown.Add(r.Stats.Breakdown)

@@ -219,6 +219,7 @@ func (w *jsonWriter) step(s *Step) {
 		w.raw(`,"over_estimate":true`)
 	}
 	w.optInt(`,"completion_tokens":`, s.CompletionTokens)
+	w.optInt(`,"model_calls":`, s.ModelCalls)
 	if s.Breakdown != nil {
 		w.breakdown(s.Breakdown)
 	}

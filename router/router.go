@@ -187,6 +187,15 @@ type Settings struct {
 	// accepts secrets) and masks the configured ones in results before a model sees them; nil
 	// finds URL credentials and well-known credential formats only.
 	Redactor *redact.Redactor
+	// Prefill writes the parts of a constrained answer that its schema fixes (keys, punctuation)
+	// as the start of the assistant's turn, and lets the model generate only the values it
+	// decides, each continuing the answer (router.prefill; prefill.go). A server that does not
+	// continue a final assistant message is detected, and answers go back to whole objects.
+	Prefill bool
+	// Renders says the Chatter renders a conversation through the model's template without
+	// running the model (Ollama's _debug_render_only): with Prefill, the router reads from it what
+	// the template writes before an answer, and whether it leaves a final assistant message open.
+	Renders bool
 	// Learner, if set, keeps the query of a request that was not degraded as an example of each
 	// tool that answered it without error.
 	Learner Learner
@@ -217,6 +226,7 @@ type Router struct {
 	pieces   *pieces               // of the same version
 
 	views viewCache // what is derived from the whole-inventory views
+	pf    prefiller // what is known of continuing answers on the model server
 
 	// framing is the raw tokens the estimator counts around each message (window.measure).
 	framing float64

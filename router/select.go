@@ -3,8 +3,8 @@ package router
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -189,7 +189,24 @@ func (tp *twoPhase) selectOnce(ctx context.Context, round, remaining int, canSea
 	}
 	format := tp.format(remaining, canSearch)
 	t0 := time.Now()
-	rep, err := tp.r.complete(ctx, msgs, format, nil, est, topLogprobs)
+	var (
+		rep       reply
+		conf      *Confidence
+		continued bool
+	)
+	if lead, ok := tp.r.continuing(ctx); ok {
+		rep, conf, err = tp.selectContinued(ctx, msgs, est, lead, remaining, canSearch)
+		continued = err == nil
+		if errors.Is(err, errNotContinued) {
+			tp.r.stopPrefill(err)
+		}
+		if errors.Is(err, errNotContinued) && ctx.Err() == nil {
+			t0 = time.Now()
+			rep, err = tp.r.complete(ctx, msgs, format, nil, est, topLogprobs)
+		}
+	} else {
+		rep, err = tp.r.complete(ctx, msgs, format, nil, est, topLogprobs)
+	}
 	step := tp.j.modelCall(timingSelect, StepSelect, round, t0, rep)
 	var sel selection
 	if err == nil {
@@ -206,7 +223,11 @@ func (tp *twoPhase) selectOnce(ctx context.Context, round, remaining int, canSea
 		return selection{}, "", &stageError{stage: stage, err: err}
 	}
 	sel.check(tp.ps.byName)
-	sel.Confidence = confidenceOf(rep.Text, rep.Logprobs, sel, tp.view.names)
+	if continued {
+		sel.Confidence = conf
+	} else {
+		sel.Confidence = confidenceOf(rep.Text, rep.Logprobs, sel, tp.view.names)
+	}
 	step.Confidence = sel.Confidence
 	step.Detail = sel.summary()
 	step = tp.j.step(step)
@@ -317,17 +338,9 @@ func selectionFormat(enum []byte, remaining int, search bool, reasoning Reasonin
 		fmt.Fprintf(&b, `"reasoning":{"type":"string","maxLength":%d},`, maxFullReasoning)
 	}
 	b.WriteString(`"use_tool":{"type":"boolean"},`)
-	b.WriteString(`"calls":{"type":"array","maxItems":`)
-	b.WriteString(strconv.Itoa(remaining))
-	if reasoning == ReasoningFull {
-		b.WriteString(`,"items":{"type":"object","properties":{"tool":{"type":"string","enum":`)
-		b.Write(enum)
-		fmt.Fprintf(&b, `},"task":{"type":"string","maxLength":%d}},"required":["tool","task"]}},`, maxTask)
-	} else {
-		b.WriteString(`,"items":{"type":"string","enum":`)
-		b.Write(enum)
-		b.WriteString(`}},`)
-	}
+	b.WriteString(`"calls":`)
+	callsFormat(&b, enum, 0, remaining, reasoning)
+	b.WriteString(`,`)
 	b.WriteString(`"needs_more":{"type":"boolean"},"direct":{"type":"boolean"}`)
 	if search {
 		// Optional, so llama.cpp's grammar puts it after the required keys whatever its place.
@@ -340,6 +353,25 @@ func selectionFormat(enum []byte, remaining int, search bool, reasoning Reasonin
 		b.WriteString(`"required":["reasoning","use_tool","calls","needs_more","direct"]}`)
 	}
 	return []byte(b.String())
+}
+
+// callsFormat writes the schema of phase 1's list of calls: from least to most of them, each
+// naming a tool of the enum (reasoning "full": an object with the tool and its task).
+func callsFormat(b *strings.Builder, enum []byte, least, most int, reasoning Reasoning) {
+	b.WriteString(`{"type":"array",`)
+	if least > 0 {
+		fmt.Fprintf(b, `"minItems":%d,`, least)
+	}
+	fmt.Fprintf(b, `"maxItems":%d`, most)
+	if reasoning == ReasoningFull {
+		b.WriteString(`,"items":{"type":"object","properties":{"tool":{"type":"string","enum":`)
+		b.Write(enum)
+		fmt.Fprintf(b, `},"task":{"type":"string","maxLength":%d}},"required":["tool","task"]}}`, maxTask)
+	} else {
+		b.WriteString(`,"items":{"type":"string","enum":`)
+		b.Write(enum)
+		b.WriteString(`}}`)
+	}
 }
 
 // format is the phase-1 format schema of the current view. A whole-inventory view is shared by
@@ -377,10 +409,11 @@ type viewDerived struct {
 }
 
 // formatKey tells a view's format schemas apart: the number of calls left and whether the model
-// may search.
+// may search, or (calls) the schema of a continued answer's list of calls alone.
 type formatKey struct {
 	remaining int
 	search    bool
+	calls     bool
 }
 
 // of returns what is derived from v, a view of an inventory version, dropping the views of an

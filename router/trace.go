@@ -42,6 +42,9 @@ type Step struct {
 	// prompt); the estimate for the model was raised at once.
 	OverEstimate     bool `json:"over_estimate,omitempty"`
 	CompletionTokens int  `json:"completion_tokens,omitempty"`
+	// ModelCalls is how many model calls a continued answer took (router.prefill): the step's
+	// tokens and times are their sums. Absent for one call.
+	ModelCalls int `json:"model_calls,omitempty"`
 	// Breakdown is a model call's split of the server's time (load_ms, prefill_ms, decode_ms,
 	// rest_ms) and its prompt tokens not served from the cache (uncached_prompt_tokens); nil on
 	// steps that are not model calls.

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -74,11 +75,22 @@ type Server struct {
 
 	unrecorded bool // set by Start before any request: keep no requests
 
+	// Lead is what the fake's template writes between the assistant's header and an answer when
+	// the user's turn is last (a thinking template's empty think block); /api/chat's
+	// _debug_render_only shows it, and a continued answer starts with it. Set before any request.
+	Lead string
+	// NoContinue makes the fake a server that does not continue a final assistant message: its
+	// template closes that turn and opens another, and a continuation is answered as a whole
+	// answer. Set before any request.
+	NoContinue bool
+
 	mu       sync.Mutex // guards script, requests, shown
 	script   []Reply
 	fn       func(api.ChatRequest) Reply
 	requests []api.ChatRequest
 	shown    []string
+	// pending are the whole answers being continued, by the conversation before the answer.
+	pending map[string]Reply
 }
 
 // New starts a fake that answers chat requests with replies, in order; once they run out it
@@ -219,7 +231,11 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, map[string]string{"error": err.Error()})
 		return
 	}
-	reply := s.next(req)
+	if req.DebugRenderOnly {
+		writeJSON(w, api.ChatResponse{Model: req.Model, CreatedAt: time.Now().UTC(), DebugInfo: &api.DebugInfo{RenderedTemplate: s.render(req.Messages)}})
+		return
+	}
+	reply := s.answer(req)
 	if reply.Delay > 0 {
 		t := time.NewTimer(reply.Delay)
 		defer t.Stop()
@@ -302,6 +318,96 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		final.Logprobs = logprobs
 		writeJSON(w, final)
 	}
+}
+
+// render is the prompt the fake's ChatML template makes of msgs: a final assistant message is left
+// open for the model to continue (unless NoContinue), else an assistant turn is opened with Lead.
+func (s *Server) render(msgs []api.Message) string {
+	var b strings.Builder
+	for i, m := range msgs {
+		b.WriteString("<|im_start|>" + m.Role + "\n" + m.Content)
+		if i < len(msgs)-1 || m.Role != "assistant" || s.NoContinue {
+			b.WriteString("<|im_end|>\n")
+		}
+	}
+	if len(msgs) == 0 || msgs[len(msgs)-1].Role != "assistant" || s.NoContinue {
+		b.WriteString("<|im_start|>assistant\n" + s.Lead)
+	}
+	return b.String()
+}
+
+// maxPending bounds the answers being continued at once.
+const maxPending = 1024
+
+// firstKey matches an answer continued right after its first key: a new answer.
+var firstKey = regexp.MustCompile(`^\{"[^"\\]*":$`)
+
+// answer is the reply to req. A request that continues an answer (its last message is the
+// assistant's, with a format) is answered as Ollama continues one: with the next JSON value of the
+// whole answer scripted for the conversation. The whole answer is the next reply (script or
+// function) when the continuation is of a first key, or of an answer the fake is not continuing;
+// its text, compacted, must start with the continued text, else it is sent as it is (a model that
+// answers a continuation with a value of its own, or a server that does not continue). Logprobs
+// scripted for the whole answer go with the value when they spell it.
+func (s *Server) answer(req api.ChatRequest) Reply {
+	n := len(req.Messages)
+	if s.NoContinue || n == 0 || req.Messages[n-1].Role != "assistant" || req.Messages[n-1].Content == "" || len(req.Format) == 0 {
+		return s.next(req)
+	}
+	prefix := strings.TrimPrefix(req.Messages[n-1].Content, s.Lead)
+	var conv strings.Builder
+	for _, m := range req.Messages[:n-1] {
+		conv.WriteString(m.Role + "\x00" + m.Content + "\x00")
+	}
+	key := conv.String()
+	s.mu.Lock()
+	reply, ok := s.pending[key]
+	s.mu.Unlock()
+	if ok && !firstKey.MatchString(prefix) && strings.HasPrefix(reply.Content, prefix) {
+		s.mu.Lock()
+		if !s.unrecorded {
+			s.requests = append(s.requests, req)
+		}
+		s.mu.Unlock()
+	} else {
+		reply = s.next(req)
+		var b bytes.Buffer
+		if json.Compact(&b, []byte(reply.Content)) != nil || !strings.HasPrefix(b.String(), prefix) {
+			return reply
+		}
+		if b.String() != reply.Content {
+			reply.Content, reply.Logprobs = b.String(), nil // the logprobs spelt the answer otherwise
+		}
+		s.mu.Lock()
+		if s.pending == nil || len(s.pending) >= maxPending {
+			s.pending = map[string]Reply{} // answers left half continued are dropped
+		}
+		s.pending[key] = reply
+		s.mu.Unlock()
+	}
+	whole := reply.Content
+	dec := json.NewDecoder(strings.NewReader(whole[len(prefix):]))
+	var v json.RawMessage
+	if err := dec.Decode(&v); err != nil {
+		return Reply{Status: http.StatusInternalServerError, Error: "fakeollama: the scripted answer has no value after " + prefix}
+	}
+	from, to := len(prefix), len(prefix)+int(dec.InputOffset())
+	if strings.TrimSpace(whole[to:]) == "}" {
+		s.mu.Lock()
+		delete(s.pending, key) // its last value
+		s.mu.Unlock()
+	}
+	var lps []api.Logprob
+	at := 0
+	for _, lp := range reply.Logprobs {
+		if at >= from && at+len(lp.Token) <= to {
+			lps = append(lps, lp)
+		}
+		at += len(lp.Token)
+	}
+	reply.Content, reply.Logprobs = string(v), lps
+	reply.CompletionTokens = max(1, len(lps))
+	return reply
 }
 
 // generate answers /api/generate as a tokenizer would be asked: no text, done, and the prompt's
@@ -406,10 +512,12 @@ func Scored(tool, rival string, toolP, useToolP float64, promptTokens int) Reply
 	lps := []api.Logprob{
 		tok(`{"use_tool":`),
 		tok("true", api.TokenLogprob{Token: "true", Logprob: math.Log(useToolP)}, api.TokenLogprob{Token: "false", Logprob: math.Log(1 - useToolP)}),
-		tok(`,"calls":["`),
+		tok(`,"calls":`),
+		tok(`["`),
 		tok(server, api.TokenLogprob{Token: server, Logprob: math.Log(toolP)}, api.TokenLogprob{Token: rival, Logprob: math.Log(1 - toolP)}),
 		tok("." + name),
-		tok(`"],"needs_more":false,"direct":true}`),
+		tok(`"]`),
+		tok(`,"needs_more":`), tok("false"), tok(`,"direct":`), tok("true"), tok("}"),
 	}
 	var text strings.Builder
 	for _, lp := range lps {

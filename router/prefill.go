@@ -1,0 +1,273 @@
+package router
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"toolrouter/tokens"
+)
+
+// Prefill. Under a format schema the model server samples every token of the answer, even the
+// ones the grammar allows no alternative to: the keys, the quotes, the commas and brackets. Each
+// costs a forward pass and a grammar check over the whole vocabulary. With Settings.Prefill the
+// router writes those parts itself, as the start of the assistant's turn (a final assistant
+// message, which Ollama's templates leave open for the model to continue), and the model
+// generates only the values it decides, each under its own schema: an answer becomes a short
+// sequence of continuations, each reusing the server's prompt cache. The text the router records
+// is the whole answer, exactly as the whole-object path would have it.
+
+// errNotContinued means the model server answered a continuation with text that does not continue
+// it: it ignores a final assistant message. The router then stops prefilling (stopPrefill) and
+// asks for whole objects.
+var errNotContinued = errors.New("the model server did not continue the answer")
+
+// prefillRetry is how long a lead probe that failed (the server was down) waits before it is
+// tried again; until then answers are whole objects.
+const prefillRetry = time.Minute
+
+// prefillMarker stands for an answer's text in the probe of a template.
+const prefillMarker = "\x1etoolrouter-prefill\x1e"
+
+type prefillState int
+
+const (
+	prefillUnknown prefillState = iota
+	prefillOn
+	prefillOff
+)
+
+// prefiller is what the router knows of continuing answers on its model server.
+type prefiller struct {
+	mu    sync.Mutex // guards the fields; held while the template is probed
+	state prefillState
+	// lead is what the model's template writes between the assistant's header and its answer
+	// when the user's turn is last (a thinking template's empty think block with think off): a
+	// continued answer starts with it, so the model sees the turn it was trained on.
+	lead  string
+	tried time.Time
+}
+
+// continuing reports whether answers are prefilled now, and the lead they start with. The first
+// call on a server that renders templates (Settings.Renders) learns the lead.
+func (r *Router) continuing(ctx context.Context) (string, bool) {
+	if !r.set.Prefill || r.set.Think {
+		return "", false // thinking comes before the answer: nothing to continue
+	}
+	p := &r.pf
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch p.state {
+	case prefillOn:
+		return p.lead, true
+	case prefillOff:
+		return "", false
+	}
+	if !r.set.Renders {
+		p.state = prefillOn // detected on the first answer instead (errNotContinued)
+		return "", true
+	}
+	if !p.tried.IsZero() && time.Since(p.tried) < prefillRetry {
+		return "", false
+	}
+	p.tried = time.Now()
+	lead, err := r.learnLead(ctx)
+	switch {
+	case errors.Is(err, errNotContinued):
+		p.state = prefillOff
+		r.log.Warn("the model's template does not continue a final assistant message; answers are whole objects",
+			"model", r.set.Model, "err", err)
+		return "", false
+	case err != nil:
+		r.log.Debug("could not read the model's template; answers are whole objects for now", "model", r.set.Model, "err", err)
+		return "", false
+	}
+	p.state, p.lead = prefillOn, lead
+	return lead, true
+}
+
+// stopPrefill turns prefilling off for good: the server did not continue an answer.
+func (r *Router) stopPrefill(err error) {
+	r.pf.mu.Lock()
+	defer r.pf.mu.Unlock()
+	if r.pf.state != prefillOff {
+		r.log.Warn("the model server does not continue a final assistant message; answers are whole objects",
+			"model", r.set.Model, "err", err)
+	}
+	r.pf.state = prefillOff
+}
+
+// learnLead reads the model's template through the server's rendering (Ollama's
+// _debug_render_only): what it writes before an answer when the user's turn is last, and whether a
+// final assistant message that starts with that is rendered as exactly that prompt followed by the
+// message's text, left open. errNotContinued when it is not.
+func (r *Router) learnLead(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	base := []api.Message{{Role: "system", Content: "s"}, {Role: "user", Content: "u"}}
+	open, err := r.renderPrompt(ctx, base)
+	if err != nil {
+		return "", err
+	}
+	cont, err := r.renderPrompt(ctx, append(base[:2:2], api.Message{Role: "assistant", Content: prefillMarker}))
+	if err != nil {
+		return "", err
+	}
+	n := 0
+	for n < len(open) && n < len(cont) && open[n] == cont[n] {
+		n++
+	}
+	if !strings.HasPrefix(cont[n:], prefillMarker) {
+		return "", errNotContinued
+	}
+	lead := open[n:]
+	check, err := r.renderPrompt(ctx, append(base[:2:2], api.Message{Role: "assistant", Content: lead + prefillMarker}))
+	if err != nil {
+		return "", err
+	}
+	if check != open+prefillMarker {
+		return "", errNotContinued
+	}
+	return lead, nil
+}
+
+// render returns the prompt the server's template makes of msgs, without running the model.
+func (r *Router) renderPrompt(ctx context.Context, msgs []api.Message) (string, error) {
+	stream := false
+	think := api.ThinkValue{Value: r.set.Think}
+	req := &api.ChatRequest{Model: r.set.Model, Messages: msgs, Stream: &stream, Think: &think, DebugRenderOnly: true}
+	var out *api.DebugInfo
+	err := r.chat.Chat(ctx, req, func(resp api.ChatResponse) error {
+		if resp.DebugInfo != nil {
+			out = resp.DebugInfo
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if out == nil {
+		return "", errors.New("the server rendered no template")
+	}
+	return out.RenderedTemplate, nil
+}
+
+// valueKind is how a continuation's value ends.
+type valueKind int
+
+const (
+	// anyValue ends where the grammar lets the model end its turn.
+	anyValue valueKind = iota
+	// boolValue is true or false: the first token decides (no two of its candidates share a first
+	// character), so the call asks for one token.
+	boolValue
+	// listValue is an array of names without "]": the call stops at the first "]", and no end of
+	// turn is sampled.
+	listValue
+)
+
+// continuation builds one JSON object answer as a sequence of continued values.
+type continuation struct {
+	r    *Router
+	msgs []api.Message // the prompt; each call adds the answer so far as a final assistant message
+	est  tokens.Estimate
+	lead string
+	text strings.Builder // the answer so far
+	rep  reply           // the calls' costs, added up, and their number (Calls)
+}
+
+func (r *Router) newContinuation(msgs []api.Message, est tokens.Estimate, lead string) *continuation {
+	return &continuation{r: r, msgs: msgs[:len(msgs):len(msgs)], est: est, lead: lead}
+}
+
+// key writes the next key of the object (and the "{" or "," before it).
+func (c *continuation) key(k string) {
+	if c.text.Len() == 0 {
+		c.text.WriteByte('{')
+	} else {
+		c.text.WriteByte(',')
+	}
+	b, _ := json.Marshal(k)
+	c.text.Write(b)
+	c.text.WriteByte(':')
+}
+
+// literal writes a value the model does not decide.
+func (c *continuation) literal(v string) { c.text.WriteString(v) }
+
+// value asks the model for the value at the end of the answer so far, under format, and writes it.
+// topLogprobs > 0 asks for the tokens' log probabilities. The value is returned as written; an
+// answer that is not a value of kind is errNotContinued.
+func (c *continuation) value(ctx context.Context, format []byte, kind valueKind, topLogprobs int) (string, []api.Logprob, error) {
+	msgs := append(c.msgs, api.Message{Role: "assistant", Content: c.lead + c.text.String()})
+	var set map[string]any
+	switch kind {
+	case boolValue:
+		set = map[string]any{"num_predict": 1}
+	case listValue:
+		set = map[string]any{"stop": []string{"]"}}
+	}
+	rep, err := c.r.completeWith(ctx, msgs, format, nil, c.est, topLogprobs, set)
+	c.add(rep)
+	if err != nil {
+		return "", nil, err
+	}
+	v, ok := continued(rep.Text, kind)
+	if !ok {
+		return "", nil, errNotContinued
+	}
+	c.text.WriteString(v)
+	return v, rep.Logprobs, nil
+}
+
+// add adds a call's costs to the sequence's.
+func (c *continuation) add(rep reply) {
+	c.rep.Calls++
+	s := &c.rep.Stats
+	s.PromptTokens += rep.Stats.PromptTokens // each call's whole prompt, mostly from the cache
+	s.DecodeTokens += rep.Stats.DecodeTokens
+	s.TotalMS += rep.Stats.TotalMS
+	s.Breakdown.Add(rep.Stats.Breakdown)
+	c.rep.Duration += rep.Duration
+	c.rep.Estimated = max(c.rep.Estimated, rep.Estimated)
+	c.rep.Exceeded = c.rep.Exceeded || rep.Exceeded
+}
+
+// close ends the object and returns the sequence as one reply: the whole answer's text and the
+// calls' costs.
+func (c *continuation) close() reply {
+	c.text.WriteByte('}')
+	c.rep.Text = c.text.String()
+	return c.rep
+}
+
+// continued is the value a continuation wrote, when text is one of kind: a boolean cut after its
+// first token is completed from it, a list cut at its stop gets its "]" back.
+func continued(text string, kind valueKind) (string, bool) {
+	t := strings.TrimSpace(text)
+	switch kind {
+	case boolValue:
+		for _, v := range []string{"true", "false"} {
+			if t != "" && (strings.HasPrefix(v, t) || strings.HasPrefix(t, v) && strings.TrimSpace(t[len(v):]) == "") {
+				return v, true
+			}
+		}
+		return "", false
+	case listValue:
+		if !strings.HasPrefix(t, "[") {
+			return "", false
+		}
+		if !json.Valid([]byte(t)) {
+			t += "]"
+		}
+	}
+	if t == "" || !json.Valid([]byte(t)) {
+		return "", false
+	}
+	return t, true
+}

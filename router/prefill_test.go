@@ -1,0 +1,195 @@
+package router_test
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/ollama/ollama/api"
+
+	"toolrouter/internal/fakeollama"
+	"toolrouter/router"
+)
+
+// continued is one continuation request: the answer so far it continues and its format.
+type continued struct{ prefix, format string }
+
+// continuations are the requests that continue an answer (a final assistant message), with lead
+// taken off.
+func continuations(t *testing.T, reqs []api.ChatRequest, lead string) []continued {
+	t.Helper()
+	var out []continued
+	for _, r := range reqs {
+		last := r.Messages[len(r.Messages)-1]
+		if last.Role != "assistant" {
+			continue
+		}
+		if !strings.HasPrefix(last.Content, lead) {
+			t.Errorf("continuation %q does not start with the template's lead %q", last.Content, lead)
+		}
+		out = append(out, continued{strings.TrimPrefix(last.Content, lead), string(r.Format)})
+	}
+	return out
+}
+
+func TestPrefillSelection(t *testing.T) {
+	const think = "<think>\n\n</think>\n\n"
+	tests := []struct {
+		name    string
+		reply   fakeollama.Reply
+		lead    string
+		search  bool
+		want    []continued
+		wantUse bool
+	}{
+		{"one tool: the model writes use_tool, the list, needs_more and direct", sel("calculator.add", true), "",
+			false, []continued{
+				{`{"use_tool":`, `{"type":"boolean"}`},
+				{`{"use_tool":true,"calls":`, ""},
+				{`{"use_tool":true,"calls":["calculator.add"],"needs_more":`, `{"type":"boolean"}`},
+				{`{"use_tool":true,"calls":["calculator.add"],"needs_more":false,"direct":`, `{"type":"boolean"}`},
+			}, true},
+		{"a thinking template: each continuation starts with its empty think block", sel("calculator.add", true), think,
+			false, []continued{
+				{`{"use_tool":`, `{"type":"boolean"}`},
+				{`{"use_tool":true,"calls":`, ""},
+				{`{"use_tool":true,"calls":["calculator.add"],"needs_more":`, `{"type":"boolean"}`},
+				{`{"use_tool":true,"calls":["calculator.add"],"needs_more":false,"direct":`, `{"type":"boolean"}`},
+			}, true},
+		{"no tool: one decision, the rest written by the router", sel("none", false), "",
+			false, []continued{{`{"use_tool":`, `{"type":"boolean"}`}}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			model := fakeollama.New(t, fakeollama.Reply{Content: `{"use_tool":` + map[bool]string{true: "true", false: "false"}[tc.wantUse] +
+				`,"calls":` + callsOf(t, tc.reply) + `,"needs_more":false,"direct":` + map[bool]string{true: "true", false: "false"}[tc.wantUse] + `}`,
+				PromptTokens: 100, CompletionTokens: 9}, args(`{"a": 2, "b": 40}`))
+			model.Lead = tc.lead
+			e := newEnvWith(t, router.Settings{Prefill: true, Renders: true}, model)
+			out, err := e.router.Route(context.Background(), router.Request{Query: "what is 2 plus 40?"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := continuations(t, e.model.Requests(), tc.lead)
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %d continuations %+v, want %d", len(got), got, len(tc.want))
+			}
+			for i, w := range tc.want {
+				if got[i].prefix != w.prefix {
+					t.Errorf("continuation %d continues %q, want %q", i, got[i].prefix, w.prefix)
+				}
+				if w.format != "" && got[i].format != w.format {
+					t.Errorf("continuation %d format %s, want %s", i, got[i].format, w.format)
+				}
+			}
+			if tc.wantUse {
+				// The list's schema: at least one call, every name of the inventory.
+				var list struct {
+					MinItems int `json:"minItems"`
+					Items    struct {
+						Enum []string `json:"enum"`
+					} `json:"items"`
+				}
+				if err := json.Unmarshal([]byte(got[1].format), &list); err != nil || list.MinItems != 1 || !contains(list.Items.Enum, "calculator.add") {
+					t.Errorf("list format %s: want minItems 1 and the tools' names (%v)", got[1].format, err)
+				}
+				if out.Result == nil || out.Result.Text != "42" || !out.Direct {
+					t.Errorf("got result %+v direct %v, want 42, direct", out.Result, out.Direct)
+				}
+			} else if out.UseTool || out.Stopped != router.StopNoTool {
+				t.Errorf("got use_tool %v stopped %s, want no tool", out.UseTool, out.Stopped)
+			}
+			var step *router.Step
+			for i := range out.Trace {
+				if out.Trace[i].Kind == router.StepSelect {
+					step = &out.Trace[i]
+				}
+			}
+			if step == nil || step.ModelCalls != len(tc.want) && len(tc.want) > 1 {
+				t.Errorf("select step %+v: want model_calls %d", step, len(tc.want))
+			}
+			if out.Usage.LLMCalls != len(tc.want)+len(out.Calls) {
+				t.Errorf("usage counts %d model calls, want %d", out.Usage.LLMCalls, len(tc.want)+len(out.Calls))
+			}
+		})
+	}
+}
+
+// callsOf is the calls list of a scripted selection, as names.
+func callsOf(t *testing.T, r fakeollama.Reply) string {
+	t.Helper()
+	var s struct {
+		Calls []struct {
+			Tool string `json:"tool"`
+		} `json:"calls"`
+	}
+	if err := json.Unmarshal([]byte(r.Content), &s); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{}
+	for _, c := range s.Calls {
+		names = append(names, c.Tool)
+	}
+	b, _ := json.Marshal(names)
+	return string(b)
+}
+
+// TestPrefillSameDecision: the same scripted decisions give the same outcome with and without
+// prefill, confidence included.
+func TestPrefillSameDecision(t *testing.T) {
+	outcome := func(prefill bool) *router.Outcome {
+		e := newEnv(t, router.Settings{Prefill: prefill, Renders: true},
+			fakeollama.Scored("calculator.add", "faults", 0.7, 0.9, 100), args(`{"a": 2, "b": 40}`))
+		out, err := e.router.Route(context.Background(), router.Request{Query: "what is 2 plus 40?"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	whole, cont := outcome(false), outcome(true)
+	if whole.Tool != cont.Tool || whole.Direct != cont.Direct || whole.Result == nil || cont.Result == nil || whole.Result.Text != cont.Result.Text {
+		t.Errorf("prefill changed the outcome: %s %v %+v, whole %s %v %+v", cont.Tool, cont.Direct, cont.Result, whole.Tool, whole.Direct, whole.Result)
+	}
+	for _, o := range []*router.Outcome{whole, cont} {
+		c := o.Confidence
+		if c == nil || c.Tool == nil || c.UseTool == nil || math.Abs(*c.Tool-0.7) > 1e-9 || math.Abs(*c.UseTool-0.9) > 1e-9 {
+			t.Errorf("got confidence %+v, want tool 0.7, use_tool 0.9", c)
+		}
+	}
+}
+
+// TestPrefillServerThatDoesNotContinue: a server whose template closes a final assistant message
+// is found out by the probe (no continuation is sent); one that renders nothing (an
+// OpenAI-compatible server) and answers a continuation with a whole object is found out by its
+// answer, and the route goes on with whole objects, then and after.
+func TestPrefillServerThatDoesNotContinue(t *testing.T) {
+	whole := `{"use_tool":true,"calls":["calculator.add"],"needs_more":false,"direct":true}`
+	for _, renders := range []bool{true, false} {
+		name := map[bool]string{true: "probed", false: "answered"}[renders]
+		t.Run(name, func(t *testing.T) {
+			replies := []fakeollama.Reply{{Content: whole}, args(`{"a": 2, "b": 40}`), {Content: whole}, args(`{"a": 2, "b": 40}`)}
+			if !renders {
+				// The continuation is answered with the whole object, then the router asks again.
+				replies = append([]fakeollama.Reply{{Content: whole}}, replies...)
+			}
+			model := fakeollama.New(t, replies...)
+			model.NoContinue = true
+			e := newEnvWith(t, router.Settings{Prefill: true, Renders: renders}, model)
+			for i := range 2 {
+				out, err := e.router.Route(context.Background(), router.Request{Query: "what is 2 plus 40?"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if out.Result == nil || out.Result.Text != "42" || out.Degraded != "" {
+					t.Fatalf("route %d: got result %+v degraded %q, want 42", i, out.Result, out.Degraded)
+				}
+			}
+			n := len(continuations(t, e.model.Requests(), ""))
+			if want := map[bool]int{true: 0, false: 1}[renders]; n != want {
+				t.Errorf("got %d continuations, want %d", n, want)
+			}
+		})
+	}
+}

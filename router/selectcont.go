@@ -1,0 +1,95 @@
+package router
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/ollama/ollama/api"
+
+	"toolrouter/tokens"
+)
+
+// The formats of a continued selection's values besides the list of calls.
+var (
+	boolFormat   = []byte(`{"type":"boolean"}`)
+	searchFormat = []byte(fmt.Sprintf(`{"type":"string","maxLength":%d}`, maxSearch))
+)
+
+// selectContinued makes phase 1's selection as a continuation (see prefill.go): the router writes
+// the keys and punctuation of the selection object, and the model decides, each in its own call
+// reusing the prompt cache, the reasoning (when configured), use_tool, the list of calls, and,
+// only when it listed calls, needs_more and direct; when it lists none and may search, the words
+// of its search ("" for none). Values that no longer decide anything are written by the router: no
+// calls, needs_more and direct false. The reply is the whole selection object, as the
+// whole-object format would have it, with the calls' costs added up; the confidence is read from
+// the use_tool and list values' logprobs. errNotContinued when the server does not continue.
+func (tp *twoPhase) selectContinued(ctx context.Context, msgs []api.Message, est tokens.Estimate, lead string,
+	remaining int, canSearch bool) (reply, *Confidence, error) {
+	c := tp.r.newContinuation(msgs, est, lead)
+	reasoning := tp.r.set.Reasoning
+	if reasoning != ReasoningNone {
+		limit := maxBriefReasoning
+		if reasoning == ReasoningFull {
+			limit = maxFullReasoning
+		}
+		c.key("reasoning")
+		if _, _, err := c.value(ctx, []byte(fmt.Sprintf(`{"type":"string","maxLength":%d}`, limit)), anyValue, 0); err != nil {
+			return c.rep, nil, err
+		}
+	}
+	c.key("use_tool")
+	use, useLps, err := c.value(ctx, boolFormat, boolValue, topLogprobs)
+	if err != nil {
+		return c.rep, nil, err
+	}
+	var conf Confidence
+	if p, ok := valueConfidence(useLps, use, []string{"true", "false"}); ok {
+		conf.UseTool = &p
+	}
+	c.key("calls")
+	if use != "true" {
+		c.literal("[]")
+		c.key("needs_more")
+		c.literal("false")
+		c.key("direct")
+		c.literal("false")
+		if canSearch {
+			c.key("search")
+			if _, _, err := c.value(ctx, searchFormat, anyValue, 0); err != nil {
+				return c.rep, nil, err
+			}
+		}
+		return c.close(), conf.orNil(), nil
+	}
+	kind := listValue
+	if reasoning == ReasoningFull || strings.Contains(string(tp.view.enum), "]") {
+		kind = anyValue // a task or a name may hold "]"
+	}
+	list, listLps, err := c.value(ctx, tp.callsFormat(remaining), kind, topLogprobs)
+	if err != nil {
+		return c.rep, nil, err
+	}
+	conf.Tool = listConfidence(listLps, list, tp.view.names)
+	for _, k := range []string{"needs_more", "direct"} {
+		c.key(k)
+		if _, _, err := c.value(ctx, boolFormat, boolValue, 0); err != nil {
+			return c.rep, nil, err
+		}
+	}
+	return c.close(), conf.orNil(), nil
+}
+
+// callsFormat is the schema of a continued selection's list of calls: at least one (use_tool is
+// true), at most remaining. A whole-inventory view shares it across requests.
+func (tp *twoPhase) callsFormat(remaining int) []byte {
+	build := func() []byte {
+		var b strings.Builder
+		callsFormat(&b, tp.view.enum, 1, remaining, tp.r.set.Reasoning)
+		return []byte(b.String())
+	}
+	if tp.view.shortlist != nil {
+		return build()
+	}
+	return tp.r.views.format(tp.ps.version, tp.view, formatKey{remaining: remaining, calls: true}, build)
+}

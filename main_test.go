@@ -137,9 +137,16 @@ func TestEverythingServerEndToEnd(t *testing.T) {
 			}
 		})
 	}
-	// What the model was sent: the npm server's tools in the inventory and the format enum.
-	first := model.Requests()[0]
-	if !strings.Contains(first.Messages[0].Content, "everything.get-sum") || !strings.Contains(string(first.Format), `"everything.echo"`) {
+	// What the model was sent: the npm server's tools in the inventory and the format enum (of
+	// the first request that names tools: the first continues the selection with use_tool).
+	var first api.ChatRequest
+	for _, r := range model.Requests() {
+		if strings.Contains(string(r.Format), `"enum"`) {
+			first = r
+			break
+		}
+	}
+	if len(first.Messages) == 0 || !strings.Contains(first.Messages[0].Content, "everything.get-sum") || !strings.Contains(string(first.Format), `"everything.echo"`) {
 		t.Errorf("selection request lacks the npm server's tools")
 	}
 }
@@ -254,7 +261,7 @@ func TestCouncilAndTrajectoryWiring(t *testing.T) {
 // TestEstimateExceededCounted: a model call whose real prompt size was over the router's estimate
 // is counted in /readyz.
 func TestEstimateExceededCounted(t *testing.T) {
-	model := fakeollama.New(t, fakeollama.Reply{Content: `{"reasoning":"none","use_tool":false,"calls":[],"needs_more":false,"direct":false}`,
+	model := fakeollama.New(t, fakeollama.Reply{Content: `{"use_tool":false,"calls":[],"needs_more":false,"direct":false}`,
 		PromptTokens: 1_000_000, CompletionTokens: 5})
 	base := serve(t, "-config", "", "-ollama", model.URL, "-model", "fake")
 	_, before := get(t, base+"/readyz")

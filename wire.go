@@ -48,6 +48,7 @@ import (
 // council (nil when none is configured) and the chat completions' completer.
 type modelParts struct {
 	router    router.Chatter
+	renders   bool // the router's provider is Ollama, which renders templates (router.Settings.Renders)
 	probe     server.ModelProbe
 	council   *council.Council
 	completer *answer.ProviderCompleter
@@ -63,6 +64,7 @@ func models(cfg config.Config, est *tokens.Estimator, red *redact.Redactor, logg
 	providers := map[string]answer.Provider{}
 	limit := provider.WithMaxResponseBytes(cfg.Ollama.MaxResponseBytes)
 	var probe server.ModelProbe
+	renders := false
 	for name := range cfg.Providers {
 		p, _ := cfg.Provider(name)
 		switch p.Type {
@@ -75,7 +77,7 @@ func models(cfg config.Config, est *tokens.Estimator, red *redact.Redactor, logg
 			clients[name] = redactedChat{o, red}
 			providers[name] = answer.Provider{Client: clients[name], Show: redactedShow{api.NewClient(u, hc), red}, Ollama: true}
 			if name == cfg.Router.Provider {
-				probe = redactedProbe{o, red}
+				probe, renders = redactedProbe{o, red}, true
 			}
 		case config.ProviderOpenAI:
 			clients[name] = redactedChat{provider.NewOpenAI(p.BaseURL, os.Getenv(p.APIKeyEnv), hc, limit), red}
@@ -87,7 +89,7 @@ func models(cfg config.Config, est *tokens.Estimator, red *redact.Redactor, logg
 	}
 	comp := answer.NewCompleter(answer.CompleterOptions{Providers: providers, Fallback: cfg.Router.Provider,
 		NumCtx: router.NumCtx(cfg.Ollama.Options), KeepAlive: cfg.Ollama.KeepAlive.D(), MaxResponseBytes: cfg.Ollama.MaxResponseBytes})
-	out := modelParts{router: clients[cfg.Router.Provider], probe: probe, completer: comp}
+	out := modelParts{router: clients[cfg.Router.Provider], renders: renders, probe: probe, completer: comp}
 	if !cfg.Council.Enabled() {
 		return out, nil
 	}
@@ -492,6 +494,8 @@ func newRouter(p *parts) *router.Router {
 		Pinned:           cfg.Retrieval.Pinned,
 		MaxSearches:      cfg.Retrieval.MaxSearches,
 		SharedPrefix:     cfg.Router.SharedPrefix,
+		Prefill:          cfg.PrefillOn(),
+		Renders:          p.models.renders,
 		Think:            cfg.Router.Think,
 		Estimator:        p.est,
 		Learner:          p.learner(),

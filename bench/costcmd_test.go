@@ -46,14 +46,21 @@ type costModel struct {
 
 func (m *costModel) reply(req api.ChatRequest) fakeollama.Reply {
 	r := fakemodel.Reply(req)
-	if !bytes.Contains(req.Format, []byte(`"use_tool"`)) {
-		return r
-	}
 	round := 1
 	for _, msg := range req.Messages {
 		if msg.Role == "assistant" {
 			round++
 		}
+	}
+	if last := req.Messages[len(req.Messages)-1]; last.Role == "assistant" {
+		// A continued selection (router.prefill): more is needed in round 1 here too.
+		if round--; round == 1 && strings.HasSuffix(last.Content, `"needs_more":`) {
+			r.Content = "true"
+		}
+		return r
+	}
+	if !bytes.Contains(req.Format, []byte(`"use_tool"`)) {
+		return r
 	}
 	var v map[string]any
 	if err := json.Unmarshal([]byte(r.Content), &v); err != nil {
@@ -142,15 +149,20 @@ func TestCost(t *testing.T) {
 				"## Route cost on a real Ollama",
 				"Command: `go run ./bench cost -ollama " + fake.URL + " -model " + tc.model,
 				"Model: " + tc.model + " at " + fake.URL + " (Ollama 0.0.0-fake)",
-				"| reasoning | round | phase-1 calls | decode tokens | tokenizer tokens | rest ms | uncached % |",
+				"| reasoning | prefill | round | phase-1 answers | decode tokens | tokenizer tokens | rest ms | uncached % |",
 				"| tools | routes | degraded | phase-1 calls | prompt tokens | format bytes | rest ms | decode tokens | decode ms/token |",
 				fmt.Sprintf("| 10 | 2 | 0 | 2 | 100 | %d | 5.0 | 8.0 | 2.50 |", format),
 			}
 			for _, r := range []string{"none", "brief", "full"} {
 				want = append(want,
-					fmt.Sprintf("| %s | 1 | 2 | 8.0 | %d.0 | 5.0 | 40.0 |", r, words[r+" 1"]),
-					fmt.Sprintf("| %s | 2 | 2 | 4.0 | %d.0 | 15.0 | 5.0 |", r, words[r+" 2"]),
-					fmt.Sprintf("| %s | 2 | 0 | 2.0 | 3.0 |", r))
+					fmt.Sprintf("| %s | off | 1 | 2 | 8.0 | %d.0 | 5.0 | 40.0 |", r, words[r+" 1"]),
+					fmt.Sprintf("| %s | off | 2 | 2 | 4.0 | %d.0 | 15.0 | 5.0 |", r, words[r+" 2"]),
+					fmt.Sprintf("| %s | off | 2 | 0 | 2.0 | 3.0 |", r),
+					// With prefill, round 1's selection takes a call per decision (4; a reasoning
+					// adds one) and the routes decide as without it.
+					fmt.Sprintf("| %s | on | 2 | 0 | 2.0 |", r),
+					fmt.Sprintf("| %s | on | %d.0 |", r, map[string]int{"none": 4, "brief": 5, "full": 5}[r]),
+					fmt.Sprintf("| 2 of 2 |\n| %s | off |", r))
 			}
 			if tc.random {
 				want = append(want, report.RandomWeightsLabel+" (a test chat with the model succeeded)", "counted with tiny's tokenizer")

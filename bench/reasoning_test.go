@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ollama/ollama/api"
+
 	"toolrouter/bench/harness"
 	"toolrouter/internal/fakeollama"
 	"toolrouter/router"
@@ -35,7 +37,7 @@ func TestRunReasoning(t *testing.T) {
 
 	shapes := map[string]bool{}
 	for _, req := range srv.Requests() {
-		if s := phase1Shape(t, req.Format); s != "" {
+		if s := phase1Shape(t, req); s != "" {
 			shapes[s] = true
 		}
 	}
@@ -124,8 +126,22 @@ func TestRunReasoning(t *testing.T) {
 
 // phase1Shape is the router.reasoning a phase-1 format was made for ("" for other requests): a
 // reasoning or not, and calls as tool names or as objects.
-func phase1Shape(t *testing.T, format json.RawMessage) string {
+func phase1Shape(t *testing.T, req api.ChatRequest) string {
 	t.Helper()
+	format := req.Format
+	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "assistant" {
+		// A continued selection (router.prefill): its first key, and the reasoning's bound.
+		switch req.Messages[n-1].Content {
+		case `{"use_tool":`:
+			return "none"
+		case `{"reasoning":`:
+			if strings.Contains(string(format), `"maxLength":160`) {
+				return "brief"
+			}
+			return "full"
+		}
+		return ""
+	}
 	if len(format) == 0 {
 		return ""
 	}

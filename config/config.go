@@ -269,6 +269,12 @@ type Router struct {
 	// SharedPrefix opens each phase-2 prompt with phase 1's system prompt, so a model server
 	// with one cache slot keeps the inventory's prefill between the phases.
 	SharedPrefix bool `koanf:"shared_prefix" json:"shared_prefix"`
+	// Prefill writes the parts of a constrained answer its schema fixes (keys, punctuation) as
+	// the start of the model's turn, so the model decodes only the values it decides. Unset, it
+	// is on when the router's provider is Ollama and off for OpenAI-compatible servers (not all
+	// continue a final assistant message, and each continuation is a billed call there); see
+	// PrefillOn.
+	Prefill *bool `koanf:"prefill" json:"prefill,omitempty"`
 	// Mode is "two_phase" (selection then arguments, constrained JSON) or
 	// "native" (Ollama's tools field and tool_calls loop).
 	Mode Mode `koanf:"mode" json:"mode"`
@@ -296,6 +302,15 @@ type Router struct {
 	// Provider names the provider (a key of providers) serving the
 	// tool-calling model ollama.model; "ollama" by default.
 	Provider string `koanf:"provider" json:"provider"`
+}
+
+// PrefillOn is router.prefill for the router's provider: as set, else on for Ollama.
+func (c Config) PrefillOn() bool {
+	if c.Router.Prefill != nil {
+		return *c.Router.Prefill
+	}
+	p, _ := c.Provider(c.Router.Provider)
+	return p.Type == ProviderOllama
 }
 
 // Mode is the routing mode (router.mode), Reasoning what phase 1 writes besides its decision

@@ -68,7 +68,7 @@ func (tp *twoPhase) arguments(reqCtx context.Context, c *Call, p planned, finish
 	var feedback string
 	for attempt := 0; attempt <= tp.r.set.RepairAttempts; attempt++ {
 		ts := time.Now()
-		rep, err := tp.r.complete(ctx, msgs, format, nil, est, 0)
+		rep, err := tp.r.argumentsAnswer(ctx, msgs, format, est)
 		step := tp.j.modelCall(timingArguments, StepArguments, c.Round, ts, rep)
 		step.Call, step.Tool = c.Step, tool.Qualified
 		if err != nil {
@@ -133,4 +133,19 @@ func validArguments(tool *inventory.Tool, text string, finished []Call) (map[str
 		return nil, &schema.ValidationError{Issues: []schema.Issue{{Path: "/", Message: errtext.OneLine(err.Error())}}}
 	}
 	return args, nil
+}
+
+// argumentsAnswer is one phase-2 answer: continued value by value when prefilling and the format
+// fixes the object's text but for its values (objectValues), else a whole object.
+func (r *Router) argumentsAnswer(ctx context.Context, msgs []api.Message, format []byte, est tokens.Estimate) (reply, error) {
+	if lead, ok := r.continuing(ctx); ok {
+		if values, ok := objectValues(format); ok {
+			rep, err := r.continueObject(ctx, msgs, est, lead, values)
+			if !errors.Is(err, errNotContinued) || ctx.Err() != nil {
+				return rep, err
+			}
+			r.stopPrefill(err)
+		}
+	}
+	return r.complete(ctx, msgs, format, nil, est, 0)
 }

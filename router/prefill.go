@@ -1,9 +1,11 @@
 package router
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -270,4 +272,133 @@ func continued(text string, kind valueKind) (string, bool) {
 		return "", false
 	}
 	return t, true
+}
+
+// objectValue is one property of an object format that a continuation writes: its key, the
+// format of its value, and the JSON type the value must have ("" when the format does not say
+// one plainly).
+type objectValue struct {
+	key, typ string
+	format   []byte
+}
+
+// objectKeys are the keys an object format may have for its text to be written by a continuation.
+var objectKeys = map[string]bool{"type": true, "properties": true, "required": true, "additionalProperties": true,
+	"$defs": true, "description": true, "title": true}
+
+// objectValues splits an object format whose text is fixed but for its values (an object whose
+// properties are all required, no other allowed) into its properties, in the order of the
+// format's text, which is the order the grammar writes them in. A value's format carries the
+// root's $defs. false for any other format: its answer is a whole object.
+func objectValues(format []byte) ([]objectValue, bool) {
+	root, vals, ok := orderedObject(format)
+	if !ok {
+		return nil, false
+	}
+	for _, k := range root {
+		if !objectKeys[k] {
+			return nil, false
+		}
+	}
+	var typ string
+	if json.Unmarshal(vals["type"], &typ) != nil || typ != "object" {
+		return nil, false
+	}
+	if extra, ok := vals["additionalProperties"]; ok && strings.TrimSpace(string(extra)) != "false" {
+		return nil, false
+	}
+	keys, props, ok := orderedObject(vals["properties"])
+	var required []string
+	if !ok || len(keys) == 0 || json.Unmarshal(vals["required"], &required) != nil || len(required) != len(keys) {
+		return nil, false
+	}
+	defs := vals["$defs"]
+	out := make([]objectValue, len(keys))
+	for i, k := range keys {
+		if !slices.Contains(required, k) {
+			return nil, false
+		}
+		sub := bytes.TrimSpace(props[k])
+		if len(sub) < 2 || sub[0] != '{' {
+			return nil, false
+		}
+		var t struct {
+			Type any `json:"type"`
+		}
+		_ = json.Unmarshal(sub, &t)
+		v := objectValue{key: k, format: sub}
+		v.typ, _ = t.Type.(string)
+		if defs != nil {
+			f := []byte(`{"$defs":`)
+			f = append(f, defs...)
+			if rest := bytes.TrimSpace(sub[1:]); len(rest) > 0 && rest[0] != '}' {
+				f = append(f, ',')
+			}
+			v.format = append(f, sub[1:]...)
+		}
+		out[i] = v
+	}
+	return out, true
+}
+
+// orderedObject reads a JSON object's keys in the order of its text, and their values.
+func orderedObject(raw []byte) ([]string, map[string]json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, nil, false
+	}
+	var keys []string
+	vals := map[string]json.RawMessage{}
+	for dec.More() {
+		t, err := dec.Token()
+		k, isKey := t.(string)
+		if err != nil || !isKey {
+			return nil, nil, false
+		}
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return nil, nil, false
+		}
+		keys = append(keys, k)
+		vals[k] = v
+	}
+	return keys, vals, true
+}
+
+// continueObject writes an object answer value by value (see objectValues). A value whose JSON
+// type is not its format's is errNotContinued: a server that ignores the answer so far writes a
+// whole object instead.
+func (r *Router) continueObject(ctx context.Context, msgs []api.Message, est tokens.Estimate, lead string, values []objectValue) (reply, error) {
+	c := r.newContinuation(msgs, est, lead)
+	for _, v := range values {
+		c.key(v.key)
+		got, _, err := c.value(ctx, v.format, anyValue, 0)
+		if err != nil {
+			return c.rep, err
+		}
+		if !ofType(got, v.typ) {
+			return c.rep, errNotContinued
+		}
+	}
+	return c.close(), nil
+}
+
+// ofType reports whether a JSON value's text is of the JSON Schema type typ ("": any).
+func ofType(v, typ string) bool {
+	if typ == "" || v == "" {
+		return typ == "" && v != ""
+	}
+	switch v[0] {
+	case '{':
+		return typ == "object"
+	case '[':
+		return typ == "array"
+	case '"':
+		return typ == "string"
+	case 't', 'f':
+		return typ == "boolean"
+	case 'n':
+		return typ == "null"
+	}
+	return typ == "number" || typ == "integer"
 }

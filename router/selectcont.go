@@ -3,6 +3,7 @@ package router
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ollama/ollama/api"
@@ -63,7 +64,7 @@ func (tp *twoPhase) selectContinued(ctx context.Context, msgs []api.Message, est
 		return c.close(), conf.orNil(), nil
 	}
 	kind := listValue
-	if reasoning == ReasoningFull || strings.Contains(string(tp.view.enum), "]") {
+	if reasoning == ReasoningFull || slices.ContainsFunc(tp.view.names, func(n string) bool { return strings.Contains(n, "]") }) {
 		kind = anyValue // a task or a name may hold "]"
 	}
 	list, listLps, err := c.value(ctx, tp.callsFormat(remaining), kind, topLogprobs)

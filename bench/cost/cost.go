@@ -65,7 +65,24 @@ type Answer struct {
 // Setting is the cost of routes under one router.reasoning setting.
 type Setting struct {
 	Reasoning router.Reasoning `json:"reasoning"`
-	Routes    int              `json:"routes"`
+	// Prefill is router.prefill: the router writes what the format fixes, the model the values.
+	Prefill bool `json:"prefill"`
+	Routes  int  `json:"routes"`
+	// SameDecisions of Pairs routes made the same first selection and round-1 arguments with
+	// prefill on and off (the same query, one after the other).
+	SameDecisions int `json:"same_decisions"`
+	Pairs         int `json:"pairs"`
+	// First is round 1's phase-1 answer (every model call it took): mean decode tokens and ms
+	// (the select step's time: its calls' wall times added).
+	FirstCalls     int     `json:"first_calls"`
+	FirstDecode    float64 `json:"first_decode_tokens"`
+	FirstMS        float64 `json:"first_ms"`
+	FirstModelCall float64 `json:"first_model_calls"`
+	// Arguments are phase 2's answers (repairs included), means per answer.
+	Arguments       int     `json:"arguments"`
+	ArgumentsDecode float64 `json:"arguments_decode_tokens"`
+	ArgumentsMS     float64 `json:"arguments_ms"`
+	ArgumentsCalls  float64 `json:"arguments_model_calls"`
 	// Degraded counts the routes the router reported degraded; FirstDegraded says why the first was.
 	Degraded      int    `json:"degraded"`
 	FirstDegraded string `json:"first_degraded,omitempty"`
@@ -158,6 +175,20 @@ func SummariseSetting(reasoning router.Reasoning, routes []Route) Setting {
 		s.ModelCalls += float64(o.Usage.LLMCalls)
 		s.RouteMS += o.Timings.Total
 		s.WallMS += ms(r.Wall)
+		for _, st := range o.Trace {
+			switch {
+			case st.Kind == router.StepSelect && st.Round == 1 && st.Breakdown != nil:
+				s.FirstCalls++
+				s.FirstDecode += float64(st.CompletionTokens)
+				s.FirstMS += st.DurationMS
+				s.FirstModelCall += float64(max(st.ModelCalls, 1))
+			case st.Kind == router.StepArguments && st.Breakdown != nil:
+				s.Arguments++
+				s.ArgumentsDecode += float64(st.CompletionTokens)
+				s.ArgumentsMS += st.DurationMS
+				s.ArgumentsCalls += float64(max(st.ModelCalls, 1))
+			}
+		}
 		for _, c := range phase1Calls(r) {
 			rd := byRound[c.step.Round]
 			if rd == nil {
@@ -182,6 +213,12 @@ func SummariseSetting(reasoning router.Reasoning, routes []Route) Setting {
 		rd.MeanDecode, rd.MeanText, rd.MeanRestMS = float64(rd.DecodeTokens)/calls, float64(rd.TextTokens)/calls, rd.RestMSSum/calls
 		rd.UncachedPct = percent(rd.UncachedTokens, rd.PromptTokens)
 		s.Rounds = append(s.Rounds, *rd)
+	}
+	if n := float64(s.FirstCalls); n > 0 {
+		s.FirstDecode, s.FirstMS, s.FirstModelCall = s.FirstDecode/n, s.FirstMS/n, s.FirstModelCall/n
+	}
+	if n := float64(s.Arguments); n > 0 {
+		s.ArgumentsDecode, s.ArgumentsMS, s.ArgumentsCalls = s.ArgumentsDecode/n, s.ArgumentsMS/n, s.ArgumentsCalls/n
 	}
 	if n := float64(len(routes)); n > 0 {
 		s.SelectRounds, s.ModelCalls, s.RouteMS, s.WallMS = s.SelectRounds/n, s.ModelCalls/n, s.RouteMS/n, s.WallMS/n

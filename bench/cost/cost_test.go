@@ -15,6 +15,12 @@ func sel(round, prompt, uncached, decode int, restMS, decodeMS float64) router.S
 		Breakdown: &provider.Breakdown{RestMS: restMS, DecodeMS: decodeMS, UncachedTokens: uncached, PrefillMS: 1, LoadMS: 2}}
 }
 
+// continued is s as a continued answer (router.prefill): it took calls model calls and ms.
+func continued(s router.Step, ms float64, calls int) router.Step {
+	s.DurationMS, s.ModelCalls = ms, calls
+	return s
+}
+
 // args is a phase-2 step, which no figure of phase 1 may take in.
 func args(round int) router.Step {
 	return router.Step{Kind: router.StepArguments, Round: round, PromptTokens: 999, CompletionTokens: 999,
@@ -41,6 +47,7 @@ func TestSummariseSetting(t *testing.T) {
 					Wall: 350 * time.Millisecond, Answers: []Answer{{TextTokens: 8}, {TextTokens: 1}}},
 			},
 			want: Setting{Reasoning: router.ReasoningBrief, Routes: 2, SelectRounds: 2, ModelCalls: 3, RouteMS: 200, WallMS: 250,
+				FirstCalls: 2, FirstDecode: 12, FirstModelCall: 1, Arguments: 2, ArgumentsDecode: 999, ArgumentsCalls: 1,
 				Rounds: []Round{
 					{Round: 1, Calls: 2, DecodeTokens: 24, TextTokens: 14, PromptTokens: 200, UncachedTokens: 120, RestMSSum: 10,
 						MeanDecode: 12, MeanText: 7, MeanRestMS: 5, UncachedPct: 60},
@@ -51,7 +58,7 @@ func TestSummariseSetting(t *testing.T) {
 		{
 			name: "a round one route does not reach, a call without counters, a degraded route",
 			routes: []Route{
-				{Outcome: outcome(2, 3, 40, "", sel(1, 50, 50, 5, 1, 0), sel(2, 80, 40, 3, 3, 0)),
+				{Outcome: outcome(2, 3, 40, "", continued(sel(1, 50, 50, 5, 1, 0), 12, 4), sel(2, 80, 40, 3, 3, 0)),
 					Wall: 40 * time.Millisecond, Answers: []Answer{{TextTokens: 2}, {TextTokens: 1}}},
 				{Outcome: outcome(2, 2, 20, "model failed: unreachable", sel(1, 50, 0, 7, 3, 0),
 					router.Step{Kind: router.StepSelect, Round: 2, Error: "unreachable"}),
@@ -60,7 +67,7 @@ func TestSummariseSetting(t *testing.T) {
 					Wall: 30 * time.Millisecond, Answers: []Answer{{TextTokens: 6}}},
 			},
 			want: Setting{Reasoning: router.ReasoningBrief, Routes: 3, Degraded: 2, FirstDegraded: "model failed: unreachable",
-				SelectRounds: 5.0 / 3, ModelCalls: 2, RouteMS: 30, WallMS: 30,
+				SelectRounds: 5.0 / 3, ModelCalls: 2, RouteMS: 30, WallMS: 30, FirstCalls: 3, FirstDecode: 7, FirstMS: 4, FirstModelCall: 2,
 				Rounds: []Round{
 					{Round: 1, Calls: 3, DecodeTokens: 21, TextTokens: 12, PromptTokens: 150, UncachedTokens: 50, RestMSSum: 9,
 						MeanDecode: 7, MeanText: 4, MeanRestMS: 3, UncachedPct: 100.0 / 3},

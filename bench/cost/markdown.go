@@ -49,25 +49,26 @@ func Markdown(r *Results) string {
 
 	if len(r.Settings) > 0 {
 		fmt.Fprintf(&b, "\n### Rounds by reasoning\n\n%d routes per setting, queries in turn: %s.\n\n", r.RoundsReps, quoted(r.Queries))
-		b.WriteString("| reasoning | round | phase-1 calls | decode tokens | tokenizer tokens | rest ms | uncached % |\n")
-		b.WriteString("|---|---:|---:|---:|---:|---:|---:|\n")
+		b.WriteString("| reasoning | prefill | round | phase-1 answers | decode tokens | tokenizer tokens | rest ms | uncached % |\n")
+		b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|\n")
 		for _, s := range r.Settings {
 			for _, rd := range s.Rounds {
-				fmt.Fprintf(&b, "| %s | %d | %d | %.1f | %.1f | %.1f | %.1f |\n",
-					s.Reasoning, rd.Round, rd.Calls, rd.MeanDecode, rd.MeanText, rd.MeanRestMS, rd.UncachedPct)
+				fmt.Fprintf(&b, "| %s | %s | %d | %d | %.1f | %.1f | %.1f | %.1f |\n",
+					s.Reasoning, onOff(s.Prefill), rd.Round, rd.Calls, rd.MeanDecode, rd.MeanText, rd.MeanRestMS, rd.UncachedPct)
 			}
 		}
-		b.WriteString("\n| reasoning | routes | degraded | rounds | model calls | route ms | wall ms |\n")
-		b.WriteString("|---|---:|---:|---:|---:|---:|---:|\n")
+		b.WriteString("\n| reasoning | prefill | routes | degraded | rounds | model calls | route ms | wall ms |\n")
+		b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|\n")
 		for _, s := range r.Settings {
-			fmt.Fprintf(&b, "| %s | %d | %d | %.1f | %.1f | %.0f | %.0f |\n",
-				s.Reasoning, s.Routes, s.Degraded, s.SelectRounds, s.ModelCalls, s.RouteMS, s.WallMS)
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %.1f | %.1f | %.0f | %.0f |\n",
+				s.Reasoning, onOff(s.Prefill), s.Routes, s.Degraded, s.SelectRounds, s.ModelCalls, s.RouteMS, s.WallMS)
 		}
 		for _, s := range r.Settings {
 			if s.FirstDegraded != "" {
-				fmt.Fprintf(&b, "\nReasoning %s: %d of %d routes degraded; the first: %s\n", s.Reasoning, s.Degraded, s.Routes, s.FirstDegraded)
+				fmt.Fprintf(&b, "\nReasoning %s, prefill %s: %d of %d routes degraded; the first: %s\n", s.Reasoning, onOff(s.Prefill), s.Degraded, s.Routes, s.FirstDegraded)
 			}
 		}
+		b.WriteString(prefillTable(r.Settings))
 	}
 
 	if len(r.Sizes) > 0 {
@@ -114,4 +115,41 @@ func capitalise(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// prefillTable sets each reasoning's routes with router.prefill on beside those with it off: round
+// 1's phase-1 answer, phase 2's answers and the route, and how many pairs decided alike.
+func prefillTable(settings []Setting) string {
+	var b strings.Builder
+	b.WriteString("\n### Prefill against whole objects\n\nThe same routes as above, `router.prefill` on and off in turn " +
+		"(each query routed by both routers one after the other). **round-1 phase 1** is the first selection: its model calls, " +
+		"the tokens the server decoded for it, and its time (the calls' times added); **phase 2** the same per arguments answer " +
+		"(repairs included); **same decisions**: pairs whose first selection and round-1 arguments were identical.\n\n")
+	b.WriteString("| reasoning | prefill | round-1 phase 1: calls | decode tokens | ms | phase 2: calls | decode tokens | ms | route wall ms | same decisions |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, s := range settings {
+		fmt.Fprintf(&b, "| %s | %s | %.1f | %.1f | %.0f | %.1f | %.1f | %.0f | %.0f | %d of %d |\n", s.Reasoning, onOff(s.Prefill),
+			s.FirstModelCall, s.FirstDecode, s.FirstMS, s.ArgumentsCalls, s.ArgumentsDecode, s.ArgumentsMS, s.WallMS, s.SameDecisions, s.Pairs)
+	}
+	b.WriteString("\n")
+	for i := 0; i+1 < len(settings); i += 2 {
+		on, off := settings[i], settings[i+1]
+		if !on.Prefill || off.Prefill || on.FirstMS <= 0 || on.WallMS <= 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "Reasoning %s: round-1 phase 1 **%.1f× faster** with prefill (%.1f decode tokens against %.1f), "+
+			"the route **%.1f× faster**", on.Reasoning, off.FirstMS/on.FirstMS, on.FirstDecode, off.FirstDecode, off.WallMS/on.WallMS)
+		if on.ArgumentsMS > 0 {
+			fmt.Fprintf(&b, ", phase 2 %.1f× (%.1f decode tokens against %.1f)", off.ArgumentsMS/on.ArgumentsMS, on.ArgumentsDecode, off.ArgumentsDecode)
+		}
+		b.WriteString(".  \n")
+	}
+	return b.String()
 }

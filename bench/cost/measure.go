@@ -2,11 +2,13 @@ package cost
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -132,32 +134,98 @@ func rounds(ctx context.Context, o Options) ([]Setting, error) {
 		return nil, err
 	}
 	defer inv.Close()
-	runs := make([][]Route, len(o.Reasonings))
+	// Each reasoning setting is measured with router.prefill on and off, the two routers' routes
+	// alternating (the same query each pair, the order switching), so both see the same machine.
+	runs := make([][2][]Route, len(o.Reasonings))
 	for i, r := range o.Reasonings {
 		set := o.Settings
 		set.Reasoning = r
-		fmt.Fprintf(o.Progress, "bench cost: reasoning %s: a warm-up route and %d routes over the calculator and clock\n", r, o.RoundsReps)
-		routes, err := measure(ctx, o.Server, inv, set, o.Logger, o.RoundsReps, func(k int) string { return o.Queries[k%len(o.Queries)] })
+		fmt.Fprintf(o.Progress, "bench cost: reasoning %s: a warm-up route and %d routes over the calculator and clock, prefill on and off in turn\n", r, o.RoundsReps)
+		on, off, err := measurePair(ctx, o.Server, inv, set, o.Logger, o.RoundsReps, func(k int) string { return o.Queries[k%len(o.Queries)] })
 		if err != nil {
 			return nil, fmt.Errorf("reasoning %s: %w", r, err)
 		}
-		runs[i] = routes
+		runs[i] = [2][]Route{on, off}
 	}
 	fmt.Fprintf(o.Progress, "bench cost: counting the answers' tokens with %s\n", o.TokenizerModel)
 	numCtx := router.NumCtx(o.Settings.Options)
-	out := make([]Setting, len(o.Reasonings))
-	for i, routes := range runs {
-		for _, rt := range routes {
-			for j := range rt.Answers {
-				a := &rt.Answers[j]
-				if a.TextTokens, err = countTokens(ctx, o.Server, o.TokenizerModel, numCtx, a.Text); err != nil {
-					return nil, err
+	out := make([]Setting, 0, 2*len(o.Reasonings))
+	for i, pair := range runs {
+		for k, routes := range pair {
+			for _, rt := range routes {
+				for j := range rt.Answers {
+					a := &rt.Answers[j]
+					if a.TextTokens, err = countTokens(ctx, o.Server, o.TokenizerModel, numCtx, a.Text); err != nil {
+						return nil, err
+					}
 				}
 			}
+			s := SummariseSetting(o.Reasonings[i], routes)
+			s.Prefill = k == 0
+			s.SameDecisions, s.Pairs = agreement(pair[0], pair[1])
+			out = append(out, s)
 		}
-		out[i] = SummariseSetting(o.Reasonings[i], routes)
 	}
 	return out, nil
+}
+
+// measurePair is measure for two routers of set, router.prefill on and off: a warm-up route each,
+// then reps routes each, alternating, the one that goes first switching every pair.
+func measurePair(ctx context.Context, chat router.Chatter, inv *inventory.Manager, set router.Settings, log *slog.Logger, reps int,
+	query func(int) string) (on, off []Route, err error) {
+	var (
+		recs [2]*answers
+		rts  [2]*router.Router
+	)
+	for k, prefill := range []bool{true, false} {
+		recs[k] = &answers{byID: map[string][]trajectory.Record{}}
+		s := set
+		s.Recorder, s.Prefill = recs[k], prefill
+		rts[k] = router.New(chat, inv, inv, s, log)
+		if _, err := route(ctx, rts[k], recs[k], query(0)); err != nil {
+			return nil, nil, fmt.Errorf("warm-up (prefill %v): %w", prefill, err)
+		}
+	}
+	var out [2][]Route
+	for i := range reps {
+		for _, k := range [][]int{{0, 1}, {1, 0}}[i%2] {
+			r, err := route(ctx, rts[k], recs[k], query(i+1))
+			if err != nil {
+				return nil, nil, err
+			}
+			out[k] = append(out[k], r)
+		}
+	}
+	return out[0], out[1], nil
+}
+
+// agreement counts the pairs of routes (the same query, prefill on and off) whose first selection
+// and first round's arguments are the same.
+func agreement(on, off []Route) (same, pairs int) {
+	for i := range min(len(on), len(off)) {
+		pairs++
+		if firstDecision(on[i].Outcome) == firstDecision(off[i].Outcome) {
+			same++
+		}
+	}
+	return same, pairs
+}
+
+// firstDecision is a route's round-1 selection and the arguments of its round-1 calls, as text.
+func firstDecision(o *router.Outcome) string {
+	var b strings.Builder
+	for _, s := range o.Trace {
+		if s.Kind == router.StepSelect && s.Round == 1 {
+			b.WriteString(s.Detail)
+		}
+	}
+	for _, c := range o.Calls {
+		if c.Round == 1 {
+			a, _ := json.Marshal(c.Arguments)
+			fmt.Fprintf(&b, "|%s.%s %s", c.Server, c.Tool, a)
+		}
+	}
+	return b.String()
 }
 
 // size routes over an inventory of n BFCL functions with a budget of one call and num_ctx
@@ -176,6 +244,8 @@ func size(ctx context.Context, o Options, n int) (Size, error) {
 	defer inv.Close()
 	set := o.Settings
 	set.MaxToolCalls = 1
+	// Whole objects, so the figures show the grammar's cost by the size of the format's enum.
+	set.Prefill = false
 	set.Options = maps.Clone(set.Options)
 	if set.Options == nil {
 		set.Options = map[string]any{}

@@ -14,7 +14,8 @@ import (
 	"toolrouter/internal/fakeollama"
 )
 
-// Reply is the plumbing model. A selection request (its format has "use_tool") is answered
+// Reply is the plumbing model. A continuation (router.prefill: the conversation ends with the
+// answer so far) gets the value of its last key as the whole answer would have it. A selection request (its format has "use_tool") is answered
 // with the first tool of the format's enum when the conversation has no assistant turn yet, and
 // with no tool after that, in the shape of the format (every router.reasoning: calls as tool
 // names, or as objects naming the tool); a native request (tools offered) likewise with a tool
@@ -49,6 +50,9 @@ func reply(req api.ChatRequest) fakeollama.Reply {
 	var schema map[string]any
 	if err := json.Unmarshal(req.Format, &schema); err != nil {
 		return fakeollama.Reply{Content: `{}`}
+	}
+	if key, ok := continued(req.Messages); ok {
+		return fakeollama.Reply{Content: value(key, schema, firstRound(req.Messages[:len(req.Messages)-1]))}
 	}
 	props, _ := schema["properties"].(map[string]any)
 	if _, ok := props["use_tool"]; !ok {
@@ -88,6 +92,49 @@ func reply(req api.ChatRequest) fakeollama.Reply {
 	}
 	b, _ := json.Marshal(out)
 	return fakeollama.Reply{Content: string(b)}
+}
+
+// continued is the key whose value a continuation asks for: the conversation ends with the
+// assistant's answer so far (router.prefill), which ends with `"key":`.
+func continued(msgs []api.Message) (string, bool) {
+	if len(msgs) == 0 || msgs[len(msgs)-1].Role != "assistant" {
+		return "", false
+	}
+	text := strings.TrimSuffix(msgs[len(msgs)-1].Content, ":")
+	if !strings.HasSuffix(text, `"`) {
+		return "", false
+	}
+	text = text[:len(text)-1]
+	return text[strings.LastIndex(text, `"`)+1:], true
+}
+
+// value is a continued answer's value for key under schema, as reply writes the whole answer: a
+// phase-1 key's value as the selection has it, any other the smallest the schema allows.
+func value(key string, schema map[string]any, first bool) string {
+	var v any
+	switch key {
+	case "use_tool":
+		v = first
+	case "reasoning":
+		v = "plumbing"
+	case "needs_more", "direct":
+		v = false
+	case "search":
+		v = ""
+	case "calls":
+		item := minimal(schema["items"])
+		switch obj := item.(type) {
+		case map[string]any:
+			obj["tool"] = firstTool(schema)
+		default:
+			item = firstTool(schema)
+		}
+		v = []any{item}
+	default:
+		v = minimal(schema)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // native answers a native-mode request (tools offered, no format): on the first round a call of the

@@ -40,6 +40,8 @@ func Settings(model string) router.Settings {
 		ExecuteTimeout:   d.Router.ExecuteTimeout.D(),
 		RepairAttempts:   d.Router.RepairAttempts,
 		OnModelFailure:   router.FailureMode(d.Router.OnModelFailure),
+		Prefill:          d.PrefillOn(),
+		Renders:          true, // the benchmark's model server is Ollama
 	}
 }
 

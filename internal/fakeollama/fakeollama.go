@@ -91,6 +91,9 @@ type Server struct {
 	shown    []string
 	// pending are the whole answers being continued, by the conversation before the answer.
 	pending map[string]Reply
+	// replay are scripted answers that did not continue the answer they were asked to, to be
+	// sent again when the same conversation asks for a whole answer.
+	replay map[string]Reply
 }
 
 // New starts a fake that answers chat requests with replies, in order; once they run out it
@@ -336,6 +339,15 @@ func (s *Server) render(msgs []api.Message) string {
 	return b.String()
 }
 
+// conversation keys a conversation by its messages.
+func conversation(msgs []api.Message) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		b.WriteString(m.Role + "\x00" + m.Content + "\x00")
+	}
+	return b.String()
+}
+
 // maxPending bounds the answers being continued at once.
 const maxPending = 1024
 
@@ -352,14 +364,20 @@ var firstKey = regexp.MustCompile(`^\{"[^"\\]*":$`)
 func (s *Server) answer(req api.ChatRequest) Reply {
 	n := len(req.Messages)
 	if s.NoContinue || n == 0 || req.Messages[n-1].Role != "assistant" || req.Messages[n-1].Content == "" || len(req.Format) == 0 {
+		s.mu.Lock()
+		again, ok := s.replay[conversation(req.Messages)]
+		delete(s.replay, conversation(req.Messages))
+		if ok && !s.unrecorded {
+			s.requests = append(s.requests, req)
+		}
+		s.mu.Unlock()
+		if ok {
+			return again
+		}
 		return s.next(req)
 	}
 	prefix := strings.TrimPrefix(req.Messages[n-1].Content, s.Lead)
-	var conv strings.Builder
-	for _, m := range req.Messages[:n-1] {
-		conv.WriteString(m.Role + "\x00" + m.Content + "\x00")
-	}
-	key := conv.String()
+	key := conversation(req.Messages[:n-1])
 	s.mu.Lock()
 	reply, ok := s.pending[key]
 	s.mu.Unlock()
@@ -373,6 +391,16 @@ func (s *Server) answer(req api.ChatRequest) Reply {
 		reply = s.next(req)
 		var b bytes.Buffer
 		if json.Compact(&b, []byte(reply.Content)) != nil || !strings.HasPrefix(b.String(), prefix) {
+			if s.fn == nil {
+				// A scripted answer of another shape: sent as it is, and again to the same
+				// conversation asked for a whole answer, as a deterministic model would.
+				s.mu.Lock()
+				if s.replay == nil || len(s.replay) >= maxPending {
+					s.replay = map[string]Reply{}
+				}
+				s.replay[key] = reply
+				s.mu.Unlock()
+			}
 			return reply
 		}
 		if b.String() != reply.Content {

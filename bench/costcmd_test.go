@@ -150,8 +150,10 @@ func TestCost(t *testing.T) {
 				"Command: `go run ./bench cost -ollama " + fake.URL + " -model " + tc.model,
 				"Model: " + tc.model + " at " + fake.URL + " (Ollama 0.0.0-fake)",
 				"| reasoning | prefill | round | phase-1 answers | decode tokens | tokenizer tokens | rest ms | uncached % |",
-				"| tools | routes | degraded | phase-1 calls | prompt tokens | format bytes | rest ms | decode tokens | decode ms/token |",
-				fmt.Sprintf("| 10 | 2 | 0 | 2 | 100 | %d | 5.0 | 8.0 | 2.50 |", format),
+				"| tools | prefill | routes | degraded | phase-1 answers | prompt tokens | format bytes | rest ms | decode tokens | decode ms/token |",
+				fmt.Sprintf("| 10 | off | 2 | 0 | 2 | 100 | %d | 5.0 | 8.0 | 2.50 |", format),
+				"| 10 | on | 2 | 0 | 2 |",
+				"| tools | prefill | answers | continued | decode tokens | ms |",
 			}
 			for _, r := range []string{"none", "brief", "full"} {
 				want = append(want,

@@ -115,7 +115,9 @@ type Round struct {
 
 // Size is phase 1's cost over an inventory of Tools tools.
 type Size struct {
-	Tools         int    `json:"tools"`
+	Tools int `json:"tools"`
+	// Prefill is router.prefill.
+	Prefill       bool   `json:"prefill"`
 	Routes        int    `json:"routes"`
 	Degraded      int    `json:"degraded"`
 	FirstDegraded string `json:"first_degraded,omitempty"`
@@ -132,6 +134,12 @@ type Size struct {
 	MeanFormatBytes  float64 `json:"mean_format_bytes"`
 	MeanRestMS       float64 `json:"mean_rest_ms"`
 	DecodeMSPerToken float64 `json:"decode_ms_per_token"`
+	// Arguments are phase 2's answers over the BFCL functions (repairs included), Continued those
+	// written value by value (router.prefill, a format fixed but for its values); means per answer.
+	Arguments       int     `json:"arguments"`
+	Continued       int     `json:"continued"`
+	ArgumentsDecode float64 `json:"arguments_decode_tokens"`
+	ArgumentsMS     float64 `json:"arguments_ms"`
 }
 
 // phase1 pairs a route's select steps that carry the server's counters with their answers.
@@ -232,6 +240,16 @@ func SummariseSize(n int, routes []Route) Size {
 	z := Size{Tools: n, Routes: len(routes)}
 	for _, r := range routes {
 		countDegraded(r.Outcome, &z.Degraded, &z.FirstDegraded)
+		for _, st := range r.Outcome.Trace {
+			if st.Kind == router.StepArguments && st.Breakdown != nil {
+				z.Arguments++
+				if st.ModelCalls > 1 {
+					z.Continued++
+				}
+				z.ArgumentsDecode += float64(st.CompletionTokens)
+				z.ArgumentsMS += st.DurationMS
+			}
+		}
 		for _, c := range phase1Calls(r) {
 			z.Calls++
 			z.PromptTokens += c.step.PromptTokens
@@ -245,6 +263,9 @@ func SummariseSize(n int, routes []Route) Size {
 		calls := float64(z.Calls)
 		z.MeanPrompt, z.MeanDecode, z.MeanFormatBytes = float64(z.PromptTokens)/calls, float64(z.DecodeTokens)/calls, float64(z.FormatBytes)/calls
 		z.MeanRestMS = z.RestMSSum / calls
+	}
+	if z.Arguments > 0 {
+		z.ArgumentsDecode, z.ArgumentsMS = z.ArgumentsDecode/float64(z.Arguments), z.ArgumentsMS/float64(z.Arguments)
 	}
 	if z.DecodeTokens > 0 {
 		z.DecodeMSPerToken = z.DecodeMSSum / float64(z.DecodeTokens)

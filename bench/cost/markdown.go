@@ -73,16 +73,23 @@ func Markdown(r *Results) string {
 
 	if len(r.Sizes) > 0 {
 		fmt.Fprintf(&b, "\n### Rest by inventory size\n\n%d routes per size.\n\n", r.Reps)
-		b.WriteString("| tools | routes | degraded | phase-1 calls | prompt tokens | format bytes | rest ms | decode tokens | decode ms/token |\n")
-		b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		b.WriteString("| tools | prefill | routes | degraded | phase-1 answers | prompt tokens | format bytes | rest ms | decode tokens | decode ms/token |\n")
+		b.WriteString("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, z := range r.Sizes {
-			fmt.Fprintf(&b, "| %d | %d | %d | %d | %.0f | %.0f | %.1f | %.1f | %.2f |\n",
-				z.Tools, z.Routes, z.Degraded, z.Calls, z.MeanPrompt, z.MeanFormatBytes, z.MeanRestMS, z.MeanDecode, z.DecodeMSPerToken)
+			fmt.Fprintf(&b, "| %d | %s | %d | %d | %d | %.0f | %.0f | %.1f | %.1f | %.2f |\n",
+				z.Tools, onOff(z.Prefill), z.Routes, z.Degraded, z.Calls, z.MeanPrompt, z.MeanFormatBytes, z.MeanRestMS, z.MeanDecode, z.DecodeMSPerToken)
 		}
 		for _, z := range r.Sizes {
 			if z.FirstDegraded != "" {
-				fmt.Fprintf(&b, "\n%d tools: %d of %d routes degraded; the first: %s\n", z.Tools, z.Degraded, z.Routes, z.FirstDegraded)
+				fmt.Fprintf(&b, "\n%d tools, prefill %s: %d of %d routes degraded; the first: %s\n", z.Tools, onOff(z.Prefill), z.Degraded, z.Routes, z.FirstDegraded)
 			}
+		}
+		b.WriteString("\n**Phase 2 on BFCL's schemas**, the same routes: each arguments answer (repairs included) as a whole " +
+			"object (prefill off) or value by value where the tool's format fixes the object's text but for its values " +
+			"(every property required; **continued** counts those), means per answer.\n\n")
+		b.WriteString("| tools | prefill | answers | continued | decode tokens | ms |\n|---:|---|---:|---:|---:|---:|\n")
+		for _, z := range r.Sizes {
+			fmt.Fprintf(&b, "| %d | %s | %d | %d | %.1f | %.0f |\n", z.Tools, onOff(z.Prefill), z.Arguments, z.Continued, z.ArgumentsDecode, z.ArgumentsMS)
 		}
 	}
 	if g := r.Generated; g != nil {

@@ -101,7 +101,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%d tools: %w", n, err)
 		}
-		res.Sizes = append(res.Sizes, z)
+		res.Sizes = append(res.Sizes, z[:]...)
 	}
 	if o.GenerateExamples > 0 {
 		g, err := generated(ctx, o, o.GenerateExamples)
@@ -229,35 +229,36 @@ func firstDecision(o *router.Outcome) string {
 }
 
 // size routes over an inventory of n BFCL functions with a budget of one call and num_ctx
-// SizeNumCtx: the warm-up asks for the first function, each route after it for the next.
-func size(ctx context.Context, o Options, n int) (Size, error) {
+// SizeNumCtx, router.prefill on and off in turn: the warm-up asks for the first function, each
+// route after it for the next.
+func size(ctx context.Context, o Options, n int) ([2]Size, error) {
 	big, fns, err := bfcltools.NewServer(n)
 	if err != nil {
-		return Size{}, err
+		return [2]Size{}, err
 	}
 	servers := map[string]config.Server{"big": {Purpose: "BFCL functions", Transport: config.TransportBuiltin, Builtin: "big",
 		ConnectTimeout: config.Duration(time.Minute), CallTimeout: config.Duration(time.Minute)}}
 	inv, err := serve(ctx, servers, map[string]*server.MCPServer{"big": big}, o.Logger)
 	if err != nil {
-		return Size{}, err
+		return [2]Size{}, err
 	}
 	defer inv.Close()
 	set := o.Settings
 	set.MaxToolCalls = 1
-	// Whole objects, so the figures show the grammar's cost by the size of the format's enum.
-	set.Prefill = false
 	set.Options = maps.Clone(set.Options)
 	if set.Options == nil {
 		set.Options = map[string]any{}
 	}
 	set.Options["num_ctx"] = SizeNumCtx
-	fmt.Fprintf(o.Progress, "bench cost: %d tools: a warm-up route and %d routes\n", n, o.Reps)
+	fmt.Fprintf(o.Progress, "bench cost: %d tools: a warm-up route and %d routes, prefill on and off in turn\n", n, o.Reps)
 	asked := min(n, len(fns))
-	routes, err := measure(ctx, o.Server, inv, set, o.Logger, o.Reps, func(i int) string { return fns[i%asked].Question })
+	on, off, err := measurePair(ctx, o.Server, inv, set, o.Logger, o.Reps, func(i int) string { return fns[i%asked].Question })
 	if err != nil {
-		return Size{}, err
+		return [2]Size{}, err
 	}
-	return SummariseSize(n, routes), nil
+	out := [2]Size{SummariseSize(n, on), SummariseSize(n, off)}
+	out[0].Prefill = true
+	return out, nil
 }
 
 // measure makes a router of set on chat over inv, routes query(0) once to warm the server up (the

@@ -19,8 +19,12 @@ var Intro = "What a route costs on a real Ollama server, read from the router's 
 	"**Rounds by reasoning** routes the queries in turn over the built-in calculator and clock with the default " +
 	"budget of 4 calls, under each `router.reasoning`, after one warm-up route per setting that is not counted. " +
 	"**Rest by inventory size** routes BFCL questions over one in-process server of that many BFCL functions " +
-	"(`internal/bfcltools`) with `max_tool_calls` 1 and `num_ctx` " + strconv.Itoa(SizeNumCtx) + ", after one warm-up route.\n\n" +
-	"**decode tokens**: the phase-1 answer's tokens as the server decoded them (`eval_count`). **tokenizer " +
+	"(`internal/bfcltools`) with `max_tool_calls` 1 and `num_ctx` " + strconv.Itoa(SizeNumCtx) + ", after one warm-up route. " +
+	"Both are measured with `router.prefill` on (the default: the router writes what the format fixes and the model " +
+	"decodes the values, a phase-1 answer taking a model call per decision) and off (whole objects): two routers route " +
+	"each query one after the other, the order switching every pair.\n\n" +
+	"**decode tokens**: the phase-1 answer's tokens as the server decoded them (`eval_count`, added up over its calls " +
+	"with prefill). **tokenizer " +
 	"tokens**: the same answer's text counted by the model's tokenizer on the server (`/api/generate`, a raw " +
 	"prompt of the text alone): what a model writing the vocabulary's merged tokens would decode. **rest**: the " +
 	"server's total time less load, prefill and decode (rendering and tokenizing the prompt, waiting for a slot, " +

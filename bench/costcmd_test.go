@@ -113,7 +113,7 @@ func TestCost(t *testing.T) {
 			fake := fakeollama.NewFunc(t, m.reply)
 			fake.Models = []string{tc.model + ":latest", "tiny:latest"}
 			doc := filepath.Join(t.TempDir(), "docs", "benchmarks.md")
-			args := append([]string{"cost", "-ollama", fake.URL, "-model", tc.model, "-rounds-reps", "2", "-sizes", "10", "-reps", "2", "-doc", doc, "-q"}, tc.extra...)
+			args := append([]string{"cost", "-ollama", fake.URL, "-model", tc.model, "-rounds-reps", "2", "-sizes", "10", "-reps", "2", "-arguments", "3", "-doc", doc, "-q"}, tc.extra...)
 			var stdout, stderr bytes.Buffer
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
@@ -153,7 +153,10 @@ func TestCost(t *testing.T) {
 				"| tools | prefill | routes | degraded | phase-1 answers | prompt tokens | format bytes | rest ms | decode tokens | decode ms/token |",
 				fmt.Sprintf("| 10 | off | 2 | 0 | 2 | 100 | %d | 5.0 | 8.0 | 2.50 |", format),
 				"| 10 | on | 2 | 0 | 2 |",
-				"| tools | prefill | answers | continued | decode tokens | ms |",
+				"### Phase 2 on BFCL's schemas",
+				"| prefill | routes | answers | continued | model calls | decode tokens | ms | invalid |",
+				// Phase 2 alone: one answer a route, none continued without prefill.
+				"| on | 3 | 3 |", "| off | 3 | 3 | 0 | 1.0 |",
 			}
 			for _, r := range []string{"none", "brief", "full"} {
 				want = append(want,
@@ -194,7 +197,8 @@ func TestCostUsageErrors(t *testing.T) {
 	}{
 		{[]string{"-reasoning", "deep"}, `unknown reasoning "deep"`},
 		{[]string{"-sizes", "10,0"}, `-sizes: "0" is not a positive number`},
-		{[]string{"-reasoning", "", "-sizes", "", "-generate", "0"}, "nothing to measure"},
+		{[]string{"-reasoning", "", "-sizes", "", "-generate", "0", "-arguments", "0"}, "nothing to measure"},
+		{[]string{"-arguments", "-1"}, "-arguments: want 0 or more"},
 		{[]string{"-generate", "21"}, "-generate: want 0..20"},
 		{[]string{"-reps", "0"}, "want at least 1"},
 		{[]string{"stray"}, `unexpected argument "stray"`},

@@ -3,6 +3,7 @@ package router_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -199,6 +200,37 @@ func TestPrefillServerThatDoesNotContinue(t *testing.T) {
 			n := len(continuations(t, e.model.Requests(), ""))
 			if want := map[bool]int{true: 0, false: 1}[renders]; n != want {
 				t.Errorf("got %d continuations, want %d", n, want)
+			}
+		})
+	}
+}
+
+// TestNamedTool: a request that names its tool skips phase 1; phase 2 writes its arguments
+// (continued, with prefill) and the route ends with the call. An unknown name is ErrUnknownTool.
+func TestNamedTool(t *testing.T) {
+	for _, prefill := range []bool{false, true} {
+		t.Run(map[bool]string{false: "whole", true: "prefill"}[prefill], func(t *testing.T) {
+			e := newEnv(t, router.Settings{Prefill: prefill, Renders: true}, args(`{"a": 2, "b": 40}`))
+			out, err := e.router.Route(context.Background(), router.Request{Query: "what is 2 plus 40?", Tool: "calculator.add"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Result == nil || out.Result.Text != "42" || out.Stopped != router.StopDone || out.Rounds != 1 {
+				t.Fatalf("got result %+v stopped %s rounds %d, want 42, done in one round", out.Result, out.Stopped, out.Rounds)
+			}
+			for _, s := range out.Trace {
+				if s.Kind == router.StepSelect {
+					t.Errorf("got a select step %+v, want phase 1 skipped", s)
+				}
+			}
+			for _, r := range e.model.Requests() {
+				if strings.Contains(string(r.Format), "use_tool") || strings.HasPrefix(r.Messages[len(r.Messages)-1].Content, `{"use_tool"`) {
+					t.Errorf("got a phase-1 request (format %s), want none", r.Format)
+				}
+			}
+			_, err = e.router.Route(context.Background(), router.Request{Query: "x", Tool: "calculator.nope"})
+			if !errors.Is(err, router.ErrUnknownTool) {
+				t.Errorf("naming an unknown tool: got %v, want ErrUnknownTool", err)
 			}
 		})
 	}

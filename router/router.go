@@ -12,6 +12,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -301,6 +302,10 @@ type Request struct {
 	Deadline time.Duration
 	// OnEvent, if set, is called as the request progresses (never concurrently).
 	OnEvent func(Event)
+	// Tool, when set, is the qualified name of the one tool the request calls (two-phase mode):
+	// phase 1 is skipped, phase 2 writes the call's arguments, and the route ends with that call.
+	// A tool the identity may not use, or that does not exist, is an error wrapping ErrUnknownTool.
+	Tool string
 }
 
 // ErrModel wraps model failures returned when OnModelFailure is Fail.
@@ -350,11 +355,17 @@ func (r *Router) Route(ctx context.Context, req Request) (*Outcome, error) {
 		x.p = newNative(r, x.j, x.t, ps.tools)
 		err = x.loop(ctx)
 	default:
+		var named *inventory.Tool
+		if req.Tool != "" {
+			if named = ps.byName[req.Tool]; named == nil {
+				return nil, fmt.Errorf("%w %q", ErrUnknownTool, req.Tool)
+			}
+		}
 		var v *view
 		if v, err = r.phase1View(ctx, snap, ps, req.Query); err == nil {
 			x.t = &st.t
 			x.t.start(v.text, req.History, req.Query)
-			st.tp = twoPhase{r: r, j: x.j, t: x.t, ps: ps, snap: snap, query: req.Query}
+			st.tp = twoPhase{r: r, j: x.j, t: x.t, ps: ps, snap: snap, query: req.Query, named: named}
 			st.tp.show(v)
 			x.p = &st.tp
 			err = x.loop(ctx)

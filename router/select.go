@@ -92,6 +92,8 @@ type twoPhase struct {
 	allOffered   bool // round 1 showed the whole inventory
 	// planned is room for a round's calls: a round's plan is done with before the next.
 	planned [4]planned
+	// named is the tool the request named (Request.Tool): round 1 calls it without phase 1.
+	named *inventory.Tool
 }
 
 // show makes v the phase-1 view: the transcript's system prompt and, for a shortlist, a trace step
@@ -119,6 +121,13 @@ func (tp *twoPhase) plan(ctx context.Context, round, remaining int) (plan, error
 	searched := 0
 	if round == 1 {
 		tp.offer(tp.view)
+	}
+	if round == 1 && tp.named != nil {
+		name := tp.named.Qualified
+		quoted, _ := json.Marshal(name)
+		p := plan{answer: `{"use_tool":true,"calls":[` + string(quoted) + `],"needs_more":false,"direct":false}`,
+			reasoning: "the request named the tool", calls: append(tp.planned[:0], planned{tool: tp.named, name: name})}
+		return p, nil
 	}
 	for {
 		canSearch := tp.view.shortlist != nil && tp.searches < tp.r.set.MaxSearches && remaining-searched >= 2 &&

@@ -40,6 +40,8 @@ type Results struct {
 	Reps       int       `json:"reps"`
 	Settings   []Setting `json:"settings"`
 	Sizes      []Size    `json:"sizes"`
+	// Arguments is phase 2 on BFCL's schemas, prefill on then off (empty: not measured).
+	Arguments []Arguments `json:"arguments,omitempty"`
 	// Generated is the cost of writing example queries per tool (nil: not measured).
 	Generated *Generated `json:"generated,omitempty"`
 }
@@ -134,12 +136,52 @@ type Size struct {
 	MeanFormatBytes  float64 `json:"mean_format_bytes"`
 	MeanRestMS       float64 `json:"mean_rest_ms"`
 	DecodeMSPerToken float64 `json:"decode_ms_per_token"`
-	// Arguments are phase 2's answers over the BFCL functions (repairs included), Continued those
-	// written value by value (router.prefill, a format fixed but for its values); means per answer.
-	Arguments       int     `json:"arguments"`
-	Continued       int     `json:"continued"`
-	ArgumentsDecode float64 `json:"arguments_decode_tokens"`
-	ArgumentsMS     float64 `json:"arguments_ms"`
+}
+
+// Arguments is phase 2's cost on BFCL's schemas: each function's question routed naming the
+// function (phase 1 skipped), with router.prefill on or off.
+type Arguments struct {
+	Tools   int  `json:"tools"`
+	Prefill bool `json:"prefill"`
+	Routes  int  `json:"routes"`
+	// Answers are phase 2's answers (repairs included); Continued those written value by value
+	// (a format fixed but for its values); Invalid the calls whose arguments stayed invalid.
+	Answers   int `json:"answers"`
+	Continued int `json:"continued"`
+	Invalid   int `json:"invalid"`
+	// Means per answer: decode tokens, model calls and ms (the calls' times added).
+	MeanDecode float64 `json:"mean_decode_tokens"`
+	MeanCalls  float64 `json:"mean_model_calls"`
+	MeanMS     float64 `json:"mean_ms"`
+}
+
+// SummariseArguments aggregates the routes of the phase-2 part.
+func SummariseArguments(n int, routes []Route) Arguments {
+	a := Arguments{Tools: n, Routes: len(routes)}
+	for _, r := range routes {
+		for _, c := range r.Outcome.Calls {
+			if c.Error != nil && c.Error.Code == router.CodeInvalidArguments {
+				a.Invalid++
+			}
+		}
+		for _, st := range r.Outcome.Trace {
+			if st.Kind != router.StepArguments || st.Breakdown == nil {
+				continue
+			}
+			a.Answers++
+			if st.ModelCalls > 1 {
+				a.Continued++
+			}
+			a.MeanDecode += float64(st.CompletionTokens)
+			a.MeanCalls += float64(max(st.ModelCalls, 1))
+			a.MeanMS += st.DurationMS
+		}
+	}
+	if a.Answers > 0 {
+		n := float64(a.Answers)
+		a.MeanDecode, a.MeanCalls, a.MeanMS = a.MeanDecode/n, a.MeanCalls/n, a.MeanMS/n
+	}
+	return a
 }
 
 // phase1 pairs a route's select steps that carry the server's counters with their answers.
@@ -240,16 +282,6 @@ func SummariseSize(n int, routes []Route) Size {
 	z := Size{Tools: n, Routes: len(routes)}
 	for _, r := range routes {
 		countDegraded(r.Outcome, &z.Degraded, &z.FirstDegraded)
-		for _, st := range r.Outcome.Trace {
-			if st.Kind == router.StepArguments && st.Breakdown != nil {
-				z.Arguments++
-				if st.ModelCalls > 1 {
-					z.Continued++
-				}
-				z.ArgumentsDecode += float64(st.CompletionTokens)
-				z.ArgumentsMS += st.DurationMS
-			}
-		}
 		for _, c := range phase1Calls(r) {
 			z.Calls++
 			z.PromptTokens += c.step.PromptTokens
@@ -263,9 +295,6 @@ func SummariseSize(n int, routes []Route) Size {
 		calls := float64(z.Calls)
 		z.MeanPrompt, z.MeanDecode, z.MeanFormatBytes = float64(z.PromptTokens)/calls, float64(z.DecodeTokens)/calls, float64(z.FormatBytes)/calls
 		z.MeanRestMS = z.RestMSSum / calls
-	}
-	if z.Arguments > 0 {
-		z.ArgumentsDecode, z.ArgumentsMS = z.ArgumentsDecode/float64(z.Arguments), z.ArgumentsMS/float64(z.Arguments)
 	}
 	if z.DecodeTokens > 0 {
 		z.DecodeMSPerToken = z.DecodeMSSum / float64(z.DecodeTokens)

@@ -100,11 +100,10 @@ func TestSummariseSize(t *testing.T) {
 			name: "two routes",
 			routes: []Route{
 				{Outcome: outcome(1, 2, 0, "", sel(1, 1000, 40, 10, 20, 300), args(1)), Answers: []Answer{{FormatBytes: 500}}},
-				{Outcome: outcome(1, 2, 0, "", sel(1, 1200, 60, 30, 40, 600), continued(args(1), 30, 3)), Answers: []Answer{{FormatBytes: 700}}},
+				{Outcome: outcome(1, 2, 0, "", sel(1, 1200, 60, 30, 40, 600), args(1)), Answers: []Answer{{FormatBytes: 700}}},
 			},
 			want: Size{Tools: 30, Routes: 2, Calls: 2, PromptTokens: 2200, DecodeTokens: 40, FormatBytes: 1200, RestMSSum: 60, DecodeMSSum: 900,
-				MeanPrompt: 1100, MeanDecode: 20, MeanFormatBytes: 600, MeanRestMS: 30, DecodeMSPerToken: 22.5,
-				Arguments: 2, Continued: 1, ArgumentsDecode: 999, ArgumentsMS: 15},
+				MeanPrompt: 1100, MeanDecode: 20, MeanFormatBytes: 600, MeanRestMS: 30, DecodeMSPerToken: 22.5},
 		},
 		{
 			name: "nothing decoded",

@@ -88,12 +88,17 @@ func Markdown(r *Results) string {
 				fmt.Fprintf(&b, "\n%d tools, prefill %s: %d of %d routes degraded; the first: %s\n", z.Tools, onOff(z.Prefill), z.Degraded, z.Routes, z.FirstDegraded)
 			}
 		}
-		b.WriteString("\n**Phase 2 on BFCL's schemas**, the same routes: each arguments answer (repairs included) as a whole " +
-			"object (prefill off) or value by value where the tool's format fixes the object's text but for its values " +
-			"(every property required; **continued** counts those), means per answer.\n\n")
-		b.WriteString("| tools | prefill | answers | continued | decode tokens | ms |\n|---:|---|---:|---:|---:|---:|\n")
-		for _, z := range r.Sizes {
-			fmt.Fprintf(&b, "| %d | %s | %d | %d | %.1f | %.0f |\n", z.Tools, onOff(z.Prefill), z.Arguments, z.Continued, z.ArgumentsDecode, z.ArgumentsMS)
+	}
+	if len(r.Arguments) > 0 {
+		fmt.Fprintf(&b, "\n### Phase 2 on BFCL's schemas\n\nEach of the first %d BFCL functions' questions routed naming its "+
+			"function (phase 1 skipped), over an inventory of those functions, after one warm-up route; `router.prefill` on and "+
+			"off in turn. With prefill an answer is written value by value when the function's format fixes the object's text "+
+			"but for its values (every property required: **continued**), as a whole object otherwise. Means per phase-2 "+
+			"answer (repairs included); **invalid**: calls whose arguments stayed invalid after the repairs.\n\n", r.Arguments[0].Tools)
+		b.WriteString("| prefill | routes | answers | continued | model calls | decode tokens | ms | invalid |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+		for _, a := range r.Arguments {
+			fmt.Fprintf(&b, "| %s | %d | %d | %d | %.1f | %.1f | %.0f | %d |\n", onOff(a.Prefill), a.Routes, a.Answers, a.Continued,
+				a.MeanCalls, a.MeanDecode, a.MeanMS, a.Invalid)
 		}
 	}
 	if g := r.Generated; g != nil {

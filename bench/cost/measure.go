@@ -53,6 +53,8 @@ type Options struct {
 	// Reps routes (0: 3) after one warm-up route.
 	Sizes []int
 	Reps  int
+	// Arguments, when above 0, measures phase 2 alone on that many BFCL functions' schemas.
+	Arguments int
 	// GenerateExamples, when above 0, measures writing that many example queries for each built-in
 	// tool (retrieval.generate_examples).
 	GenerateExamples int
@@ -103,6 +105,13 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		}
 		res.Sizes = append(res.Sizes, z[:]...)
 	}
+	if o.Arguments > 0 {
+		a, err := arguments(ctx, o, o.Arguments)
+		if err != nil {
+			return nil, fmt.Errorf("phase 2 on BFCL: %w", err)
+		}
+		res.Arguments = a[:]
+	}
 	if o.GenerateExamples > 0 {
 		g, err := generated(ctx, o, o.GenerateExamples)
 		if err != nil {
@@ -141,7 +150,7 @@ func rounds(ctx context.Context, o Options) ([]Setting, error) {
 		set := o.Settings
 		set.Reasoning = r
 		fmt.Fprintf(o.Progress, "bench cost: reasoning %s: a warm-up route and %d routes over the calculator and clock, prefill on and off in turn\n", r, o.RoundsReps)
-		on, off, err := measurePair(ctx, o.Server, inv, set, o.Logger, o.RoundsReps, func(k int) string { return o.Queries[k%len(o.Queries)] })
+		on, off, err := measurePair(ctx, o.Server, inv, set, o.Logger, o.RoundsReps, func(k int) router.Request { return router.Request{Query: o.Queries[k%len(o.Queries)]} })
 		if err != nil {
 			return nil, fmt.Errorf("reasoning %s: %w", r, err)
 		}
@@ -169,10 +178,12 @@ func rounds(ctx context.Context, o Options) ([]Setting, error) {
 	return out, nil
 }
 
-// measurePair is measure for two routers of set, router.prefill on and off: a warm-up route each,
-// then reps routes each, alternating, the one that goes first switching every pair.
+// measurePair makes two routers of set on chat over inv, router.prefill on and off, routes
+// query(0) once with each to warm the server up (the model loaded, the prompt's prefix cached),
+// then query(1) … query(reps) with each, alternating, the one that goes first switching every
+// pair, and returns those routes.
 func measurePair(ctx context.Context, chat router.Chatter, inv *inventory.Manager, set router.Settings, log *slog.Logger, reps int,
-	query func(int) string) (on, off []Route, err error) {
+	query func(int) router.Request) (on, off []Route, err error) {
 	var (
 		recs [2]*answers
 		rts  [2]*router.Router
@@ -252,7 +263,7 @@ func size(ctx context.Context, o Options, n int) ([2]Size, error) {
 	set.Options["num_ctx"] = SizeNumCtx
 	fmt.Fprintf(o.Progress, "bench cost: %d tools: a warm-up route and %d routes, prefill on and off in turn\n", n, o.Reps)
 	asked := min(n, len(fns))
-	on, off, err := measurePair(ctx, o.Server, inv, set, o.Logger, o.Reps, func(i int) string { return fns[i%asked].Question })
+	on, off, err := measurePair(ctx, o.Server, inv, set, o.Logger, o.Reps, func(i int) router.Request { return router.Request{Query: fns[i%asked].Question} })
 	if err != nil {
 		return [2]Size{}, err
 	}
@@ -261,31 +272,12 @@ func size(ctx context.Context, o Options, n int) ([2]Size, error) {
 	return out, nil
 }
 
-// measure makes a router of set on chat over inv, routes query(0) once to warm the server up (the
-// model loaded, the prompt's prefix cached), then query(1) … query(reps), and returns those.
-func measure(ctx context.Context, chat router.Chatter, inv *inventory.Manager, set router.Settings, log *slog.Logger, reps int, query func(int) string) ([]Route, error) {
-	rec := &answers{byID: map[string][]trajectory.Record{}}
-	set.Recorder = rec
-	rt := router.New(chat, inv, inv, set, log)
-	if _, err := route(ctx, rt, rec, query(0)); err != nil {
-		return nil, fmt.Errorf("warm-up: %w", err)
-	}
-	out := make([]Route, 0, reps)
-	for i := range reps {
-		r, err := route(ctx, rt, rec, query(i+1))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, nil
-}
-
-// route routes one query and pairs the trace's select steps with their trajectory records.
-func route(ctx context.Context, rt *router.Router, rec *answers, query string) (Route, error) {
+// route routes one request and pairs the trace's select steps with their trajectory records.
+func route(ctx context.Context, rt *router.Router, rec *answers, req router.Request) (Route, error) {
 	start := time.Now()
-	out, err := rt.Route(ctx, router.Request{Query: query})
+	out, err := rt.Route(ctx, req)
 	wall := time.Since(start)
+	query := req.Query
 	if err != nil {
 		return Route{}, fmt.Errorf("routing %q: %w", query, err)
 	}
@@ -375,4 +367,40 @@ func countTokens(ctx context.Context, s Server, model string, numCtx int, text s
 		return 0, fmt.Errorf("counting tokens with %s: the server sent no final message", model)
 	}
 	return n, nil
+}
+
+// arguments routes each of the first n BFCL functions' questions naming that function
+// (router.Request.Tool: phase 1 skipped), router.prefill on and off in turn, over an inventory of
+// those n functions with a budget of one call: phase 2 alone on BFCL's schemas.
+func arguments(ctx context.Context, o Options, n int) ([2]Arguments, error) {
+	big, fns, err := bfcltools.NewServer(n)
+	if err != nil {
+		return [2]Arguments{}, err
+	}
+	servers := map[string]config.Server{"big": {Purpose: "BFCL functions", Transport: config.TransportBuiltin, Builtin: "big",
+		ConnectTimeout: config.Duration(time.Minute), CallTimeout: config.Duration(time.Minute)}}
+	inv, err := serve(ctx, servers, map[string]*server.MCPServer{"big": big}, o.Logger)
+	if err != nil {
+		return [2]Arguments{}, err
+	}
+	defer inv.Close()
+	n = min(n, len(fns))
+	set := o.Settings
+	set.MaxToolCalls = 1
+	set.Options = maps.Clone(set.Options)
+	if set.Options == nil {
+		set.Options = map[string]any{}
+	}
+	set.Options["num_ctx"] = SizeNumCtx
+	fmt.Fprintf(o.Progress, "bench cost: phase 2 on %d BFCL functions: a warm-up route and %d routes, prefill on and off in turn\n", n, n)
+	on, off, err := measurePair(ctx, o.Server, inv, set, o.Logger, n, func(i int) router.Request {
+		fn := fns[i%n]
+		return router.Request{Query: fn.Question, Tool: inventory.Qualify("big", fn.Name)}
+	})
+	if err != nil {
+		return [2]Arguments{}, err
+	}
+	out := [2]Arguments{SummariseArguments(n, on), SummariseArguments(n, off)}
+	out[0].Prefill = true
+	return out, nil
 }

@@ -359,8 +359,10 @@ var firstKey = regexp.MustCompile(`^\{"[^"\\]*":$`)
 // whole answer scripted for the conversation. The whole answer is the next reply (script or
 // function) when the continuation is of a first key, or of an answer the fake is not continuing;
 // its text, compacted, must start with the continued text, else it is sent as it is (a model that
-// answers a continuation with a value of its own, or a server that does not continue). Logprobs
-// scripted for the whole answer go with the value when they spell it.
+// answers a continuation with a value of its own, or a server that does not continue) and, when
+// scripted, sent again to the same conversation's next request for a whole answer (a
+// deterministic model answers the same prompt alike). Logprobs scripted for the whole answer go
+// with the value when they spell it.
 func (s *Server) answer(req api.ChatRequest) Reply {
 	n := len(req.Messages)
 	if s.NoContinue || n == 0 || req.Messages[n-1].Role != "assistant" || req.Messages[n-1].Content == "" || len(req.Format) == 0 {

@@ -167,7 +167,7 @@ func TestCost(t *testing.T) {
 					// adds one) and the routes decide as without it.
 					fmt.Sprintf("| %s | on | 2 | 0 | 2.0 |", r),
 					fmt.Sprintf("| %s | on | %d.0 |", r, map[string]int{"none": 4, "brief": 5, "full": 5}[r]),
-					fmt.Sprintf("| 2 of 2 |\n| %s | off |", r))
+					fmt.Sprintf("| 2 of 2 | 2 of 2 |\n| %s | off |", r))
 			}
 			if tc.random {
 				want = append(want, report.RandomWeightsLabel+" (a test chat with the model succeeded)", "counted with tiny's tokenizer")

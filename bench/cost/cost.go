@@ -70,10 +70,11 @@ type Setting struct {
 	// Prefill is router.prefill: the router writes what the format fixes, the model the values.
 	Prefill bool `json:"prefill"`
 	Routes  int  `json:"routes"`
-	// SameDecisions of Pairs routes made the same first selection and round-1 arguments with
-	// prefill on and off (the same query, one after the other).
-	SameDecisions int `json:"same_decisions"`
-	Pairs         int `json:"pairs"`
+	// SameSelections of Pairs routes (the same query with prefill on and off, one after the other)
+	// made the same first selection; SameArguments of those also wrote the same round-1 arguments.
+	SameSelections int `json:"same_selections"`
+	SameArguments  int `json:"same_arguments"`
+	Pairs          int `json:"pairs"`
 	// First is round 1's phase-1 answer (every model call it took): mean decode tokens and ms
 	// (the select step's time: its calls' wall times added).
 	FirstCalls     int     `json:"first_calls"`

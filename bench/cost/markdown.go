@@ -147,12 +147,14 @@ func prefillTable(settings []Setting) string {
 	b.WriteString("\n### Prefill against whole objects\n\nThe same routes as above, `router.prefill` on and off in turn " +
 		"(each query routed by both routers one after the other). **round-1 phase 1** is the first selection: its model calls, " +
 		"the tokens the server decoded for it, and its time (the calls' times added); **phase 2** the same per arguments answer " +
-		"(repairs included); **same decisions**: pairs whose first selection and round-1 arguments were identical.\n\n")
-	b.WriteString("| reasoning | prefill | round-1 phase 1: calls | decode tokens | ms | phase 2: calls | decode tokens | ms | route wall ms | same decisions |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		"(repairs included); **same selection**: pairs whose first selection was identical, **same arguments**: of those, the " +
+		"ones whose round-1 arguments were identical too.\n\n")
+	b.WriteString("| reasoning | prefill | round-1 phase 1: calls | decode tokens | ms | phase 2: calls | decode tokens | ms | route wall ms | same selection | same arguments |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range settings {
-		fmt.Fprintf(&b, "| %s | %s | %.1f | %.1f | %.0f | %.1f | %.1f | %.0f | %.0f | %d of %d |\n", s.Reasoning, onOff(s.Prefill),
-			s.FirstModelCall, s.FirstDecode, s.FirstMS, s.ArgumentsCalls, s.ArgumentsDecode, s.ArgumentsMS, s.WallMS, s.SameDecisions, s.Pairs)
+		fmt.Fprintf(&b, "| %s | %s | %.1f | %.1f | %.0f | %.1f | %.1f | %.0f | %.0f | %d of %d | %d of %d |\n", s.Reasoning, onOff(s.Prefill),
+			s.FirstModelCall, s.FirstDecode, s.FirstMS, s.ArgumentsCalls, s.ArgumentsDecode, s.ArgumentsMS, s.WallMS,
+			s.SameSelections, s.Pairs, s.SameArguments, s.SameSelections)
 	}
 	b.WriteString("\n")
 	for i := 0; i+1 < len(settings); i += 2 {

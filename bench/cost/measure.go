@@ -171,7 +171,7 @@ func rounds(ctx context.Context, o Options) ([]Setting, error) {
 			}
 			s := SummariseSetting(o.Reasonings[i], routes)
 			s.Prefill = k == 0
-			s.SameDecisions, s.Pairs = agreement(pair[0], pair[1])
+			s.SameSelections, s.SameArguments, s.Pairs = agreement(pair[0], pair[1])
 			out = append(out, s)
 		}
 	}
@@ -211,29 +211,37 @@ func measurePair(ctx context.Context, chat router.Chatter, inv *inventory.Manage
 }
 
 // agreement counts the pairs of routes (the same query, prefill on and off) whose first selection
-// and first round's arguments are the same.
-func agreement(on, off []Route) (same, pairs int) {
+// was the same, and of those the ones whose round-1 calls had the same arguments.
+func agreement(on, off []Route) (selections, arguments, pairs int) {
 	for i := range min(len(on), len(off)) {
 		pairs++
-		if firstDecision(on[i].Outcome) == firstDecision(off[i].Outcome) {
-			same++
+		if firstSelection(on[i].Outcome) == firstSelection(off[i].Outcome) {
+			selections++
+			if firstArguments(on[i].Outcome) == firstArguments(off[i].Outcome) {
+				arguments++
+			}
 		}
 	}
-	return same, pairs
+	return selections, arguments, pairs
 }
 
-// firstDecision is a route's round-1 selection and the arguments of its round-1 calls, as text.
-func firstDecision(o *router.Outcome) string {
-	var b strings.Builder
+// firstSelection is a route's round-1 selection as the trace describes it.
+func firstSelection(o *router.Outcome) string {
 	for _, s := range o.Trace {
 		if s.Kind == router.StepSelect && s.Round == 1 {
-			b.WriteString(s.Detail)
+			return s.Detail
 		}
 	}
+	return ""
+}
+
+// firstArguments are the tools and arguments of a route's round-1 calls, as text.
+func firstArguments(o *router.Outcome) string {
+	var b strings.Builder
 	for _, c := range o.Calls {
 		if c.Round == 1 {
 			a, _ := json.Marshal(c.Arguments)
-			fmt.Fprintf(&b, "|%s.%s %s", c.Server, c.Tool, a)
+			fmt.Fprintf(&b, "%s.%s %s|", c.Server, c.Tool, a)
 		}
 	}
 	return b.String()

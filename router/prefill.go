@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"toolrouter/provider"
 	"toolrouter/tokens"
 )
 
@@ -216,6 +219,12 @@ func (c *continuation) value(ctx context.Context, format []byte, kind valueKind,
 	}
 	rep, err := c.r.completeWith(ctx, msgs, format, nil, c.est, topLogprobs, set)
 	c.add(rep)
+	var ae *provider.APIError
+	if err != nil && !c.r.set.Renders && errors.As(err, &ae) && ae.StatusCode == http.StatusBadRequest {
+		// An OpenAI-compatible server that refuses the request (a final assistant message, or a
+		// format that is not an object) does not continue answers either.
+		return "", nil, fmt.Errorf("%w: %w", errNotContinued, err)
+	}
 	if err != nil {
 		return "", nil, err
 	}

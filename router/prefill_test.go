@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ollama/ollama/api"
 
 	"toolrouter/internal/fakeollama"
+	"toolrouter/internal/fakeopenai"
+	"toolrouter/provider"
 	"toolrouter/router"
 )
 
@@ -233,5 +237,31 @@ func TestNamedTool(t *testing.T) {
 				t.Errorf("naming an unknown tool: got %v, want ErrUnknownTool", err)
 			}
 		})
+	}
+}
+
+// TestPrefillRefusedByOpenAIServer: an OpenAI-compatible server that refuses a continuation (400:
+// a root schema that is not an object, say) is taken as one that does not continue: the route
+// goes on with a whole object, and so does the next.
+func TestPrefillRefusedByOpenAIServer(t *testing.T) {
+	whole := `{"use_tool":true,"calls":["calculator.add"],"needs_more":false,"direct":true}`
+	fake := fakeopenai.New(t,
+		fakeopenai.Reply{Status: http.StatusBadRequest, Error: "the schema's root must be an object", ErrorType: "invalid_request_error"},
+		fakeopenai.Reply{Content: whole}, fakeopenai.Reply{Content: `{"a": 2, "b": 40}`},
+		fakeopenai.Reply{Content: whole}, fakeopenai.Reply{Content: `{"a": 2, "b": 40}`})
+	e := newEnvWith(t, router.Settings{Prefill: true}, fakeollama.New(t))
+	rt := router.New(provider.NewOpenAI(fake.BaseURL(), "", nil), e.inv, e.inv, router.Settings{Model: "gpt", Prefill: true,
+		CallTimeout: 10 * time.Second}, quiet)
+	for i := range 2 {
+		out, err := rt.Route(context.Background(), router.Request{Query: "what is 2 plus 40?"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Result == nil || out.Result.Text != "42" || out.Degraded != "" {
+			t.Fatalf("route %d: got result %+v degraded %q, want 42", i, out.Result, out.Degraded)
+		}
+	}
+	if n := len(fake.Requests()); n != 5 {
+		t.Errorf("got %d requests, want 5: the refused continuation, then whole objects", n)
 	}
 }

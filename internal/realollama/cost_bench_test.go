@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,4 +124,82 @@ func enumCut(b testing.TB, format json.RawMessage, n int) json.RawMessage {
 		b.Fatal(err)
 	}
 	return slices.Concat(format[:start], cut, format[end:])
+}
+
+// BenchmarkContinuedList measures the call that writes phase 1's list of calls under prefill, over
+// 10, 30 and 200 BFCL tools: as the router sends it (every qualified name), with the names' server
+// prefix dropped ("short"), and with the enum cut to its first 10 names ("head10"), the same
+// prompt and answer so far each time. It reports the decoded tokens and the call's time: whether
+// fewer or shorter alternatives pay.
+//
+//	go test -tags realollama -run '^$' -bench ContinuedList -benchtime 5x ./internal/realollama/
+func BenchmarkContinuedList(b *testing.B) {
+	o := realOllama(b)
+	for _, n := range []int{10, 30, 200} {
+		big, fns := bfcltools.Server(b, n)
+		inv := inventory.New(map[string]config.Server{"big": builtin("big")},
+			inventory.Options{Logger: quiet, InProcess: map[string]*server.MCPServer{"big": big}})
+		inv.Start(context.Background())
+		b.Cleanup(inv.Close)
+		rec := newRecorder(b, o)
+		rt := newRouter(b, o, rec, inv, router.Settings{MaxToolCalls: 1, Prefill: true, Renders: true,
+			Options: map[string]any{"temperature": 0, "seed": 42, "num_ctx": 32768}})
+		if _, err := rt.Route(context.Background(), router.Request{Query: fns[0].Question}); err != nil {
+			b.Fatal(err)
+		}
+		var list *exchange
+		for _, x := range rec.since(0) {
+			if m := x.req.Messages; len(m) > 0 && m[len(m)-1].Role == "assistant" && strings.HasSuffix(m[len(m)-1].Content, `"calls":`) {
+				list = x
+			}
+		}
+		if list == nil {
+			b.Skipf("%d tools: the model chose no tool, so no list was asked for", n)
+		}
+		for _, variant := range []string{"qualified", "short", "head10"} {
+			b.Run(fmt.Sprintf("tools=%d/%s", n, variant), func(b *testing.B) {
+				req := list.req
+				var f map[string]any
+				if err := json.Unmarshal(req.Format, &f); err != nil {
+					b.Fatal(err)
+				}
+				items := f["items"].(map[string]any)
+				names := items["enum"].([]any)
+				switch variant {
+				case "short":
+					short := make([]any, len(names))
+					for i, n := range names {
+						short[i] = strings.TrimPrefix(n.(string), "big.")
+					}
+					items["enum"] = short
+				case "head10":
+					items["enum"] = names[:min(10, len(names))]
+				}
+				format, err := json.Marshal(f) // keys sorted: items, maxItems, minItems, type; the grammar is the same
+				if err != nil {
+					b.Fatal(err)
+				}
+				req.Format = format
+				stream := false
+				req.Stream = &stream
+				var tokens, total float64
+				c := o.client()
+				for b.Loop() {
+					var final api.ChatResponse
+					if err := c.Chat(context.Background(), &req, func(r api.ChatResponse) error {
+						if r.Done {
+							final = r
+						}
+						return nil
+					}); err != nil {
+						b.Fatal(err)
+					}
+					tokens += float64(final.EvalCount)
+					total += msOf(final.TotalDuration)
+				}
+				b.ReportMetric(tokens/float64(b.N), "decode-tok")
+				b.ReportMetric(total/float64(b.N), "call-ms")
+			})
+		}
+	}
 }

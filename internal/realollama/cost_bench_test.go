@@ -129,8 +129,10 @@ func enumCut(b testing.TB, format json.RawMessage, n int) json.RawMessage {
 // BenchmarkContinuedList measures the call that writes phase 1's list of calls under prefill, over
 // 10, 30 and 200 BFCL tools: as the router sends it (every qualified name), with the names' server
 // prefix dropped ("short"), and with the enum cut to its first 10 names ("head10"), the same
-// prompt and answer so far each time. It reports the decoded tokens and the call's time: whether
-// fewer or shorter alternatives pay.
+// prompt and answer so far each time. It reports the decoded tokens, the call's time and the
+// decode time per token: whether fewer or shorter alternatives pay. With random weights the
+// tokens a variant decodes are not comparable (a logit a hair apart picks another piece), the
+// time per token is.
 //
 //	go test -tags realollama -run '^$' -bench ContinuedList -benchtime 5x ./internal/realollama/
 func BenchmarkContinuedList(b *testing.B) {
@@ -182,7 +184,7 @@ func BenchmarkContinuedList(b *testing.B) {
 				req.Format = format
 				stream := false
 				req.Stream = &stream
-				var tokens, total float64
+				var tokens, total, decodeMS float64
 				c := o.client()
 				for b.Loop() {
 					var final api.ChatResponse
@@ -196,9 +198,11 @@ func BenchmarkContinuedList(b *testing.B) {
 					}
 					tokens += float64(final.EvalCount)
 					total += msOf(final.TotalDuration)
+					decodeMS += msOf(final.EvalDuration)
 				}
 				b.ReportMetric(tokens/float64(b.N), "decode-tok")
 				b.ReportMetric(total/float64(b.N), "call-ms")
+				b.ReportMetric(decodeMS/max(tokens, 1), "ms/decode-tok")
 			})
 		}
 	}

@@ -140,11 +140,13 @@ func validArguments(tool *inventory.Tool, text string, finished []Call) (map[str
 func (r *Router) argumentsAnswer(ctx context.Context, msgs []api.Message, format []byte, est tokens.Estimate) (reply, error) {
 	if lead, ok := r.continuing(ctx); ok {
 		if values, ok := objectValues(format); ok {
-			rep, err := r.continueObject(ctx, msgs, est, lead, values)
+			partial, err := r.continueObject(ctx, msgs, est, lead, values)
 			if !errors.Is(err, errNotContinued) || ctx.Err() != nil {
-				return rep, err
+				return partial, err
 			}
 			r.stopPrefill(err)
+			whole, err := r.complete(ctx, msgs, format, nil, est, 0)
+			return afterContinuation(partial, whole), err
 		}
 	}
 	return r.complete(ctx, msgs, format, nil, est, 0)

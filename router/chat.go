@@ -28,6 +28,8 @@ type reply struct {
 	// Calls is the number of model calls the answer took when it is a continued one (prefill.go),
 	// whose figures above are their sums; 0 for one call.
 	Calls int
+	// DoneReason is the server's ("stop", "length", …).
+	DoneReason string
 }
 
 // chatRequest is a chat request with the values of its pointer fields: stream, truncate and
@@ -88,7 +90,8 @@ func (r *Router) completeWith(ctx context.Context, msgs []api.Message, format []
 		req.KeepAlive = &api.Duration{Duration: r.set.KeepAlive}
 	}
 	a, err := provider.Call(ctx, r.chat, req, provider.CallOptions{MaxResponseBytes: r.set.MaxResponseBytes})
-	out := reply{Text: a.Text, ToolCalls: a.ToolCalls, Logprobs: a.Logprobs, Stats: a.Stats, Duration: a.Wall, Estimated: est.Tokens}
+	out := reply{Text: a.Text, ToolCalls: a.ToolCalls, Logprobs: a.Logprobs, Stats: a.Stats, Duration: a.Wall, Estimated: est.Tokens,
+		DoneReason: a.DoneReason}
 	switch {
 	case errors.Is(err, provider.ErrInputTooLong):
 		r.est.Observe(r.set.Model, est, est.Tokens+1, true)

@@ -56,44 +56,72 @@ type prefiller struct {
 	// continued answer starts with it, so the model sees the turn it was trained on.
 	lead  string
 	tried time.Time
+	// probing says a probe of the template is under way.
+	probing bool
 }
 
-// continuing reports whether answers are prefilled now, and the lead they start with. The first
-// call on a server that renders templates (Settings.Renders) learns the lead.
+// continuing reports whether answers are prefilled now, and the lead they start with. On a server
+// that renders templates (Settings.Renders) the lead is learnt first, by one probe at a time: the
+// request that starts it waits for it (no longer than its own deadline), others meanwhile answer
+// with whole objects.
 func (r *Router) continuing(ctx context.Context) (string, bool) {
 	if !r.set.Prefill || r.set.Think {
 		return "", false // thinking comes before the answer: nothing to continue
 	}
 	p := &r.pf
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	switch p.state {
-	case prefillOn:
+	switch {
+	case p.state == prefillOn:
+		defer p.mu.Unlock()
 		return p.lead, true
-	case prefillOff:
+	case p.state == prefillOff, p.probing, !p.tried.IsZero() && time.Since(p.tried) < prefillRetry:
+		p.mu.Unlock()
 		return "", false
-	}
-	if !r.set.Renders {
+	case !r.set.Renders:
+		defer p.mu.Unlock()
 		p.state = prefillOn // detected on the first answer instead (errNotContinued)
 		return "", true
 	}
-	if !p.tried.IsZero() && time.Since(p.tried) < prefillRetry {
+	p.probing, p.tried = true, time.Now()
+	p.mu.Unlock()
+	// The probe may load the model: it has a model call's bound, not the request's, and goes on
+	// when the request stops waiting.
+	probe, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.probeTimeout())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer cancel()
+		lead, err := r.learnLead(probe)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.probing = false
+		switch {
+		case errors.Is(err, errNotContinued):
+			p.state = prefillOff
+			r.log.Warn("the model's template does not continue a final assistant message; answers are whole objects",
+				"model", r.set.Model, "err", err)
+		case err != nil:
+			r.log.Debug("could not read the model's template; answers are whole objects for now", "model", r.set.Model, "err", err)
+		case p.state == prefillUnknown:
+			p.state, p.lead = prefillOn, lead
+		}
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
 		return "", false
 	}
-	p.tried = time.Now()
-	lead, err := r.learnLead(ctx)
-	switch {
-	case errors.Is(err, errNotContinued):
-		p.state = prefillOff
-		r.log.Warn("the model's template does not continue a final assistant message; answers are whole objects",
-			"model", r.set.Model, "err", err)
-		return "", false
-	case err != nil:
-		r.log.Debug("could not read the model's template; answers are whole objects for now", "model", r.set.Model, "err", err)
-		return "", false
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lead, p.state == prefillOn
+}
+
+// probeTimeout bounds the template probe: a model call's bound (it may load the model).
+func (r *Router) probeTimeout() time.Duration {
+	if r.set.CallTimeout > 0 {
+		return r.set.CallTimeout
 	}
-	p.state, p.lead = prefillOn, lead
-	return lead, true
+	return DefaultPhaseTimeout
 }
 
 // stopPrefill turns prefilling off for good: the server did not continue an answer.
@@ -112,8 +140,6 @@ func (r *Router) stopPrefill(err error) {
 // final assistant message that starts with that is rendered as exactly that prompt followed by the
 // message's text, left open. errNotContinued when it is not.
 func (r *Router) learnLead(ctx context.Context) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
 	base := []api.Message{{Role: "system", Content: "s"}, {Role: "user", Content: "u"}}
 	open, err := r.renderPrompt(ctx, base)
 	if err != nil {
@@ -145,7 +171,12 @@ func (r *Router) learnLead(ctx context.Context) (string, error) {
 func (r *Router) renderPrompt(ctx context.Context, msgs []api.Message) (string, error) {
 	stream := false
 	think := api.ThinkValue{Value: r.set.Think}
-	req := &api.ChatRequest{Model: r.set.Model, Messages: msgs, Stream: &stream, Think: &think, DebugRenderOnly: true}
+	// The options and keep_alive of every call, so a model the probe loads is the one they use.
+	req := &api.ChatRequest{Model: r.set.Model, Messages: msgs, Stream: &stream, Think: &think, DebugRenderOnly: true,
+		Options: *r.options.Load()}
+	if r.set.KeepAlive != 0 {
+		req.KeepAlive = &api.Duration{Duration: r.set.KeepAlive}
+	}
 	var out *api.DebugInfo
 	err := r.chat.Chat(ctx, req, func(resp api.ChatResponse) error {
 		if resp.DebugInfo != nil {
@@ -154,10 +185,10 @@ func (r *Router) renderPrompt(ctx context.Context, msgs []api.Message) (string, 
 		return nil
 	})
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("rendering the model's template: %w", err)
 	}
 	if out == nil {
-		return "", errors.New("the server rendered no template")
+		return "", errors.New("rendering the model's template: the server sent none")
 	}
 	return out.RenderedTemplate, nil
 }
@@ -197,8 +228,11 @@ func (c *continuation) key(k string) {
 	} else {
 		c.text.WriteByte(',')
 	}
-	b, _ := json.Marshal(k)
-	c.text.Write(b)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the key as the schema's grammar writes it
+	_ = enc.Encode(k)
+	c.text.Write(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 	c.text.WriteByte(':')
 }
 
@@ -209,15 +243,18 @@ func (c *continuation) literal(v string) { c.text.WriteString(v) }
 // topLogprobs > 0 asks for the tokens' log probabilities. The value is returned as written; an
 // answer that is not a value of kind is errNotContinued.
 func (c *continuation) value(ctx context.Context, format []byte, kind valueKind, topLogprobs int) (string, []api.Logprob, error) {
-	msgs := append(c.msgs, api.Message{Role: "assistant", Content: c.lead + c.text.String()})
+	last := api.Message{Role: "assistant", Content: c.lead + c.text.String()}
+	msgs := append(c.msgs, last)
 	var set map[string]any
 	switch kind {
 	case boolValue:
 		set = map[string]any{"num_predict": 1}
 	case listValue:
-		set = map[string]any{"stop": []string{"]"}}
+		set = map[string]any{"stop": append(c.r.stops(), "]")}
 	}
-	rep, err := c.r.completeWith(ctx, msgs, format, nil, c.est, topLogprobs, set)
+	// The prompt is the request's and the answer so far.
+	est := c.est.Plus(c.r.est.Messages(c.r.set.Model, []api.Message{last}))
+	rep, err := c.r.completeWith(ctx, msgs, format, nil, est, topLogprobs, set)
 	c.add(rep)
 	var ae *provider.APIError
 	if err != nil && !c.r.set.Renders && errors.As(err, &ae) && ae.StatusCode == http.StatusBadRequest {
@@ -229,24 +266,69 @@ func (c *continuation) value(ctx context.Context, format []byte, kind valueKind,
 		return "", nil, err
 	}
 	v, ok := continued(rep.Text, kind)
-	if !ok {
+	switch {
+	case !ok && kind != boolValue && rep.DoneReason == "length":
+		// Cut at the configured num_predict: the answer is the model's, unfinished, as a whole
+		// object cut there would be.
+		return "", nil, fmt.Errorf("the answer stopped at num_predict: %q", clipText(rep.Text))
+	case !ok:
 		return "", nil, errNotContinued
 	}
 	c.text.WriteString(v)
 	return v, rep.Logprobs, nil
 }
 
+// stops are the configured stop strings.
+func (r *Router) stops() []string {
+	var out []string
+	switch s := (*r.options.Load())["stop"].(type) {
+	case []string:
+		out = append(out, s...)
+	case []any:
+		for _, v := range s {
+			if t, ok := v.(string); ok {
+				out = append(out, t)
+			}
+		}
+	case string:
+		out = append(out, s)
+	}
+	return out
+}
+
+func clipText(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
 // add adds a call's costs to the sequence's.
-func (c *continuation) add(rep reply) {
-	c.rep.Calls++
-	s := &c.rep.Stats
-	s.PromptTokens += rep.Stats.PromptTokens // each call's whole prompt, mostly from the cache
-	s.DecodeTokens += rep.Stats.DecodeTokens
-	s.TotalMS += rep.Stats.TotalMS
-	s.Breakdown.Add(rep.Stats.Breakdown)
-	c.rep.Duration += rep.Duration
-	c.rep.Estimated = max(c.rep.Estimated, rep.Estimated)
-	c.rep.Exceeded = c.rep.Exceeded || rep.Exceeded
+func (c *continuation) add(rep reply) { c.rep.add(rep) }
+
+// add adds another answer's model calls and costs to r's.
+func (r *reply) add(o reply) {
+	r.Calls += max(o.Calls, 1)
+	s := &r.Stats
+	s.PromptTokens += o.Stats.PromptTokens // each call's whole prompt, mostly from the cache
+	s.DecodeTokens += o.Stats.DecodeTokens
+	s.TotalMS += o.Stats.TotalMS
+	s.Breakdown.Add(o.Stats.Breakdown)
+	r.Duration += o.Duration
+	r.Estimated = max(r.Estimated, o.Estimated)
+	r.Exceeded = r.Exceeded || o.Exceeded
+}
+
+// afterContinuation is whole, the answer asked for after a continuation that was not continued,
+// with that continuation's calls and costs added.
+func afterContinuation(partial, whole reply) reply {
+	if partial.Calls == 0 {
+		return whole
+	}
+	out := partial
+	out.add(whole)
+	out.Text, out.ToolCalls, out.Logprobs, out.DoneReason = whole.Text, whole.ToolCalls, whole.Logprobs, whole.DoneReason
+	return out
 }
 
 // close ends the object and returns the sequence as one reply: the whole answer's text and the

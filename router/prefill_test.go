@@ -122,8 +122,12 @@ func TestPrefillSelection(t *testing.T) {
 					selects++
 				}
 			}
-			if step == nil || step.ModelCalls != selects && selects > 1 {
-				t.Errorf("select step %+v: want model_calls %d", step, selects)
+			wantCalls := selects
+			if selects == 1 {
+				wantCalls = 0 // one call: no model_calls
+			}
+			if step == nil || step.ModelCalls != wantCalls {
+				t.Errorf("select step %+v: want model_calls %d", step, wantCalls)
 			}
 			if out.Usage.LLMCalls != len(tc.want) {
 				t.Errorf("usage counts %d model calls, want %d", out.Usage.LLMCalls, len(tc.want))
@@ -192,6 +196,7 @@ func TestPrefillServerThatDoesNotContinue(t *testing.T) {
 			model := fakeollama.New(t, replies...)
 			model.NoContinue = true
 			e := newEnvWith(t, router.Settings{Prefill: true, Renders: renders}, model)
+			calls := 0
 			for i := range 2 {
 				out, err := e.router.Route(context.Background(), router.Request{Query: "what is 2 plus 40?"})
 				if err != nil {
@@ -200,6 +205,10 @@ func TestPrefillServerThatDoesNotContinue(t *testing.T) {
 				if out.Result == nil || out.Result.Text != "42" || out.Degraded != "" {
 					t.Fatalf("route %d: got result %+v degraded %q, want 42", i, out.Result, out.Degraded)
 				}
+				calls += out.Usage.LLMCalls
+			}
+			if n := len(e.model.Requests()); calls != n {
+				t.Errorf("usage counts %d model calls, the server answered %d: the continuation's must count", calls, n)
 			}
 			n := len(continuations(t, e.model.Requests(), ""))
 			if want := map[bool]int{true: 0, false: 1}[renders]; n != want {
@@ -238,6 +247,13 @@ func TestNamedTool(t *testing.T) {
 			}
 		})
 	}
+	t.Run("native mode refuses it", func(t *testing.T) {
+		e := newEnv(t, router.Settings{Mode: router.Native})
+		_, err := e.router.Route(context.Background(), router.Request{Query: "what is 2 plus 40?", Tool: "calculator.add"})
+		if !errors.Is(err, router.ErrNamedNative) || len(e.model.Requests()) != 0 {
+			t.Errorf("got %v after %d model calls, want ErrNamedNative before any", err, len(e.model.Requests()))
+		}
+	})
 }
 
 // TestPrefillRefusedByOpenAIServer: an OpenAI-compatible server that refuses a continuation (400:
@@ -263,5 +279,35 @@ func TestPrefillRefusedByOpenAIServer(t *testing.T) {
 	}
 	if n := len(fake.Requests()); n != 5 {
 		t.Errorf("got %d requests, want 5: the refused continuation, then whole objects", n)
+	}
+}
+
+// TestPrefillReasoning: with router.reasoning "brief" the reasoning is the first value continued,
+// under its bound, and the rest follows it.
+func TestPrefillReasoning(t *testing.T) {
+	model := fakeollama.New(t,
+		fakeollama.Reply{Content: `{"reasoning":"adds","use_tool":true,"calls":["calculator.add"],"needs_more":false,"direct":true}`},
+		args(`{"a": 2, "b": 40}`))
+	e := newEnvWith(t, router.Settings{Prefill: true, Renders: true, Reasoning: router.ReasoningBrief}, model)
+	out, err := e.router.Route(context.Background(), router.Request{Query: "what is 2 plus 40?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []continued{
+		{`{"reasoning":`, `{"type":"string","maxLength":160}`},
+		{`{"reasoning":"adds","use_tool":`, `{"type":"boolean"}`},
+		{`{"reasoning":"adds","use_tool":true,"calls":`, ""},
+	}
+	got := continuations(t, e.model.Requests(), "")
+	if len(got) < len(want) {
+		t.Fatalf("got continuations %+v, want them to start with %+v", got, want)
+	}
+	for i, w := range want {
+		if got[i].prefix != w.prefix || w.format != "" && got[i].format != w.format {
+			t.Errorf("continuation %d: got %+v, want %+v", i, got[i], w)
+		}
+	}
+	if out.Reasoning != "adds" || out.Result == nil || out.Result.Text != "42" {
+		t.Errorf("got reasoning %q result %+v, want adds and 42", out.Reasoning, out.Result)
 	}
 }

@@ -302,11 +302,16 @@ type Request struct {
 	Deadline time.Duration
 	// OnEvent, if set, is called as the request progresses (never concurrently).
 	OnEvent func(Event)
-	// Tool, when set, is the qualified name of the one tool the request calls (two-phase mode):
-	// phase 1 is skipped, phase 2 writes the call's arguments, and the route ends with that call.
-	// A tool the identity may not use, or that does not exist, is an error wrapping ErrUnknownTool.
+	// Tool, when set, is the qualified name of the tool round 1 calls (two-phase mode only): phase
+	// 1 is skipped in that round and phase 2 writes the call's arguments; the route ends after it
+	// unless the call fails, when phase 1 chooses again as after any failed call. A tool the
+	// identity may not use, or that does not exist, is an error wrapping ErrUnknownTool.
 	Tool string
 }
+
+// ErrNamedNative is Route's error for a request that names its tool in native mode, where the
+// model's own tool calling chooses.
+var ErrNamedNative = errors.New("a request may name its tool in two-phase mode only")
 
 // ErrModel wraps model failures returned when OnModelFailure is Fail.
 var ErrModel = errors.New("model failed")
@@ -321,8 +326,9 @@ func (e *PhaseError) Error() string { return e.Phase + ": " + e.Err.Error() }
 func (e *PhaseError) Unwrap() error { return e.Err }
 
 // Route answers one request. It returns an error only when the model fails and the failure mode
-// is Fail (wrapping ErrModel); tool errors, invalid arguments, deadlines and degraded answers are
-// reported in the Outcome, with every call made so far.
+// is Fail (wrapping ErrModel), or when the request names a tool it cannot call (ErrUnknownTool, or
+// ErrNamedNative in native mode); tool errors, invalid arguments, deadlines and degraded answers
+// are reported in the Outcome, with every call made so far.
 func (r *Router) Route(ctx context.Context, req Request) (*Outcome, error) {
 	deadline := r.set.Deadline
 	if req.Deadline > 0 && req.Deadline < deadline {
@@ -345,6 +351,16 @@ func (r *Router) Route(ctx context.Context, req Request) (*Outcome, error) {
 	r.learnContextLength(ctx)
 	snap := r.inv.Snapshot()
 	ps := r.allowed(snap, req.Identity)
+	var named *inventory.Tool
+	switch {
+	case req.Tool == "":
+	case r.set.Mode == Native:
+		return nil, ErrNamedNative
+	case ps.byName[req.Tool] == nil:
+		return nil, fmt.Errorf("%w %q", ErrUnknownTool, req.Tool)
+	default:
+		named = ps.byName[req.Tool]
+	}
 	var err error
 	switch {
 	case len(ps.tools) == 0:
@@ -355,12 +371,6 @@ func (r *Router) Route(ctx context.Context, req Request) (*Outcome, error) {
 		x.p = newNative(r, x.j, x.t, ps.tools)
 		err = x.loop(ctx)
 	default:
-		var named *inventory.Tool
-		if req.Tool != "" {
-			if named = ps.byName[req.Tool]; named == nil {
-				return nil, fmt.Errorf("%w %q", ErrUnknownTool, req.Tool)
-			}
-		}
 		var v *view
 		if v, err = r.phase1View(ctx, snap, ps, req.Query); err == nil {
 			x.t = &st.t

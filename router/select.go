@@ -123,11 +123,7 @@ func (tp *twoPhase) plan(ctx context.Context, round, remaining int) (plan, error
 		tp.offer(tp.view)
 	}
 	if round == 1 && tp.named != nil {
-		name := tp.named.Qualified
-		quoted, _ := json.Marshal(name)
-		p := plan{answer: `{"use_tool":true,"calls":[` + string(quoted) + `],"needs_more":false,"direct":false}`,
-			reasoning: "the request named the tool", calls: append(tp.planned[:0], planned{tool: tp.named, name: name})}
-		return p, nil
+		return tp.namedPlan(), nil
 	}
 	for {
 		canSearch := tp.view.shortlist != nil && tp.searches < tp.r.set.MaxSearches && remaining-searched >= 2 &&
@@ -164,6 +160,29 @@ func (tp *twoPhase) plan(ctx context.Context, round, remaining int) (plan, error
 		tasks(p.calls)
 		return p, nil
 	}
+}
+
+// namedPlan is round 1's plan for a request that named its tool: that call, and as the answer the
+// transcript keeps, the selection phase 1 would have written for it under router.reasoning.
+func (tp *twoPhase) namedPlan() plan {
+	const why = "the request named the tool"
+	name := tp.named.Qualified
+	var call any = name
+	if tp.r.set.Reasoning == ReasoningFull {
+		call = selectCall{Tool: name, Task: why}
+	}
+	sel := struct {
+		Reasoning string `json:"reasoning,omitempty"`
+		UseTool   bool   `json:"use_tool"`
+		Calls     []any  `json:"calls"`
+		NeedsMore bool   `json:"needs_more"`
+		Direct    bool   `json:"direct"`
+	}{UseTool: true, Calls: []any{call}}
+	if tp.r.set.Reasoning != ReasoningNone {
+		sel.Reasoning = why
+	}
+	answer, _ := json.Marshal(sel)
+	return plan{answer: string(answer), reasoning: why, calls: append(tp.planned[:0], planned{tool: tp.named, name: name})}
 }
 
 // offer adds what v shows to the tools round 1 was offered.
@@ -210,8 +229,9 @@ func (tp *twoPhase) selectOnce(ctx context.Context, round, remaining int, canSea
 			tp.r.stopPrefill(err)
 		}
 		if errors.Is(err, errNotContinued) && ctx.Err() == nil {
-			t0 = time.Now()
-			rep, err = tp.r.complete(ctx, msgs, format, nil, est, topLogprobs)
+			var whole reply
+			whole, err = tp.r.complete(ctx, msgs, format, nil, est, topLogprobs)
+			rep = afterContinuation(rep, whole)
 		}
 	} else {
 		rep, err = tp.r.complete(ctx, msgs, format, nil, est, topLogprobs)

@@ -74,9 +74,10 @@ func TestOpenAIClient(t *testing.T) {
 
 	model := fakeollama.NewFunc(t, func(req api.ChatRequest) fakeollama.Reply {
 		switch {
-		case strings.Contains(string(req.Format), "needs_more"):
-			return reply(map[string]any{"reasoning": "sum", "use_tool": true, "calls": []map[string]string{{"tool": "calculator.add", "task": "add"}},
-				"needs_more": false, "direct": false})
+		case fakeollama.Selecting(req):
+			// In the selection's key order, which a continued answer follows.
+			return fakeollama.Reply{Content: `{"use_tool":true,"calls":["calculator.add"],"needs_more":false,"direct":false}`,
+				PromptTokens: 300, CompletionTokens: 20}
 		case req.Format != nil:
 			return reply(map[string]any{"a": 2, "b": 3})
 		}

@@ -555,3 +555,18 @@ func Scored(tool, rival string, toolP, useToolP float64, promptTokens int) Reply
 	}
 	return Reply{Content: text.String(), Logprobs: lps, PromptTokens: promptTokens, CompletionTokens: len(lps)}
 }
+
+// Selecting reports whether req asks for a phase-1 selection: whole (its format has needs_more)
+// or continued (router.prefill: the answer so far opens with a selection's first key), so that a
+// scripted model answers both with the whole selection and the fake continues it.
+func Selecting(req api.ChatRequest) bool {
+	if bytes.Contains(req.Format, []byte(`"needs_more"`)) {
+		return true
+	}
+	n := len(req.Messages)
+	if n == 0 || req.Messages[n-1].Role != "assistant" {
+		return false
+	}
+	last := req.Messages[n-1].Content
+	return strings.Contains(last, `{"use_tool":`) || strings.Contains(last, `{"reasoning":`)
+}

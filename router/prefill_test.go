@@ -41,6 +41,15 @@ func continuations(t *testing.T, reqs []api.ChatRequest, lead string) []continue
 
 func TestPrefillSelection(t *testing.T) {
 	const think = "<think>\n\n</think>\n\n"
+	// A one-tool route: each decision of phase 1, then each argument.
+	oneTool := []continued{
+		{`{"use_tool":`, `{"type":"boolean"}`},
+		{`{"use_tool":true,"calls":`, ""},
+		{`{"use_tool":true,"calls":["calculator.add"],"needs_more":`, `{"type":"boolean"}`},
+		{`{"use_tool":true,"calls":["calculator.add"],"needs_more":false,"direct":`, `{"type":"boolean"}`},
+		{`{"a":`, `{"description":"The first addend.","type":"number"}`},
+		{`{"a":2,"b":`, `{"description":"The second addend.","type":"number"}`},
+	}
 	tests := []struct {
 		name    string
 		reply   fakeollama.Reply
@@ -50,23 +59,9 @@ func TestPrefillSelection(t *testing.T) {
 		wantUse bool
 	}{
 		{"one tool: the model writes use_tool, the list, needs_more and direct, then each argument", sel("calculator.add", true), "",
-			false, []continued{
-				{`{"use_tool":`, `{"type":"boolean"}`},
-				{`{"use_tool":true,"calls":`, ""},
-				{`{"use_tool":true,"calls":["calculator.add"],"needs_more":`, `{"type":"boolean"}`},
-				{`{"use_tool":true,"calls":["calculator.add"],"needs_more":false,"direct":`, `{"type":"boolean"}`},
-				{`{"a":`, `{"description":"The first addend.","type":"number"}`},
-				{`{"a":2,"b":`, `{"description":"The second addend.","type":"number"}`},
-			}, true},
+			false, oneTool, true},
 		{"a thinking template: each continuation starts with its empty think block", sel("calculator.add", true), think,
-			false, []continued{
-				{`{"use_tool":`, `{"type":"boolean"}`},
-				{`{"use_tool":true,"calls":`, ""},
-				{`{"use_tool":true,"calls":["calculator.add"],"needs_more":`, `{"type":"boolean"}`},
-				{`{"use_tool":true,"calls":["calculator.add"],"needs_more":false,"direct":`, `{"type":"boolean"}`},
-				{`{"a":`, `{"description":"The first addend.","type":"number"}`},
-				{`{"a":2,"b":`, `{"description":"The second addend.","type":"number"}`},
-			}, true},
+			false, oneTool, true},
 		{"no tool: one decision, the rest written by the router", sel("none", false), "",
 			false, []continued{{`{"use_tool":`, `{"type":"boolean"}`}}, false},
 	}

@@ -251,24 +251,11 @@ func firstArguments(o *router.Outcome) string {
 // SizeNumCtx, router.prefill on and off in turn: the warm-up asks for the first function, each
 // route after it for the next.
 func size(ctx context.Context, o Options, n int) ([2]Size, error) {
-	big, fns, err := bfcltools.NewServer(n)
-	if err != nil {
-		return [2]Size{}, err
-	}
-	servers := map[string]config.Server{"big": {Purpose: "BFCL functions", Transport: config.TransportBuiltin, Builtin: "big",
-		ConnectTimeout: config.Duration(time.Minute), CallTimeout: config.Duration(time.Minute)}}
-	inv, err := serve(ctx, servers, map[string]*server.MCPServer{"big": big}, o.Logger)
+	inv, fns, set, err := bfcl(ctx, o, n)
 	if err != nil {
 		return [2]Size{}, err
 	}
 	defer inv.Close()
-	set := o.Settings
-	set.MaxToolCalls = 1
-	set.Options = maps.Clone(set.Options)
-	if set.Options == nil {
-		set.Options = map[string]any{}
-	}
-	set.Options["num_ctx"] = SizeNumCtx
 	fmt.Fprintf(o.Progress, "bench cost: %d tools: a warm-up route and %d routes, prefill on and off in turn\n", n, o.Reps)
 	asked := min(n, len(fns))
 	on, off, err := measurePair(ctx, o.Server, inv, set, o.Logger, o.Reps, func(i int) router.Request { return router.Request{Query: fns[i%asked].Question} })
@@ -381,25 +368,12 @@ func countTokens(ctx context.Context, s Server, model string, numCtx int, text s
 // (router.Request.Tool: phase 1 skipped), router.prefill on and off in turn, over an inventory of
 // those n functions with a budget of one call: phase 2 alone on BFCL's schemas.
 func arguments(ctx context.Context, o Options, n int) ([2]Arguments, error) {
-	big, fns, err := bfcltools.NewServer(n)
-	if err != nil {
-		return [2]Arguments{}, err
-	}
-	servers := map[string]config.Server{"big": {Purpose: "BFCL functions", Transport: config.TransportBuiltin, Builtin: "big",
-		ConnectTimeout: config.Duration(time.Minute), CallTimeout: config.Duration(time.Minute)}}
-	inv, err := serve(ctx, servers, map[string]*server.MCPServer{"big": big}, o.Logger)
+	inv, fns, set, err := bfcl(ctx, o, n)
 	if err != nil {
 		return [2]Arguments{}, err
 	}
 	defer inv.Close()
 	n = min(n, len(fns))
-	set := o.Settings
-	set.MaxToolCalls = 1
-	set.Options = maps.Clone(set.Options)
-	if set.Options == nil {
-		set.Options = map[string]any{}
-	}
-	set.Options["num_ctx"] = SizeNumCtx
 	fmt.Fprintf(o.Progress, "bench cost: phase 2 on %d BFCL functions: a warm-up route and %d routes, prefill on and off in turn\n", n, n)
 	on, off, err := measurePair(ctx, o.Server, inv, set, o.Logger, n, func(i int) router.Request {
 		fn := fns[i%n]
@@ -411,4 +385,28 @@ func arguments(ctx context.Context, o Options, n int) ([2]Arguments, error) {
 	out := [2]Arguments{SummariseArguments(n, on), SummariseArguments(n, off)}
 	out[0].Prefill = true
 	return out, nil
+}
+
+// bfcl serves n BFCL functions in process as server "big" and returns its inventory (the caller
+// closes it), the functions, and the settings that route over them: a budget of one call and
+// num_ctx SizeNumCtx.
+func bfcl(ctx context.Context, o Options, n int) (*inventory.Manager, []bfcltools.Function, router.Settings, error) {
+	big, fns, err := bfcltools.NewServer(n)
+	if err != nil {
+		return nil, nil, router.Settings{}, err
+	}
+	servers := map[string]config.Server{"big": {Purpose: "BFCL functions", Transport: config.TransportBuiltin, Builtin: "big",
+		ConnectTimeout: config.Duration(time.Minute), CallTimeout: config.Duration(time.Minute)}}
+	inv, err := serve(ctx, servers, map[string]*server.MCPServer{"big": big}, o.Logger)
+	if err != nil {
+		return nil, nil, router.Settings{}, err
+	}
+	set := o.Settings
+	set.MaxToolCalls = 1
+	set.Options = maps.Clone(set.Options)
+	if set.Options == nil {
+		set.Options = map[string]any{}
+	}
+	set.Options["num_ctx"] = SizeNumCtx
+	return inv, fns, set, nil
 }

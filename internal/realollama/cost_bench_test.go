@@ -79,17 +79,8 @@ func BenchmarkPhase1Rest(b *testing.B) {
 				stream := false
 				req.Stream = &stream
 				var rest, decode, decodeMS float64
-				c := o.client()
 				for b.Loop() {
-					var final api.ChatResponse
-					if err := c.Chat(context.Background(), &req, func(r api.ChatResponse) error {
-						if r.Done {
-							final = r
-						}
-						return nil
-					}); err != nil {
-						b.Fatal(err)
-					}
+					final := replay(b, o, &req)
 					st := provider.StatsOf(final.Metrics)
 					rest += st.RestMS
 					decode += float64(st.DecodeTokens)
@@ -102,6 +93,21 @@ func BenchmarkPhase1Rest(b *testing.B) {
 			})
 		}
 	}
+}
+
+// replay sends req to the real server again and returns its final message.
+func replay(b *testing.B, o ollama, req *api.ChatRequest) api.ChatResponse {
+	b.Helper()
+	var final api.ChatResponse
+	if err := o.client().Chat(context.Background(), req, func(r api.ChatResponse) error {
+		if r.Done {
+			final = r
+		}
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	return final
 }
 
 // enumCut is a phase-1 format with its tool enum cut to the first n names, its text otherwise as
@@ -185,17 +191,8 @@ func BenchmarkContinuedList(b *testing.B) {
 				stream := false
 				req.Stream = &stream
 				var tokens, total, decodeMS float64
-				c := o.client()
 				for b.Loop() {
-					var final api.ChatResponse
-					if err := c.Chat(context.Background(), &req, func(r api.ChatResponse) error {
-						if r.Done {
-							final = r
-						}
-						return nil
-					}); err != nil {
-						b.Fatal(err)
-					}
+					final := replay(b, o, &req)
 					tokens += float64(final.EvalCount)
 					total += msOf(final.TotalDuration)
 					decodeMS += msOf(final.EvalDuration)

@@ -1,0 +1,82 @@
+package approval
+
+import (
+	"errors"
+	"sync"
+)
+
+// Decision is what a person decided about a held call.
+type Decision string
+
+// Decisions.
+const (
+	Approved Decision = "approved"
+	Declined Decision = "declined"
+)
+
+// ErrTooManyWaiting is Waiters.Add's error when its bound is reached: the route answers at once,
+// with the call held, as it would without a wait.
+var ErrTooManyWaiting = errors.New("too many routes wait for approvals")
+
+// Waiters connects a route that waits for the decision on its held call with the person who
+// decides it in the same process. A waiting route costs a channel and a map entry, no goroutine
+// of its own and no polling. It is safe for concurrent use.
+type Waiters struct {
+	max int
+	mu  sync.Mutex // guards m
+	m   map[string]chan Decision
+}
+
+// NewWaiters returns Waiters that let at most max routes wait at once.
+func NewWaiters(max int) *Waiters {
+	return &Waiters{max: max, m: make(map[string]chan Decision)}
+}
+
+// Add registers a wait for the call held under key (its token's hash, Keeper.Key) and returns
+// the channel its decision arrives on, once, and the function that ends the wait; a route calls
+// it however the wait ended. ErrTooManyWaiting when max routes wait already.
+func (w *Waiters) Add(key string) (<-chan Decision, func(), error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.m) >= w.max {
+		return nil, nil, ErrTooManyWaiting
+	}
+	ch := make(chan Decision, 1)
+	w.m[key] = ch
+	return ch, func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.m[key] == ch {
+			delete(w.m, key)
+		}
+	}, nil
+}
+
+// Decide hands d to the route waiting for the call held under key and reports whether one was
+// waiting; the wait ends then, so a second decision finds none.
+func (w *Waiters) Decide(key string, d Decision) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ch, ok := w.m[key]
+	if !ok {
+		return false
+	}
+	delete(w.m, key)
+	ch <- d
+	return true
+}
+
+// Waiting reports whether a route waits for the call held under key.
+func (w *Waiters) Waiting(key string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.m[key]
+	return ok
+}
+
+// Len is how many routes wait.
+func (w *Waiters) Len() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.m)
+}

@@ -152,10 +152,8 @@ func routePattern(p string) string {
 	return regexp.MustCompile(`\{[a-z]+\}$`).ReplaceAllString(p, "*")
 }
 
-// scanCodes reads the module's non-test Go source for the error codes it makes: the Code of
-// each answer.Problem literal, the first argument of answer.BadRequest and answer.ParamError (a
-// 400), and what fiberCode names fiber's statuses; a constant's value is read where it is declared.
-func scanCodes(t *testing.T) map[string]*sourceCode {
+// parseModule parses the module's non-test Go source, but for internal/ and the benchmarks.
+func parseModule(t *testing.T) (*token.FileSet, []*ast.File) {
 	t.Helper()
 	fset := token.NewFileSet()
 	var files []*ast.File
@@ -186,6 +184,62 @@ func scanCodes(t *testing.T) map[string]*sourceCode {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return fset, files
+}
+
+// TestCallErrorTableMatchesCode: docs/api.md's table of calls[].error.code has a row for every
+// code a call can carry (the Code constants of packages router and mcpserver), and none other.
+func TestCallErrorTableMatchesCode(t *testing.T) {
+	_, files := parseModule(t)
+	codes := map[string]bool{}
+	for _, f := range files {
+		if f.Name.Name != "router" && f.Name.Name != "mcpserver" {
+			continue
+		}
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, name := range vs.Names {
+					if i < len(vs.Values) && strings.HasPrefix(name.Name, "Code") {
+						if s, ok := stringLit(vs.Values[i]); ok {
+							codes[s] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	if len(codes) < 10 {
+		t.Fatalf("the scan found %d call error codes; it no longer reads how the source makes them", len(codes))
+	}
+	documented := map[string]bool{}
+	for _, row := range markdownTable(t, filepath.Join(repoRoot, "docs", "api.md"), "## `POST /v1/route`", "| code | meaning |") {
+		for _, c := range backticked(row[0]) {
+			documented[c] = true
+		}
+	}
+	for _, c := range sortedKeys(codes) {
+		if !documented[c] {
+			t.Errorf("calls[].error.code table: no row for %s, which a call can carry", c)
+		}
+	}
+	for _, c := range sortedKeys(documented) {
+		if !codes[c] {
+			t.Errorf("calls[].error.code table: a row for %s, which no call carries", c)
+		}
+	}
+}
+
+// scanCodes reads the module's non-test Go source for the error codes it makes: the Code of
+// each answer.Problem literal, the first argument of answer.BadRequest and answer.ParamError (a
+// 400), and what fiberCode names fiber's statuses; a constant's value is read where it is declared.
+func scanCodes(t *testing.T) map[string]*sourceCode {
+	t.Helper()
+	fset, files := parseModule(t)
 	consts, literals := map[string]string{}, map[string]bool{}
 	for _, f := range files {
 		ast.Inspect(f, func(n ast.Node) bool {

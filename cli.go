@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,24 +51,88 @@ func exitCode(err error) int {
 	return exitUsage
 }
 
+// command is one command of the command line: what the usage says of it and, for a command that
+// takes neither the shared flags nor the configuration, how it runs. The usage, the check of the
+// command named and the dispatch all read this one table (commands).
+type command struct {
+	name     string   // the word that names it
+	synopsis string   // its arguments, after "toolrouter "
+	summary  []string // what it does, a line of the usage each
+	// alone, if not nil, runs the command (given as self) with the arguments after its name; it
+	// prints its own help for -h. Without it the command is run's, after the shared flags and the
+	// configuration.
+	alone func(ctx context.Context, self command, args []string, stdout, stderr io.Writer) error
+}
+
+// commands are the command line's commands, in the order the usage lists them; the first is the
+// default.
+var commands = []command{
+	{name: "serve", synopsis: "[flags] [serve]", summary: []string{"serve the HTTP API (default)"}},
+	{name: "route", synopsis: `[flags] route "QUERY"`, summary: []string{"route one query and print the outcome as JSON"}},
+	{name: "inventory", synopsis: "[flags] inventory", summary: []string{"print the exported tool inventory as JSON"}},
+	{name: "search", synopsis: `[flags] search "QUERY"`, summary: []string{"show the tools retrieval offers for a query, as JSON"}},
+	{name: "mcp", synopsis: "[flags] mcp", summary: []string{"serve toolrouter as an MCP server over stdio"}},
+	{name: "usage", synopsis: "[flags] usage [-since T] [-until T] [-by org|team|agent|tool|model]",
+		summary: []string{"print the usage records' totals as a table"}},
+	{name: "keys", synopsis: "keys new --org O [--team T] [--agent A] [--name N]", summary: []string{"make an API key"},
+		alone: func(_ context.Context, self command, args []string, stdout, _ io.Writer) error {
+			return newKey(self, args, stdout)
+		}},
+	{name: "tools", synopsis: "tools approve SERVER.TOOL [-url URL]",
+		summary: []string{"lift a tool's quarantine on a running server", "(an admin API key in " + envAPIKey + ")"},
+		alone: func(ctx context.Context, self command, args []string, stdout, _ io.Writer) error {
+			return toolsCommand(ctx, self, args, stdout)
+		}},
+	{name: "mcp-builtin", synopsis: "mcp-builtin NAME [-http ADDR]",
+		summary: []string{"serve a built-in MCP server over stdio (or streamable HTTP)"}, alone: serveBuiltin},
+}
+
+// commandNamed is the command of that name; false when there is none.
+func commandNamed(name string) (command, bool) {
+	i := slices.IndexFunc(commands, func(c command) bool { return c.name == name })
+	if i < 0 {
+		return command{}, false
+	}
+	return commands[i], true
+}
+
+// known tells whether name is a command that run runs after the shared flags and the
+// configuration (not one that runs alone).
+func known(name string) bool {
+	c, ok := commandNamed(name)
+	return ok && c.alone == nil
+}
+
+// commandNames are the commands' names, "a, b or c".
+func commandNames() string {
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// writeCommand writes a command's lines of the usage: its synopsis, then its summary from column 40.
+func writeCommand(w io.Writer, c command) {
+	const column = 40
+	line := "  toolrouter " + c.synopsis
+	for _, s := range c.summary {
+		if len(line) >= column-1 {
+			fmt.Fprintln(w, line)
+			line = ""
+		}
+		fmt.Fprintf(w, "%-*s%s\n", column, line, s)
+		line = ""
+	}
+}
+
 // usage writes the commands and the flags of fs.
 func usage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprint(w, `Usage:
-  toolrouter [flags] [serve]            serve the HTTP API (default)
-  toolrouter [flags] route "QUERY"      route one query and print the outcome as JSON
-  toolrouter [flags] inventory          print the exported tool inventory as JSON
-  toolrouter [flags] search "QUERY"     show the tools retrieval offers for a query, as JSON
-  toolrouter [flags] mcp                serve toolrouter as an MCP server over stdio
-  toolrouter [flags] usage [-since T] [-until T] [-by org|team|agent|tool|model]
-                                        print the usage records' totals as a table
-  toolrouter keys new --org O [--team T] [--agent A] [--name N]
-                                        make an API key
-  toolrouter tools approve SERVER.TOOL [-url URL]
-                                        lift a tool's quarantine on a running server
-                                        (an admin API key in TOOLROUTER_API_KEY)
-  toolrouter mcp-builtin NAME [-http ADDR]
-                                        serve a built-in MCP server over stdio (or streamable HTTP)
-
+	fmt.Fprintln(w, "Usage:")
+	for _, c := range commands {
+		writeCommand(w, c)
+	}
+	fmt.Fprint(w, `
 Flags may come before or after the command and its query.
 Exit codes: 0 routed; 1 usage or configuration error; 2 degraded outcome or model failure;
 3 no MCP server up. A running server reloads its configuration on SIGHUP.
@@ -76,6 +141,26 @@ Flags:
 `)
 	fs.SetOutput(w)
 	fs.PrintDefaults()
+}
+
+// commandHelp writes the usage of c, a command that runs alone, with the flags of fs, to w.
+func commandHelp(w io.Writer, c command, fs *flag.FlagSet) {
+	fmt.Fprintln(w, "Usage:")
+	writeCommand(w, c)
+	if fs != nil {
+		fmt.Fprintln(w, "\nFlags:")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+}
+
+// isHelp tells whether arg asks for help, as the flag package reads it.
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--h", "--help":
+		return true
+	}
+	return false
 }
 
 // version is the module version and the VCS revision, time and modified flag the binary was
@@ -185,8 +270,8 @@ func parse(args []string, stdout, stderr io.Writer, uf *usageFlags) (invocation,
 	}
 	// The arguments are checked before anything is loaded or connected.
 	switch {
-	case cmd != "serve" && cmd != "route" && cmd != "inventory" && cmd != "search" && cmd != "mcp" && cmd != "usage":
-		return invocation{}, fmt.Errorf("unknown command %q: want serve, route, search, inventory, mcp, usage or mcp-builtin", cmd)
+	case !known(cmd):
+		return invocation{}, fmt.Errorf("unknown command %q: want %s", cmd, commandNames())
 	case cmd != "usage" && uf.set():
 		return invocation{}, errors.New("-since, -until and -by apply to usage")
 	case (cmd == "route" || cmd == "search") && len(rest) != 1:
@@ -241,18 +326,27 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 // newKey runs "keys new": it prints one JSON object, the new key (shown this once) and the
 // auth.keys entry that accepts it, which holds only the key's SHA-256.
-func newKey(args []string, stdout io.Writer) error {
+func newKey(self command, args []string, stdout io.Writer) error {
 	const usage = "usage: toolrouter keys new --org ORG [--team TEAM] [--agent AGENT] [--name NAME]"
-	if len(args) == 0 || args[0] != "new" {
-		return errors.New(usage)
-	}
 	fs := flag.NewFlagSet("keys new", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // the error says it all
 	org := fs.String("org", "", "the org the key identifies")
 	team := fs.String("team", "", "a team of the org")
 	agent := fs.String("agent", "", "an agent of the team")
 	name := fs.String("name", "", "the key's name in logs (default: org-team-agent)")
-	if err := fs.Parse(args[1:]); err != nil {
+	if len(args) > 0 && isHelp(args[0]) {
+		commandHelp(stdout, self, fs)
+		return nil
+	}
+	if len(args) == 0 || args[0] != "new" {
+		return errors.New(usage)
+	}
+	err := fs.Parse(args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		commandHelp(stdout, self, fs)
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("%w; %s", err, usage)
 	}
 	if fs.NArg() > 0 {
@@ -266,16 +360,32 @@ func newKey(args []string, stdout io.Writer) error {
 }
 
 // serveBuiltin serves one built-in MCP server over stdio, or streamable HTTP with -http.
-func serveBuiltin(ctx context.Context, args []string, logger *slog.Logger) error {
+// Its log goes to stderr.
+func serveBuiltin(ctx context.Context, self command, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("mcp-builtin", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // the error says it all
 	addr := fs.String("http", "", "serve streamable HTTP on this address instead of stdio")
+	help := func() error {
+		commandHelp(stdout, self, fs)
+		fmt.Fprintf(stdout, "\nNAME is one of %v.\n", builtin.Names())
+		return nil
+	}
+	if len(args) > 0 && isHelp(args[0]) {
+		return help()
+	}
 	if len(args) == 0 {
 		return fmt.Errorf("usage: toolrouter mcp-builtin NAME [-http ADDR]; NAME is one of %v", builtin.Names())
 	}
 	name := args[0]
-	if err := fs.Parse(args[1:]); err != nil {
+	err := fs.Parse(args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return help()
+	}
+	if err != nil {
 		return err
 	}
+	logger := slog.New(slog.NewJSONHandler(stderr, nil))
+	processLogs(logger, stderr)
 	if *addr == "" {
 		return builtin.ServeStdio(ctx, name, logger)
 	}

@@ -27,7 +27,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -64,16 +63,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready fun
 // runWith is run with what main gives beside the arguments (o): the commands that need no
 // configuration, then the configuration, the parts every command shares (open), and the command.
 func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o runOptions) error {
-	if len(args) > 0 && args[0] == "mcp-builtin" {
-		logger := slog.New(slog.NewJSONHandler(stderr, nil))
-		processLogs(logger, stderr)
-		return serveBuiltin(ctx, args[1:], logger)
-	}
-	if len(args) > 0 && args[0] == "keys" {
-		return newKey(args[1:], stdout)
-	}
-	if len(args) > 0 && args[0] == "tools" {
-		return toolsCommand(ctx, args[1:], stdout)
+	if len(args) > 0 {
+		if c, ok := commandNamed(args[0]); ok && c.alone != nil {
+			return c.alone(ctx, c, args[1:], stdout, stderr)
+		}
 	}
 	var uf usageFlags
 	inv, err := parse(args, stdout, stderr, &uf)

@@ -77,7 +77,7 @@ func (p *parts) open(ctx context.Context, stderr io.Writer) error {
 		// The MCP server over stdio, like every door without a credential, acts for org default.
 		p.as = auth.Anonymous()
 		if len(cfg.Orgs) > 0 && !p.orgs.Has(p.as) {
-			p.logger.Warn("toolrouter mcp acts for org " + access.DefaultOrg + ", which orgs does not define: its calls will be refused; name an identity with -as")
+			p.logger.Warn("toolrouter mcp acts for org " + access.DefaultOrg + ", which orgs does not define: it is offered no tool; name an identity with -as")
 		}
 	}
 	// The usage database is opened once, for the safety checks and the usage records alike, and

@@ -27,20 +27,29 @@ const maxAdminAnswer = 1 << 20
 // at URL to accept the tool's definition as its server lists it now (POST /v1/admin/tools/approve),
 // which lifts its quarantine, and prints the approval. The API key, when the server authenticates
 // callers, is an admin's, read from TOOLROUTER_API_KEY.
-func toolsCommand(ctx context.Context, args []string, stdout io.Writer) error {
+func toolsCommand(ctx context.Context, self command, args []string, stdout io.Writer) error {
 	const usage = "usage: toolrouter tools approve SERVER.TOOL [-url URL] (an admin API key in " + envAPIKey + ")"
-	if len(args) == 0 || args[0] != "approve" {
-		return errors.New(usage)
-	}
 	fs := flag.NewFlagSet("tools approve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	base := fs.String("url", "http://127.0.0.1:8090", "the running toolrouter's base URL")
+	if len(args) > 0 && isHelp(args[0]) {
+		commandHelp(stdout, self, fs)
+		return nil
+	}
+	if len(args) == 0 || args[0] != "approve" {
+		return errors.New(usage)
+	}
 	var tool string
 	rest := args[1:]
 	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
 		tool, rest = rest[0], rest[1:]
 	}
-	if err := fs.Parse(rest); err != nil {
+	err := fs.Parse(rest)
+	if errors.Is(err, flag.ErrHelp) {
+		commandHelp(stdout, self, fs)
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("%w; %s", err, usage)
 	}
 	if tool == "" && fs.NArg() == 1 {

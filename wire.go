@@ -74,7 +74,7 @@ func models(cfg config.Config, est *tokens.Estimator, red *redact.Redactor, logg
 				return modelParts{}, fmt.Errorf("providers.%s.base_url: %w", name, err)
 			}
 			o := provider.NewOllama(u, hc, limit)
-			clients[name] = redactedChat{o, red}
+			clients[name] = redactedOllama{redactedChat{o, red}, o}
 			providers[name] = answer.Provider{Client: clients[name], Show: redactedShow{api.NewClient(u, hc), red}, Ollama: true}
 			if name == cfg.Router.Provider {
 				probe, renders = redactedProbe{o, red}, true
@@ -134,6 +134,20 @@ type redactedChat struct {
 
 func (c redactedChat) Chat(ctx context.Context, req *api.ChatRequest, fn api.ChatResponseFunc) error {
 	return c.r.Error(c.Chatter.Chat(ctx, req, fn))
+}
+
+// redactedOllama is an Ollama client's redactedChat that also tells a model's trained context
+// length (router.ContextLengther), so that the router caps num_ctx at it.
+type redactedOllama struct {
+	redactedChat
+	o *provider.Ollama
+}
+
+var _ router.ContextLengther = redactedOllama{}
+
+func (c redactedOllama) ContextLength(ctx context.Context, model string) (int, error) {
+	n, err := c.o.ContextLength(ctx, model)
+	return n, c.r.Error(err)
 }
 
 // redactedShow masks credentials in the chat completions' model check's errors.

@@ -3,12 +3,12 @@ package router_test
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
-	"github.com/ollama/ollama/api"
-
 	"toolrouter/internal/fakeollama"
+	"toolrouter/provider"
 	"toolrouter/router"
 )
 
@@ -110,23 +110,42 @@ func TestRequestCarriesIntent(t *testing.T) {
 	}
 }
 
-// trainedModel is a model client that knows the model's trained context length.
-type trainedModel struct {
-	*api.Client
-	length int
-}
-
-func (m trainedModel) ContextLength(context.Context, string) (int, error) { return m.length, nil }
-
+// TestNumCtxCappedAtTrainedLength: through the production Ollama client, the router learns the
+// model's trained context length from /api/show and never asks for a larger num_ctx; a smaller
+// configured one stays, and a model whose length is not known keeps the configured one.
 func TestNumCtxCappedAtTrainedLength(t *testing.T) {
-	e := newEnv(t, router.Settings{}, sel("none", false))
-	rt := router.New(trainedModel{Client: e.model.Client(), length: 4096}, e.inv, e.inv,
-		router.Settings{Model: "fake", Options: map[string]any{"num_ctx": 32768}}, quiet)
-	if _, err := rt.Route(context.Background(), router.Request{Query: "hello there"}); err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name       string
+		trained    int // what /api/show reports; 0: no context length in model_info
+		configured int
+		want       float64
+	}{
+		{"configured over the trained length", 4096, 32768, 4096},
+		{"configured under it", 131072, 8192, 8192},
+		{"length unknown", 0, 32768, 32768},
 	}
-	if got := e.model.Requests()[0].Options["num_ctx"]; got != float64(4096) {
-		t.Errorf("got num_ctx %v, want the trained 4096", got)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			model := fakeollama.New(t, sel("none", false), sel("none", false))
+			model.ContextLength = tc.trained
+			e := newEnvWith(t, router.Settings{}, model)
+			u, _ := url.Parse(model.URL)
+			rt := router.New(provider.NewOllama(u, model.Server.Client()), e.inv, e.inv,
+				router.Settings{Model: "fake", Options: map[string]any{"num_ctx": tc.configured}}, quiet)
+			for range 2 {
+				if _, err := rt.Route(context.Background(), router.Request{Query: "hello there"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i, req := range model.Requests() {
+				if got := req.Options["num_ctx"]; got != tc.want {
+					t.Errorf("request %d: got num_ctx %v, want %v", i+1, got, tc.want)
+				}
+			}
+			if got := model.Shown(); len(got) != 1 || got[0] != "fake" {
+				t.Errorf("got /api/show asked about %q, want once about fake", got)
+			}
+		})
 	}
 }
 

@@ -67,6 +67,9 @@ type Server struct {
 	*httptest.Server
 	// Models are the names /api/tags lists.
 	Models []string
+	// ContextLength, when > 0, is the trained context length /api/show reports for each of them,
+	// in model_info as Ollama does ("general.architecture": "fake", "fake.context_length": N).
+	ContextLength int
 
 	aborted  chan struct{} // one value per hung request whose client gave up
 	flooded  chan int64    // the bytes written by each flood, once it ends
@@ -192,7 +195,11 @@ func (s *Server) show(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	for _, m := range s.Models {
 		if withTag(m) == withTag(name) {
-			writeJSON(w, api.ShowResponse{Details: api.ModelDetails{Format: "gguf", Family: "fake"}, ModifiedAt: time.Time{}})
+			show := api.ShowResponse{Details: api.ModelDetails{Format: "gguf", Family: "fake"}, ModifiedAt: time.Time{}}
+			if s.ContextLength > 0 {
+				show.ModelInfo = map[string]any{"general.architecture": "fake", "fake.context_length": s.ContextLength}
+			}
+			writeJSON(w, show)
 			return
 		}
 	}

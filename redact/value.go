@@ -3,6 +3,7 @@ package redact
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 )
 
 // Value returns v, a decoded JSON value, with String applied to every string and every object
@@ -24,24 +25,34 @@ func (r *Redactor) CredentialsValue(v any) any {
 
 // JSON returns doc, a JSON document, with String applied to its values as Value does; doc itself
 // when nothing changes or it is not JSON (then String applies to its text).
-func (r *Redactor) JSON(doc []byte) []byte {
+func (r *Redactor) JSON(doc []byte) []byte { return maskJSON(doc, r.String) }
+
+// CredentialsJSON is JSON with Credentials applied instead of String.
+func (r *Redactor) CredentialsJSON(doc []byte) []byte { return maskJSON(doc, r.Credentials) }
+
+func maskJSON(doc []byte, mask func(string) string) []byte {
+	if len(doc) == 0 {
+		return doc
+	}
 	v, ok := decode(doc)
 	if !ok {
-		return []byte(r.String(string(doc)))
+		return []byte(mask(string(doc)))
 	}
-	masked, changed := walk(v, r.String)
+	masked, changed := walk(v, mask)
 	if !changed {
 		return doc
 	}
 	return encode(masked)
 }
 
-// Text returns s with String applied; a whole JSON object or array is masked value by value as
-// JSON does, so that a credential escaped in it (a & written \u0026 in a URL) is found.
+// Text returns s with String applied; a whole JSON object or array with escapes in it is masked
+// value by value as JSON does, so that a credential escaped in it (a & written \u0026 in a URL,
+// https:\/\/) is found.
 func (r *Redactor) Text(s string) string {
-	t := bytes.TrimSpace([]byte(s))
-	if len(t) > 1 && (t[0] == '{' || t[0] == '[') {
-		if v, ok := decode(t); ok {
+	t := strings.TrimSpace(s)
+	// Only an escape can hide a credential from String: JSON without one is read as it is.
+	if len(t) > 1 && (t[0] == '{' || t[0] == '[') && strings.IndexByte(t, '\\') >= 0 {
+		if v, ok := decode([]byte(t)); ok {
 			if masked, changed := walk(v, r.String); changed {
 				return string(encode(masked))
 			}

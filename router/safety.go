@@ -76,6 +76,11 @@ func (r *Router) autoExecute(id access.Identity) access.AutoExecute {
 func (r *Router) admit(ctx context.Context, j *journal, id access.Identity, tool *inventory.Tool, c *Call) bool {
 	if !tool.AcceptsSecrets {
 		if kind, path, found := r.secretIn(c.Arguments); found {
+			// The arguments go on to the response, the console, the trajectory and the next
+			// round's prompt: none of them may carry the credential, in any form it was found in.
+			if masked, ok := r.set.Redactor.CredentialsValue(c.Arguments).(map[string]any); ok {
+				c.Arguments = masked
+			}
 			c.Error = &Error{Code: CodeSecretInArguments, Message: fmt.Sprintf("the arguments carry %s at %s, and %s does not accept secrets (servers.%s.tools.%s.accepts_secrets)",
 				kind, path, tool.Qualified, tool.Server, tool.Name)}
 			j.step(Step{Kind: StepRefused, Round: c.Round, Call: c.Step, Tool: tool.Qualified, StartMS: j.since(time.Now()), Error: c.Error.Message})
@@ -207,26 +212,20 @@ func pointerEscape(k string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
 }
 
-// redactResult masks the configured credentials in a result before any model or caller sees it.
+// redactResult masks credentials in a result before any model or caller sees it: configured
+// credentials and URL credentials in its text, in every string and key of its structured content
+// (decoded, so that no escaping hides one), and in the URIs and names of its resource links and
+// resources.
 func (r *Router) redactResult(res *Result) {
-	if res == nil || r.set.Redactor == nil {
+	if res == nil {
 		return
 	}
-	res.Text = r.set.Redactor.String(res.Text)
-	if res.Structured == nil {
-		return
-	}
-	b, err := json.Marshal(res.Structured)
-	if err != nil {
-		return
-	}
-	if masked := r.set.Redactor.String(string(b)); masked != string(b) {
-		var v any
-		if json.Unmarshal([]byte(masked), &v) == nil {
-			res.Structured = v
-		} else {
-			res.Structured = masked
-		}
+	red := r.set.Redactor
+	res.Text = red.Text(res.Text)
+	res.Structured = red.Value(res.Structured)
+	for i := range res.Content {
+		res.Content[i].URI = red.String(res.Content[i].URI)
+		res.Content[i].Name = red.String(res.Content[i].Name)
 	}
 }
 

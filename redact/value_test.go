@@ -30,11 +30,11 @@ func TestValueEveryCharacterClass(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := New(tc.cred)
 			structured := map[string]any{
-				"k1":   tc.cred,
-				"text": "the password is " + tc.cred + ", keep it",
+				"k1":    tc.cred,
+				"text":  "the password is " + tc.cred + ", keep it",
 				tc.cred: "as a key",
-				"list": []any{"ok", map[string]any{"deep": []any{tc.cred}}},
-				"n":    json.Number("42"),
+				"list":  []any{"ok", map[string]any{"deep": []any{tc.cred}}},
+				"n":     json.Number("42"),
 			}
 			got := r.Value(structured)
 			b, _ := json.Marshal(got)

@@ -192,3 +192,57 @@ func TestRefusedArgumentsMasked(t *testing.T) {
 		})
 	}
 }
+
+// TestOnlyCredentialsRefused: with a server's headers X-Env: prod and Accept: application/json,
+// arguments saying "product" and URLs spelt any way (a trailing #, an upper-case scheme, a
+// non-ASCII path) are not refused, and a result saying "production" is not rewritten; the
+// Authorization header's bearer token is still refused in arguments and masked in results.
+func TestOnlyCredentialsRefused(t *testing.T) {
+	const token = "tok3n-abc-0123456789"
+	red := redact.ForServer("https://mcp.example.com/", map[string]string{
+		"X-Env": "prod", "Accept": "application/json", "Authorization": "Bearer " + token}, nil)
+	for _, tc := range []struct {
+		name, message string
+		refused       bool
+	}{
+		{"product", "the product launch goes to production", false},
+		{"content type", "send it as application/json", false},
+		{"JSON Schema id", `{"$schema": "http://json-schema.org/draft-07/schema#"}`, false},
+		{"non-ASCII path", "https://ja.wikipedia.org/wiki/東京", false},
+		{"upper-case scheme", "HTTPS://EXAMPLE.COM/Docs?page=2", false},
+		{"bearer token", "use " + token, true},
+		{"URL password", "https://bob:hunter2222@example.com/", true},
+		{"access token in a query", "https://example.com/x?page=2&access_token=abc123", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			model := fakeollama.New(t, sel("faults.echo", false), callArgs(map[string]any{"message": tc.message}))
+			rt, faults := leaky(t, router.Settings{Redactor: red}, model, func() *mcp.CallToolResult { return nil })
+			out, err := rt.Route(context.Background(), router.Request{Query: "echo it"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := out.Calls[0]
+			if tc.refused {
+				if c.Error == nil || c.Error.Code != router.CodeSecretInArguments || len(faults.Calls()) != 0 {
+					t.Errorf("got %+v (error %+v), want it refused as secret_in_arguments", c.Result, c.Error)
+				}
+				return
+			}
+			if c.Error != nil || c.Result == nil || c.Result.Text != tc.message {
+				t.Errorf("got %+v (error %+v), want the echo of %q as it is", c.Result, c.Error, tc.message)
+			}
+		})
+	}
+	// The token in a result, as a tool that echoes it would show it.
+	model := fakeollama.New(t, sel("leaky.fetch", false), callArgs(map[string]any{"q": "x"}))
+	rt, _ := leaky(t, router.Settings{Redactor: red}, model, func() *mcp.CallToolResult {
+		return mcp.NewToolResultText("production uses " + token)
+	})
+	out, err := rt.Route(context.Background(), router.Request{Query: "fetch"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.Calls[0].Result.Text; got != "production uses "+redact.Mask {
+		t.Errorf("got %q, want production kept and the token masked", got)
+	}
+}

@@ -179,3 +179,14 @@ func eachLine(t *testing.T, path string, f func(string)) {
 		t.Fatalf("%s: %v", path, err)
 	}
 }
+
+// TestManyMatches: a text that repeats a secret a million times is masked in linear time (the
+// test's deadline would stop a quadratic one).
+func TestManyMatches(t *testing.T) {
+	r := New("tok3n", "tok3n-longer")
+	text := strings.Repeat("tok3n tok3n-longer ", 500_000)
+	got := r.String(text)
+	if strings.Contains(got, "tok3n") || strings.Count(got, Mask) != 1_000_000 {
+		t.Errorf("got %d masks and the secret shown %v, want 1000000 and none", strings.Count(got, Mask), strings.Contains(got, "tok3n"))
+	}
+}

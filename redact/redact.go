@@ -322,12 +322,15 @@ func (r *Redactor) literals(s string) string {
 type span struct{ from, to int }
 
 // find returns where the Redactor's secrets stand in s as words of their own, longest first and
-// never overlapping; with first, at most one.
+// never overlapping; with first, at most one. It takes time linear in len(s) per form, however
+// many matches there are.
 func (r *Redactor) find(s string, first bool) []span {
 	if r == nil {
 		return nil
 	}
 	var spans []span
+	var covered []uint64 // bit i: s[i] is in a span; made at the first match
+	in := func(i int) bool { return covered != nil && covered[i>>6]&(1<<(i&63)) != 0 }
 	for _, f := range r.forms {
 		if len(f) > len(s) {
 			continue
@@ -338,13 +341,20 @@ func (r *Redactor) find(s string, first bool) []span {
 				break
 			}
 			from, to := i+k, i+k+len(f)
-			if !bounded(s, from, to) || slices.ContainsFunc(spans, func(o span) bool { return from < o.to && o.from < to }) {
+			// Forms come longest first, so a span this one overlaps holds one of its ends.
+			if !bounded(s, from, to) || in(from) || in(to-1) {
 				i = from + 1
 				continue
 			}
 			spans = append(spans, span{from, to})
 			if first {
 				return spans
+			}
+			if covered == nil {
+				covered = make([]uint64, (len(s)+63)/64)
+			}
+			for b := from; b < to; b++ {
+				covered[b>>6] |= 1 << (b & 63)
 			}
 			i = to
 		}

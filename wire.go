@@ -173,13 +173,14 @@ func (p redactedProbe) List(ctx context.Context) (*api.ListResponse, error) {
 }
 
 // secrets is the Redactor of every credential the configuration holds or names: the MCP servers'
-// (URL user and password and secret query values, header values, secret-looking environment
-// values), those in the URLs of the model servers, the JWKS and Redis, the providers' API keys and the
-// API keys that auth.keys read from the environment. It masks any URL's credentials too.
+// (URL user and password and secret query values, the values of credential headers and
+// environment variables and of those servers.NAME.secrets names), those in the URLs of the model
+// servers, the JWKS and Redis, the providers' API keys and the API keys that auth.keys read from
+// the environment. It masks any URL's credentials too.
 func secrets(cfg config.Config) *redact.Redactor {
 	var s []string
 	for _, sc := range cfg.Servers {
-		s = append(s, redact.ServerSecrets(sc.URL, sc.Headers, sc.Env)...)
+		s = append(s, redact.ServerSecrets(sc.URL, sc.Headers, sc.Env, sc.Secrets...)...)
 	}
 	for _, u := range []string{cfg.Ollama.Host, cfg.Auth.JWT.JWKSURL, cfg.Limits.RedisURL} {
 		s = append(s, redact.ServerSecrets(u, nil, nil)...)

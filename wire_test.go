@@ -106,3 +106,17 @@ func TestUsageDatabaseOpenedOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestConfiguredSecrets: the Redactor serving builds masks the servers' credentials (headers named
+// like one, and those servers.NAME.secrets names) and leaves their other header values alone.
+func TestConfiguredSecrets(t *testing.T) {
+	cfg := config.Default()
+	cfg.Servers["web"] = config.Server{Transport: config.TransportStreamableHTTP, URL: "https://web.example/mcp",
+		Headers: map[string]string{"X-Env": "prod", "Accept": "application/json", "X-Api-Key": "key-0123456", "X-Tenant": "tenant-42"},
+		Secrets: []string{"X-Tenant"}}
+	red := secrets(cfg)
+	in := "production sends application/json with key-0123456 for tenant-42"
+	if got, want := red.String(in), "production sends application/json with REDACTED for REDACTED"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

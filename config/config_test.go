@@ -514,6 +514,9 @@ func TestValidate(t *testing.T) {
 			setServer(c, "web", Server{Transport: TransportSSE, URL: "ftp://u:pw-secret@h/?token=tk"})
 		},
 			"servers.web.url", `servers.web.url: must be an absolute http or https URL, got "ftp://u:REDACTED@h/?token=REDACTED"`},
+		{"secrets names no header", func(c *Config) {
+			setServer(c, "web", Server{Transport: TransportSSE, URL: "http://h/sse", Headers: map[string]string{"X-Tenant": "t"}, Secrets: []string{"x-tenant", "X-Other"}})
+		}, "servers.web.secrets[1]", `servers.web.secrets[1]: "X-Other" is neither a header nor an env variable of the server`},
 		{"schema depth zero", func(c *Config) { s := c.Servers["clock"]; s.MaxSchemaDepth = 0; c.Servers["clock"] = s },
 			"servers.clock.max_schema_depth", `servers.clock.max_schema_depth: must be > 0, got 0`},
 		{"http with command", func(c *Config) {

@@ -120,11 +120,19 @@ func prepareFile(raw map[string]any, path string, origins map[string]origin) err
 		if u, ok := s["url"]; ok {
 			s["url"] = expand("url", u)
 		}
+		var sourced []string // headers and variables read from a secret-named variable
 		for _, field := range []string{"headers", "env"} {
 			m, _ := s[field].(map[string]any)
 			for k, v := range m {
+				if str, ok := v.(string); ok && mcpconfig.SecretSourced(str, nil) {
+					sourced = append(sourced, k)
+				}
 				m[k] = expand(field+"."+k, v)
 			}
+		}
+		if marked, ok := s["secrets"].([]any); len(sourced) > 0 && (ok || s["secrets"] == nil) {
+			slices.Sort(sourced)
+			s["secrets"] = append(marked, anySlice(sourced)...) // another type: decode reports it
 		}
 	}
 	raw["servers"] = byID
@@ -167,6 +175,9 @@ func mcpServers(files []string, inputs map[string]string, configFile string, ori
 		}
 		if len(s.Headers) > 0 {
 			m["headers"] = anyMap(s.Headers)
+		}
+		if len(s.Secrets) > 0 {
+			m["secrets"] = anySlice(s.Secrets)
 		}
 		layer[s.ID] = m
 	}

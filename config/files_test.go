@@ -173,3 +173,28 @@ func TestConfigFileRelativePaths(t *testing.T) {
 		t.Errorf("trajectory.path from the environment: got %q, want %q", got, want)
 	}
 }
+
+// TestSecretHeaders: a header or env value read from a variable named like a secret counts as a
+// credential whatever the header is called, beside those servers.NAME.secrets names; other
+// variables' values do not.
+func TestSecretHeaders(t *testing.T) {
+	dir := t.TempDir()
+	cfgFile := writeAt(t, dir, "toolrouter.json", `{"servers": {
+		"web": {"transport": "streamable-http", "url": "https://web.example/mcp", "secrets": ["X-Tenant"],
+			"headers": {"X-Goog-Api": "${env:GOOGLE_API_KEY}", "X-Team": "${TEAM}", "X-Tenant": "t-1", "X-Env": "prod"}},
+		"local": {"transport": "stdio", "command": "srv", "env": {"DB": "${DB_PASSWORD:-none}", "MODE": "${MODE}"}}}}`)
+	t.Setenv("GOOGLE_API_KEY", "g-key-1")
+	t.Setenv("TEAM", "platform")
+	t.Setenv("DB_PASSWORD", "pw-1")
+	t.Setenv("MODE", "fast")
+	c, err := Load(cfgFile, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.Servers["web"].Secrets, []string{"X-Tenant", "X-Goog-Api"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("web: got secrets %v, want %v", got, want)
+	}
+	if got, want := c.Servers["local"].Secrets, []string{"DB"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("local: got secrets %v, want %v", got, want)
+	}
+}

@@ -482,6 +482,16 @@ func (v *validator) server(name string, s Server) {
 	}
 	v.patterns(key+".tools.allow", s.Tools.Allow)
 	v.patterns(key+".tools.deny", s.Tools.Deny)
+	for i, n := range s.Secrets {
+		_, inEnv := s.Env[n]
+		inHeaders := false
+		for h := range s.Headers {
+			inHeaders = inHeaders || strings.EqualFold(h, n)
+		}
+		if !inEnv && !inHeaders {
+			v.add(fmt.Sprintf("%s.secrets[%d]", key, i), "%q is neither a header nor an env variable of the server", n)
+		}
+	}
 }
 
 // notAllowed reports the listed fields of s that are set although its

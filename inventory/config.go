@@ -52,6 +52,11 @@ type ServerConfig struct {
 	// URL and Headers reach a "streamable-http" or "sse" server.
 	URL     string            `koanf:"url" json:"url,omitempty"`
 	Headers map[string]string `koanf:"headers" json:"headers,omitempty"`
+	// Secrets names the headers (any case) and environment variables whose values are
+	// credentials, besides those named like one (Authorization, X-Api-Key, *_TOKEN, ...) and those
+	// read from a variable named like one (${env:GITHUB_TOKEN}) or a password input, which Load
+	// adds: their values are masked wherever they appear and refused in tool arguments.
+	Secrets []string `koanf:"secrets" json:"secrets,omitempty"`
 
 	// ConnectTimeout bounds start, initialize and the first tools/list.
 	ConnectTimeout duration.Duration `koanf:"connect_timeout" json:"connect_timeout"`

@@ -193,7 +193,7 @@ func effective(name string, sc ServerConfig) ServerConfig {
 // addLocked makes the entry and the starting state of a server whose configuration is sc
 // (effective). m.mu must be held, or m not yet shared.
 func (m *Manager) addLocked(name string, sc ServerConfig, now time.Time) *entry {
-	red := redact.ForServer(sc.URL, sc.Headers, sc.Env)
+	red := redact.ForServer(sc.URL, sc.Headers, sc.Env, sc.Secrets...)
 	e := &entry{
 		name: name, cfg: sc, redact: red, procs: &m.procs,
 		log:     slog.New(red.Handler(m.opts.Logger.Handler())).With("server", name),

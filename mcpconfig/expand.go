@@ -5,6 +5,8 @@ import (
 	"os"
 	"regexp"
 	"strings"
+
+	"toolrouter/redact"
 )
 
 // envVarName is the pattern of a variable in ${VAR}.
@@ -83,4 +85,36 @@ func (x expander) variable(body string) (string, error) {
 		return "", fmt.Errorf("environment variable %s is not set (${%s})", body, body)
 	}
 	return "", fmt.Errorf("unsupported variable ${%s}: want ${env:VAR}, ${VAR}, ${VAR:-default}, ${input:ID}, ${workspaceFolder}, ${workspaceFolderBasename}, ${userHome}, ${pathSeparator} or ${/}", body)
+}
+
+// SecretSourced reports whether s reads an environment variable named like a secret
+// (${env:GITHUB_TOKEN}, ${API_KEY}, ${API_KEY:-x}; see redact.SecretName), or an input that
+// password reports a password: the value it expands to is then a credential, whatever the header
+// or variable holding it is called. password may be nil.
+func SecretSourced(s string, password func(id string) bool) bool {
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			return false
+		}
+		end := strings.IndexByte(s[i:], '}')
+		if end < 0 {
+			return false
+		}
+		body := s[i+2 : i+end]
+		s = s[i+end+1:]
+		kind, name, scoped := strings.Cut(body, ":")
+		switch {
+		case scoped && kind == "env":
+			if redact.SecretName(name) {
+				return true
+			}
+		case scoped && kind == "input":
+			if password != nil && password(name) {
+				return true
+			}
+		case envVarName.MatchString(kind) && redact.SecretName(kind):
+			return true // ${VAR} and ${VAR:-default}
+		}
+	}
 }

@@ -45,6 +45,9 @@ type Server struct {
 	// URL and Headers reach an HTTP or SSE server.
 	URL     string
 	Headers map[string]string
+	// Secrets names the headers and environment variables whose values were read from a
+	// variable named like a secret or a password input (see SecretSourced), sorted.
+	Secrets []string
 }
 
 // Options tunes Read; the zero value works.
@@ -267,7 +270,11 @@ func (r fileReader) server(name string, raw json.RawMessage) (s Server, ok bool,
 	if s.Headers, err = strings1(e.Headers, "headers"); err != nil {
 		return Server{}, false, err
 	}
+	password := func(id string) bool { return r.inputs[inputKey(id)].Password }
 	for _, k := range sortedKeys(s.Headers) {
+		if SecretSourced(s.Headers[k], password) {
+			s.Secrets = append(s.Secrets, k)
+		}
 		s.Headers[k] = field("headers."+k, s.Headers[k])
 	}
 	if s.Transport == Stdio {
@@ -309,8 +316,12 @@ func (r fileReader) server(name string, raw json.RawMessage) (s Server, ok bool,
 		}
 	}
 	for _, k := range sortedKeys(e.Env) {
+		if SecretSourced(env[k], password) {
+			s.Secrets = append(s.Secrets, k)
+		}
 		env[k] = field("env."+k, env[k])
 	}
+	slices.Sort(s.Secrets)
 	s.Env = env
 	return s, true, errors.Join(errs...)
 }

@@ -53,7 +53,7 @@ func TestReadRealFiles(t *testing.T) {
 		}},
 		{name: "Cursor url, headers and a relative command", file: cursor, want: []Server{
 			{Name: "GitHub", ID: "github", File: cursor, Transport: StreamableHTTP, URL: "https://api.githubcopilot.com/mcp/",
-				Headers: map[string]string{"Authorization": "Bearer ghp_test"}},
+				Headers: map[string]string{"Authorization": "Bearer ghp_test"}, Secrets: []string{"Authorization"}},
 			{Name: "local notes", ID: "local_notes", File: cursor, Transport: Stdio,
 				Command: abs(t, "testdata/cursor/.cursor/tools/notes-server.js"),
 				Args:    []string{"--root", abs(t, "testdata/cursor") + "/notes"}, Cwd: abs(t, "testdata/cursor/.cursor"),
@@ -62,7 +62,8 @@ func TestReadRealFiles(t *testing.T) {
 		{name: "VS Code inputs, envFile and comments", file: vscode, inputs: map[string]string{"team": "platform"}, want: []Server{
 			{Name: "Perplexity", ID: "perplexity", File: vscode, Transport: Stdio, Command: "npx",
 				Args: []string{"-y", "server-perplexity-ask"}, Cwd: abs(t, "testdata/vscode/.vscode"),
-				Env: map[string]string{"PERPLEXITY_API_KEY": "pplx-test", "PERPLEXITY_MODEL": "sonar-pro", "LOG_LEVEL": "debug"}},
+				Env:     map[string]string{"PERPLEXITY_API_KEY": "pplx-test", "PERPLEXITY_MODEL": "sonar-pro", "LOG_LEVEL": "debug"},
+				Secrets: []string{"PERPLEXITY_API_KEY"}},
 			{Name: "fetch", ID: "fetch", File: vscode, Transport: Stdio, Command: "uvx", Args: []string{"mcp-server-fetch"},
 				Cwd: abs(t, "testdata/vscode/.vscode")},
 			{Name: "github", ID: "github", File: vscode, Transport: StreamableHTTP, URL: "https://api.githubcopilot.com/mcp/"},
@@ -71,14 +72,15 @@ func TestReadRealFiles(t *testing.T) {
 		}},
 		{name: "Windsurf serverUrl and disabled", file: windsurf, want: []Server{
 			{Name: "figma", ID: "figma", File: windsurf, Transport: StreamableHTTP, URL: "https://mcp.figma.com/mcp",
-				Headers: map[string]string{"Authorization": "Bearer figd_test"}},
+				Headers: map[string]string{"Authorization": "Bearer figd_test"}, Secrets: []string{"Authorization"}},
 			{Name: "github", ID: "github", File: windsurf, Transport: Stdio, Command: "npx",
 				Args: []string{"-y", "@modelcontextprotocol/server-github"}, Cwd: abs(t, "testdata/windsurf"),
-				Env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_test"}},
+				Env:     map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_test"},
+				Secrets: []string{"GITHUB_PERSONAL_ACCESS_TOKEN"}},
 		}},
 		{name: "Claude Code type and defaults", file: claudeCode, want: []Server{
 			{Name: "api-server", ID: "api-server", File: claudeCode, Transport: SSE, URL: "https://api.example.com/sse",
-				Headers: map[string]string{"X-API-Key": "k-1"}},
+				Headers: map[string]string{"X-API-Key": "k-1"}, Secrets: []string{"X-API-Key"}},
 			{Name: "sentry", ID: "sentry", File: claudeCode, Transport: StreamableHTTP, URL: "https://mcp.sentry.dev/mcp"},
 		}},
 	}

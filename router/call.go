@@ -36,7 +36,7 @@ func (r *Router) Call(ctx context.Context, id access.Identity, qualified string,
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownTool, qualified)
 	}
-	return r.run(ctx, newJournal(r.set.Model, id.String(), r.set.Recorder, nil), id, snap, tool, args, true), nil
+	return r.run(ctx, newJournal(r.set.Model, id.String(), r.set.Recorder, r.set.Redactor, nil), id, snap, tool, args, true), nil
 }
 
 // run validates args against the tool's schema and, when the tool's server is up, runs the call:
@@ -120,7 +120,7 @@ func (r *Router) Approve(ctx context.Context, id access.Identity, token string) 
 	if err != nil {
 		return nil, held, err
 	}
-	return r.run(ctx, newJournal(r.set.Model, id.String(), r.set.Recorder, nil), id, snap, tool, held.Arguments, false), held, nil
+	return r.run(ctx, newJournal(r.set.Model, id.String(), r.set.Recorder, r.set.Redactor, nil), id, snap, tool, held.Arguments, false), held, nil
 }
 
 // serverUp reports whether the snapshot's server of that name is up.

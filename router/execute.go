@@ -32,6 +32,7 @@ func (r *Router) execute(reqCtx context.Context, j *journal, tool *inventory.Too
 	case err == nil:
 		c.Result = convertResult(res)
 		r.redactResult(c.Result)
+		shortenResult(c.Result) // after masking: a credential across the cut is masked whole
 	case reqCtx.Err() != nil:
 		c.Error = &Error{Code: CodeDeadline, Message: errtext.OneLine(err.Error())}
 	case errors.Is(err, context.DeadlineExceeded):
@@ -85,11 +86,15 @@ func convertResult(res *mcp.CallToolResult) *Result {
 		}
 	}
 	out.Text = strings.Join(texts, "\n")
-	if len(out.Text) > MaxResultText {
-		out.TextBytes = len(out.Text)
-		out.Text = prompts.Shorten(out.Text, MaxResultText)
-	}
 	return out
+}
+
+// shortenResult cuts a result's text to MaxResultText, head and tail, saying so in TextBytes.
+func shortenResult(res *Result) {
+	if len(res.Text) > MaxResultText {
+		res.TextBytes = len(res.Text)
+		res.Text = prompts.Shorten(res.Text, MaxResultText)
+	}
 }
 
 // deref turns the pointer forms of content (an in-process server may return them) into values.

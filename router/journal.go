@@ -10,6 +10,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"toolrouter/provider"
+	"toolrouter/redact"
 	"toolrouter/trajectory"
 )
 
@@ -22,6 +23,7 @@ type journal struct {
 	start    time.Time
 	model    string
 	recorder Recorder
+	red      *redact.Redactor // masks the trajectory records
 	onEvent  func(Event)
 	recSeq   atomic.Int64
 
@@ -37,8 +39,8 @@ type journal struct {
 	kept       int // breakdowns used; guarded by mu
 }
 
-func newJournal(model, identity string, rec Recorder, onEvent func(Event)) *journal {
-	j := &journal{id: newID(), identity: identity, start: time.Now(), model: model, recorder: rec, onEvent: onEvent}
+func newJournal(model, identity string, rec Recorder, red *redact.Redactor, onEvent func(Event)) *journal {
+	j := &journal{id: newID(), identity: identity, start: time.Now(), model: model, recorder: rec, red: red, onEvent: onEvent}
 	j.outcome = Outcome{Calls: j.callRoom[:0], Trace: j.traceRoom[:0]}
 	j.out = &j.outcome
 	return j
@@ -167,19 +169,21 @@ func (j *journal) update(f func(o *Outcome)) {
 // otherwise.
 func (j *journal) recording() bool { return j.recorder != nil }
 
-// record sends a trajectory record of one model call or tool call.
+// record sends a trajectory record of one model call or tool call. The log is kept at rest, and a
+// model's answer is recorded before its call is checked: every credential the Redactor finds
+// (configured, in a URL, or of a well-known format) is masked in all of it.
 func (j *journal) record(kind string, step Step, msgs []api.Message, format []byte, raw string, parsed any, obs any, out trajectory.Outcome) {
 	if j.recorder == nil {
 		return
 	}
 	state := make([]trajectory.Message, len(msgs))
 	for i, m := range msgs {
-		state[i] = trajectory.Message{Role: m.Role, Content: m.Content}
+		state[i] = trajectory.Message{Role: m.Role, Content: j.red.Credentials(m.Content)}
 	}
 	j.recorder.Record(trajectory.Record{
 		Time: time.Now(), RequestID: j.id, Identity: j.identity, Step: int(j.recSeq.Add(1)), Kind: kind, Model: step.Model,
-		State: state, Format: format, Action: trajectory.Action{Raw: raw, Parsed: marshal(parsed)},
-		Observation: marshal(obs), Outcome: out, DurationMS: step.DurationMS,
+		State: state, Format: format, Action: trajectory.Action{Raw: j.red.Credentials(raw), Parsed: j.red.CredentialsJSON(marshal(parsed))},
+		Observation: j.red.CredentialsJSON(marshal(obs)), Outcome: out, DurationMS: step.DurationMS,
 		PromptTokens: step.PromptTokens, CompletionTokens: step.CompletionTokens, Breakdown: step.Breakdown,
 	})
 }

@@ -242,8 +242,13 @@ func (x *run) execute(ctx context.Context, round int, calls []Call, plans []plan
 		if c.Error != nil {
 			continue
 		}
+		refused := x.r.refuseSecret(x.j, plans[i].tool, c) // first: the event shows masked arguments
 		x.j.callEvent(EventToolCallComplete, round, c)
-		if !x.r.admit(ctx, x.j, x.id, plans[i].tool, c) {
+		if refused {
+			x.j.callEvent(EventToolResult, round, c)
+			continue
+		}
+		if !x.r.hold(ctx, x.j, x.id, plans[i].tool, c) {
 			if c.Error.Code == CodeApprovalRequired {
 				x.held++
 			}

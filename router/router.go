@@ -185,8 +185,9 @@ type Settings struct {
 	// search after round 1 (safety.results_may_widen).
 	ResultsMayWiden bool
 	// Redactor finds credentials in a call's arguments (the call is refused unless its tool
-	// accepts secrets) and masks the configured ones in results before a model sees them; nil
-	// finds URL credentials and well-known credential formats only.
+	// accepts secrets, and its arguments masked), masks configured and URL credentials in results
+	// before a model or caller sees them, and every credential it finds in trajectory records; nil
+	// knows URL credentials and well-known credential formats only.
 	Redactor *redact.Redactor
 	// Prefill writes the parts of a constrained answer that its schema fixes (keys, punctuation)
 	// as the start of the assistant's turn, and lets the model generate only the values it
@@ -345,7 +346,7 @@ func (r *Router) Route(ctx context.Context, req Request) (*Outcome, error) {
 	}
 	st := &routing{}
 	x := &st.run
-	*x = run{r: r, j: newJournal(r.set.Model, req.Identity.String(), r.set.Recorder, req.OnEvent), budget: budget,
+	*x = run{r: r, j: newJournal(r.set.Model, req.Identity.String(), r.set.Recorder, r.set.Redactor, req.OnEvent), budget: budget,
 		deadline: deadline.Round(time.Millisecond), seen: st.seen[:0], id: req.Identity}
 
 	r.learnContextLength(ctx)

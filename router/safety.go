@@ -74,15 +74,37 @@ func (r *Router) autoExecute(id access.Identity) access.AutoExecute {
 // arguments refuses it, and a level that does not run it unattended holds it. It reports whether
 // the call may run now; otherwise c.Error says why (and a held call is in the outcome's Pending).
 func (r *Router) admit(ctx context.Context, j *journal, id access.Identity, tool *inventory.Tool, c *Call) bool {
-	if !tool.AcceptsSecrets {
-		if kind, path, found := r.secretIn(c.Arguments); found {
-			c.Error = &Error{Code: CodeSecretInArguments, Message: fmt.Sprintf("the arguments carry %s at %s, and %s does not accept secrets (servers.%s.tools.%s.accepts_secrets)",
-				kind, path, tool.Qualified, tool.Server, tool.Name)}
-			j.step(Step{Kind: StepRefused, Round: c.Round, Call: c.Step, Tool: tool.Qualified, StartMS: j.since(time.Now()), Error: c.Error.Message})
-			j.callEvent(EventToolResult, c.Round, c)
-			return false
-		}
+	if r.refuseSecret(j, tool, c) {
+		j.callEvent(EventToolResult, c.Round, c)
+		return false
 	}
+	return r.hold(ctx, j, id, tool, c)
+}
+
+// refuseSecret refuses a call whose arguments carry a credential its tool does not accept: it
+// sets c.Error, masks the arguments and traces the refusal (the caller reports the result). The
+// arguments go on to the response, the console, the trajectory, the events and the next round's
+// prompt: none of them may carry the credential, in any form it was found in.
+func (r *Router) refuseSecret(j *journal, tool *inventory.Tool, c *Call) bool {
+	if tool.AcceptsSecrets {
+		return false
+	}
+	kind, path, found := r.secretIn(c.Arguments)
+	if !found {
+		return false
+	}
+	if masked, ok := r.set.Redactor.CredentialsValue(c.Arguments).(map[string]any); ok {
+		c.Arguments = masked
+	}
+	c.Error = &Error{Code: CodeSecretInArguments, Message: fmt.Sprintf("the arguments carry %s at %s, and %s does not accept secrets (servers.%s.tools.%s.accepts_secrets)",
+		kind, path, tool.Qualified, tool.Server, tool.Name)}
+	j.step(Step{Kind: StepRefused, Round: c.Round, Call: c.Step, Tool: tool.Qualified, StartMS: j.since(time.Now()), Error: c.Error.Message})
+	return true
+}
+
+// hold holds a call the identity's auto_execute level does not run unattended, reporting whether
+// the call may run now.
+func (r *Router) hold(ctx context.Context, j *journal, id access.Identity, tool *inventory.Tool, c *Call) bool {
 	if r.set.Approvals == nil {
 		return true
 	}
@@ -207,26 +229,20 @@ func pointerEscape(k string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
 }
 
-// redactResult masks the configured credentials in a result before any model or caller sees it.
+// redactResult masks credentials in a result before any model or caller sees it: configured
+// credentials and URL credentials in its text, in every string and key of its structured content
+// (decoded, so that no escaping hides one), and in the URIs and names of its resource links and
+// resources.
 func (r *Router) redactResult(res *Result) {
-	if res == nil || r.set.Redactor == nil {
+	if res == nil {
 		return
 	}
-	res.Text = r.set.Redactor.String(res.Text)
-	if res.Structured == nil {
-		return
-	}
-	b, err := json.Marshal(res.Structured)
-	if err != nil {
-		return
-	}
-	if masked := r.set.Redactor.String(string(b)); masked != string(b) {
-		var v any
-		if json.Unmarshal([]byte(masked), &v) == nil {
-			res.Structured = v
-		} else {
-			res.Structured = masked
-		}
+	red := r.set.Redactor
+	res.Text = red.Text(res.Text)
+	res.Structured = red.Value(res.Structured)
+	for i := range res.Content {
+		res.Content[i].URI = red.String(res.Content[i].URI)
+		res.Content[i].Name = red.String(res.Content[i].Name)
 	}
 }
 

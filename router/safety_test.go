@@ -92,7 +92,7 @@ func TestHeldCallAwaitsApproval(t *testing.T) {
 
 	// A call held for a definition the tool no longer has is refused, and its token stays unused.
 	stale, _, err := keeper.Hold(context.Background(), approval.Call{Identity: acme.String(), Server: "faults", Tool: "echo",
-		Arguments: map[string]any{"message": "old"}, Pin: "a-definition-since-replaced"})
+		Arguments: map[string]any{"message": "old"}, Pin: "a-definition-since-replaced"}, approval.DefaultShare)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ type failingApprovals struct {
 	err error
 }
 
-func (f failingApprovals) Hold(context.Context, approval.Call) (string, time.Time, error) {
+func (f failingApprovals) Hold(context.Context, approval.Call, approval.Share) (string, time.Time, error) {
 	return "", time.Time{}, f.err
 }
 
@@ -149,6 +149,47 @@ func TestHoldFails(t *testing.T) {
 				t.Errorf("the call ran %d times", n)
 			}
 		})
+	}
+}
+
+// TestHeldShares: an identity whose org sets a share of 2 held calls has its third call refused
+// with approvals_full, and nothing runs, while an identity of another org (safety's share) still
+// holds; a call whose arguments are larger than a held call may keep is refused with
+// held_arguments_too_large.
+func TestHeldShares(t *testing.T) {
+	orgs, err := access.New(access.Orgs{"acme": {HeldShare: access.HeldShare{Calls: 2}}, "globex": {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, router.Settings{Approvals: approval.NewKeeper(approval.NewMemory(), time.Hour), Access: orgs,
+		HeldShare: approval.Share{Calls: 50, Bytes: 1 << 20, ArgumentBytes: 1000}})
+	call := func(id access.Identity, message string) *router.Call {
+		t.Helper()
+		c, err := e.router.Call(context.Background(), id, "faults.echo", map[string]any{"message": message})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	acmeOps, globex := access.Identity{Org: "acme"}, access.Identity{Org: "globex"}
+	for i := range 2 {
+		if c := call(acmeOps, "hi"); c.Pending == nil {
+			t.Fatalf("hold %d: got %+v, want it held", i+1, c.Error)
+		}
+	}
+	if c := call(acmeOps, "hi"); c.Error == nil || c.Error.Code != router.CodeApprovalsFull || c.Pending != nil {
+		t.Errorf("over acme's share: got error %+v, pending %v; want approvals_full", c.Error, c.Pending)
+	}
+	for i := range 3 {
+		if c := call(globex, "hi"); c.Pending == nil {
+			t.Errorf("globex, hold %d: got %+v, want it held", i+1, c.Error)
+		}
+	}
+	if c := call(globex, strings.Repeat("x", 1000)); c.Error == nil || c.Error.Code != router.CodeHeldArgumentsTooLarge || c.Pending != nil {
+		t.Errorf("large arguments: got error %+v, pending %v; want held_arguments_too_large", c.Error, c.Pending)
+	}
+	if n := len(e.faults.Calls()); n != 0 {
+		t.Errorf("the faults server ran %d calls, want none", n)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -113,6 +114,70 @@ func TestHeldCallAwaitsApproval(t *testing.T) {
 	}
 	if _, _, err := expired.router.Approve(context.Background(), acme, out.Pending[0].Token); !errors.Is(err, approval.ErrExpired) {
 		t.Errorf("expired: got %v, want ErrExpired", err)
+	}
+}
+
+// downable is an inventory whose server "faults" can be shown down, as a crash between a call's
+// hold and its approval would show it.
+type downable struct {
+	*inventory.Manager
+	down atomic.Bool
+}
+
+func (d *downable) Snapshot() *inventory.Snapshot {
+	snap := d.Manager.Snapshot()
+	if !d.down.Load() {
+		return snap
+	}
+	cp := *snap
+	cp.Servers = slices.Clone(snap.Servers)
+	for i := range cp.Servers {
+		if cp.Servers[i].Name == "faults" {
+			cp.Servers[i].Status = inventory.StateDown
+		}
+	}
+	return &cp
+}
+
+// TestApproveChecksBeforeUsingToken: an approval refused because the tool's server is down
+// (ErrToolUnavailable) leaves the token unused, so that the same token runs the call once the
+// server is back; an approval whose request has no time left still runs the call, on a deadline
+// of its own.
+func TestApproveChecksBeforeUsingToken(t *testing.T) {
+	e := newEnv(t, router.Settings{})
+	inv := &downable{Manager: e.inv}
+	r := router.New(e.model.Client(), inv, e.inv, router.Settings{Model: "fake", CallTimeout: 10 * time.Second,
+		Approvals: approval.NewKeeper(approval.NewMemory(), time.Hour), AutoExecute: access.NotDestructive}, quiet)
+	hold := func(message string) string {
+		t.Helper()
+		c, err := r.Call(context.Background(), acme, "faults.echo", map[string]any{"message": message})
+		if err != nil || c.Pending == nil {
+			t.Fatalf("got %v, %+v; want the call held", err, c)
+		}
+		return c.Pending.Token
+	}
+	token := hold("after the restart")
+	inv.down.Store(true)
+	for range 2 {
+		if _, _, err := r.Approve(context.Background(), acme, token); !errors.Is(err, router.ErrToolUnavailable) {
+			t.Errorf("server down: got %v, want ErrToolUnavailable", err)
+		}
+	}
+	inv.down.Store(false)
+	c, _, err := r.Approve(context.Background(), acme, token)
+	if err != nil || c.Result == nil || c.Result.Text != "after the restart" {
+		t.Fatalf("server back: got %v, %+v; want the call run with the same token", err, c)
+	}
+
+	late := hold("late")
+	spent, cancel := context.WithCancel(context.Background())
+	cancel() // the request's deadline has passed when the person says yes
+	c, _, err = r.Approve(spent, acme, late)
+	if err != nil || c.Error != nil || c.Result == nil || c.Result.Text != "late" {
+		t.Errorf("a late approval: got %v, call error %+v; want the call run on its own deadline", err, c.Error)
+	}
+	if n := len(e.faults.Calls()); n != 2 {
+		t.Errorf("the faults server ran %d calls, want the 2 approved", n)
 	}
 }
 

@@ -101,7 +101,13 @@ func (r *Router) admit(ctx context.Context, j *journal, id access.Identity, tool
 	if r.set.Approvals == nil {
 		return true
 	}
-	ok, reason := r.autoExecute(id).Runs(tool.Annotations.ReadOnlyHint, tool.Annotations.DestructiveHint)
+	level := r.autoExecute(id)
+	ok, reason := level.Runs(tool.Annotations.ReadOnlyHint, tool.Annotations.DestructiveHint)
+	if ok && tool.PinChanged && level != access.All {
+		// The hints that would run it are the changed definition's, which nobody approved.
+		ok, reason = false, fmt.Sprintf("the tool's definition changed since it was pinned, and auto_execute %q does not trust "+
+			"its hints until an admin approves the new definition (POST /v1/admin/tools/approve)", level)
+	}
 	if ok {
 		return true
 	}

@@ -58,11 +58,15 @@ func (s *Store) PutHeld(ctx context.Context, key string, h approval.Held, share 
 // busy.
 const heldRetry = 50 * time.Millisecond
 
-// heldWrite runs write, one at a time in this process (so that its writers do not contend for
-// SQLite's lock among themselves), and again while another process holds the lock past SQLite's
-// busy timeout, until ctx ends: a caller waits for a busy database within its deadline rather
-// than being told it is busy.
+// heldWrite runs write on SQLite one at a time in this process (so that its writers do not
+// contend for the file's lock among themselves), and again while another process holds the lock
+// past SQLite's busy timeout, until ctx ends: a caller waits for a busy database within its
+// deadline rather than being told it is busy. PostgreSQL's writes run as they come (PutHeld's
+// take turns on its advisory lock, which waits).
 func (s *Store) heldWrite(ctx context.Context, write func() error) error {
+	if s.d.name != sqlite.name {
+		return write()
+	}
 	s.heldOnce.Do(func() { s.heldTurn = make(chan struct{}, 1) })
 	select {
 	case s.heldTurn <- struct{}{}:

@@ -4,6 +4,7 @@
 // with the call's expiry. Presenting the token (POST /v1/approve) takes the record back, once,
 // for the identity it was issued to and before it expires; the router then runs exactly that
 // call. The token itself is never stored, so a reader of the database cannot approve anything.
+// Each identity holds within its own Share of a Store, so that one caller cannot fill it for all.
 package approval
 
 import (

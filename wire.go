@@ -516,8 +516,10 @@ func newRouter(p *parts) *router.Router {
 		Learner:          p.learner(),
 		Approvals:        approvals(cfg, p.store),
 		AutoExecute:      cfg.Safety.AutoExecute,
-		ResultsMayWiden:  cfg.Safety.ResultsMayWiden,
-		Redactor:         p.red,
+		HeldShare: approval.Share{Calls: cfg.Safety.MaxHeldPerIdentity, Bytes: cfg.Safety.MaxHeldBytesPerIdentity,
+			ArgumentBytes: cfg.Safety.MaxHeldArgumentBytes},
+		ResultsMayWiden: cfg.Safety.ResultsMayWiden,
+		Redactor:        p.red,
 	}, p.logger)
 }
 

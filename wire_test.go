@@ -100,7 +100,7 @@ func TestUsageDatabaseOpenedOnce(t *testing.T) {
 			if err != nil || len(s.Rows) != 1 || s.Rows[0].Requests != 1 {
 				t.Errorf("got %+v (%v) after the recorder's Close, want one request", s, err)
 			}
-			if _, _, err := approvals(cfg, usage).Hold(ctx, approval.Call{Identity: "default", Server: "fs", Tool: "delete"}); err != nil {
+			if _, _, err := approvals(cfg, usage).Hold(ctx, approval.Call{Identity: "default", Server: "fs", Tool: "delete"}, approval.DefaultShare); err != nil {
 				t.Errorf("holding a call after the recorder's Close: got %v, want the store open", err)
 			}
 		})

@@ -50,3 +50,34 @@ func TestAutoExecute(t *testing.T) {
 		t.Errorf("got %v, want an error naming orgs.acme.teams.ops.auto_execute", err)
 	}
 }
+
+// TestHeldShare: an identity's share of the held calls is safety's, each field replaced by the
+// deepest level of its chain that sets it; an identity outside orgs gets safety's; a negative
+// share is a configuration error naming its key.
+func TestHeldShare(t *testing.T) {
+	orgs := Orgs{"acme": {HeldShare: HeldShare{Calls: 500}, Teams: map[string]Team{
+		"ops": {HeldShare: HeldShare{Bytes: 1 << 10}, Agents: map[string]Agent{"bot": {HeldShare: HeldShare{Calls: 5}}}},
+	}}}
+	h, err := New(orgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := HeldShare{Calls: 100, Bytes: 1 << 20}
+	for _, tc := range []struct {
+		id   Identity
+		want HeldShare
+	}{
+		{Identity{Org: "acme"}, HeldShare{Calls: 500, Bytes: 1 << 20}},
+		{Identity{Org: "acme", Team: "ops"}, HeldShare{Calls: 500, Bytes: 1 << 10}},
+		{Identity{Org: "acme", Team: "ops", Agent: "bot"}, HeldShare{Calls: 5, Bytes: 1 << 10}},
+		{Identity{Org: "globex"}, top},
+	} {
+		if got := h.HeldShare(tc.id, top); got != tc.want {
+			t.Errorf("%s: got %+v, want %+v", tc.id, got, tc.want)
+		}
+	}
+	_, err = New(Orgs{"acme": {HeldShare: HeldShare{Calls: -1}}})
+	if err == nil || !strings.Contains(err.Error(), "orgs.acme.max_held_per_identity") {
+		t.Errorf("a negative share: got %v, want an error naming orgs.acme.max_held_per_identity", err)
+	}
+}

@@ -12,6 +12,8 @@ type Org struct {
 	Limits Limits `koanf:"limits" json:"limits,omitzero"`
 	// AutoExecute narrows safety.auto_execute for the org ("" leaves it).
 	AutoExecute AutoExecute `koanf:"auto_execute" json:"auto_execute,omitempty"`
+	// HeldShare replaces safety's share of the held calls for each identity of the org.
+	HeldShare `koanf:",squash"`
 }
 
 // Team is one team of an org: its lists narrow the org's.
@@ -23,6 +25,8 @@ type Team struct {
 	Limits Limits `koanf:"limits" json:"limits,omitzero"`
 	// AutoExecute narrows the org's auto_execute for the team ("" leaves it).
 	AutoExecute AutoExecute `koanf:"auto_execute" json:"auto_execute,omitempty"`
+	// HeldShare replaces the org's share of the held calls for each identity of the team.
+	HeldShare `koanf:",squash"`
 }
 
 // Agent is one agent of a team: its lists narrow the team's.
@@ -33,6 +37,8 @@ type Agent struct {
 	Limits Limits `koanf:"limits" json:"limits,omitzero"`
 	// AutoExecute narrows the team's auto_execute for the agent ("" leaves it).
 	AutoExecute AutoExecute `koanf:"auto_execute" json:"auto_execute,omitempty"`
+	// HeldShare replaces the team's share of the held calls for the agent.
+	HeldShare `koanf:",squash"`
 }
 
 // Has reports whether the hierarchy defines id's org, team and agent. With no orgs at all every

@@ -176,6 +176,8 @@ func Classify(err error, red *redact.Redactor, log *slog.Logger) *Problem {
 		e = Problem{Status: http.StatusConflict, Code: "token_used", Message: err.Error()}
 	case errors.Is(err, router.ErrToolChanged):
 		e = Problem{Status: http.StatusConflict, Code: "tool_changed", Message: err.Error()}
+	case errors.Is(err, router.ErrToolUnavailable):
+		e = Problem{Status: http.StatusServiceUnavailable, Code: "tool_unavailable", Message: err.Error()}
 	case errors.Is(err, inventory.ErrNothingToApprove):
 		e = Problem{Status: http.StatusConflict, Code: "nothing_to_approve", Message: err.Error()}
 	case errors.As(err, &pin):

@@ -14,6 +14,12 @@ const MaxHeld = 10_000
 // ErrFull is a Store's error when MaxHeld calls are held and none has expired.
 var ErrFull = errors.New("too many calls await approval")
 
+// MaxClockSkew is how far apart the clocks of replicas sharing a Store may be: a call's expiry is
+// written by one replica's clock and checked by another's, so a shared Store that is full makes
+// room only with calls that expired more than MaxClockSkew ago by its own clock, which no replica
+// whose clock is behind by less still honours.
+const MaxClockSkew = time.Minute
+
 // Memory is a Store in the process, for a toolrouter without a usage database: its tokens are
 // honoured by this process only, and lost when it stops. It is safe for concurrent use.
 type Memory struct {
@@ -23,20 +29,22 @@ type Memory struct {
 }
 
 type memoryHeld struct {
-	record  []byte
-	expires time.Time
-	used    bool
+	identity string
+	record   []byte
+	expires  time.Time
+	used     bool
 }
 
 // NewMemory returns an empty Memory.
 func NewMemory() *Memory { return &Memory{held: map[string]*memoryHeld{}, now: time.Now} }
 
-// PutHeld stores record under key; when full it first drops the expired records.
-func (m *Memory) PutHeld(_ context.Context, key string, expires time.Time, record []byte) error {
+// PutHeld stores h under key within share; when full it first drops the expired records. Its
+// clock is the only one that reads them, so it needs no margin for skew.
+func (m *Memory) PutHeld(_ context.Context, key string, h Held, share Share) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	now := m.now()
 	if len(m.held) >= MaxHeld {
-		now := m.now()
 		for k, h := range m.held {
 			if !now.Before(h.expires) {
 				delete(m.held, k)
@@ -46,7 +54,22 @@ func (m *Memory) PutHeld(_ context.Context, key string, expires time.Time, recor
 			return ErrFull
 		}
 	}
-	m.held[key] = &memoryHeld{record: record, expires: expires}
+	if share.Calls > 0 || share.Bytes > 0 {
+		var (
+			calls int
+			bytes = int64(len(h.Record))
+		)
+		for _, o := range m.held {
+			if o.identity == h.Identity && !o.used && now.Before(o.expires) {
+				calls++
+				bytes += int64(len(o.record))
+			}
+		}
+		if err := share.Check(h.Identity, calls, bytes); err != nil {
+			return err
+		}
+	}
+	m.held[key] = &memoryHeld{identity: h.Identity, record: h.Record, expires: h.Expires}
 	return nil
 }
 

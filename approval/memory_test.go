@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -21,17 +22,17 @@ func TestMemoryBounded(t *testing.T) {
 		if i == 0 {
 			expires = now.Add(-time.Second)
 		}
-		if err := m.PutHeld(ctx, fmt.Sprint(i), expires, []byte("{}")); err != nil {
+		if err := m.PutHeld(ctx, fmt.Sprint(i), Held{Expires: expires, Record: []byte("{}")}, Share{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := m.PutHeld(ctx, "new", now.Add(time.Hour), []byte("{}")); err != nil {
+	if err := m.PutHeld(ctx, "new", Held{Expires: now.Add(time.Hour), Record: []byte("{}")}, Share{}); err != nil {
 		t.Fatalf("one expired call should make room: %v", err)
 	}
 	if _, _, found, _ := m.Held(ctx, "0"); found {
 		t.Error("the expired call was kept")
 	}
-	if err := m.PutHeld(ctx, "more", now.Add(time.Hour), []byte("{}")); !errors.Is(err, ErrFull) {
+	if err := m.PutHeld(ctx, "more", Held{Expires: now.Add(time.Hour), Record: []byte("{}")}, Share{}); !errors.Is(err, ErrFull) {
 		t.Errorf("got %v, want ErrFull", err)
 	}
 	for i, want := range []bool{true, false} {
@@ -45,7 +46,7 @@ func TestMemoryBounded(t *testing.T) {
 func TestTakeKeepsNumbers(t *testing.T) {
 	k := NewKeeper(NewMemory(), time.Hour)
 	ctx := context.Background()
-	token, _, err := k.Hold(ctx, Call{Identity: "acme", Server: "db", Tool: "get", Arguments: map[string]any{"id": json.Number("9007199254740993")}})
+	token, _, err := k.Hold(ctx, Call{Identity: "acme", Server: "db", Tool: "get", Arguments: map[string]any{"id": json.Number("9007199254740993")}}, DefaultShare)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,5 +56,80 @@ func TestTakeKeepsNumbers(t *testing.T) {
 	}
 	if got, _ := c.Arguments["id"].(json.Number); got != "9007199254740993" {
 		t.Errorf("got id %#v, want json.Number 9007199254740993", c.Arguments["id"])
+	}
+}
+
+// TestShares: an identity that fills its share, in calls or in bytes, is refused with
+// ErrShareFull while another identity still holds; a call whose arguments are larger than a held
+// call may keep is refused with ErrTooLarge; calls used or expired leave the share.
+func TestShares(t *testing.T) {
+	big := strings.Repeat("x", 1000)
+	tests := []struct {
+		name  string
+		share Share
+		args  map[string]any
+		holds int   // by the first identity before the checked call
+		use   bool  // its first call is approved (used) before the checked call
+		want  error // of the checked call, by the first identity
+	}{
+		{name: "within the share", share: Share{Calls: 3}, holds: 2},
+		{name: "calls fill the share", share: Share{Calls: 3}, holds: 3, want: ErrShareFull},
+		{name: "a used call leaves the share", share: Share{Calls: 3}, holds: 3, use: true},
+		{name: "bytes fill the share", share: Share{Bytes: 2500}, args: map[string]any{"s": big}, holds: 2, want: ErrShareFull},
+		{name: "bytes within the share", share: Share{Bytes: 4000}, args: map[string]any{"s": big}, holds: 2},
+		{name: "arguments too large", share: Share{ArgumentBytes: 999}, args: map[string]any{"s": big}, want: ErrTooLarge},
+		{name: "arguments at the bound", share: Share{ArgumentBytes: len(`{"s":""}`) + 1000}, args: map[string]any{"s": big}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			k := NewKeeper(NewMemory(), time.Hour)
+			hold := func(identity string) (string, error) {
+				token, _, err := k.Hold(ctx, Call{Identity: identity, Server: "fs", Tool: "delete", Arguments: tc.args}, tc.share)
+				return token, err
+			}
+			var first string
+			for i := range tc.holds {
+				token, err := hold("acme/ops")
+				if err != nil {
+					t.Fatalf("hold %d: %v", i+1, err)
+				}
+				if i == 0 {
+					first = token
+				}
+			}
+			if tc.use {
+				if _, err := k.Take(ctx, first, "acme/ops", nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := hold("acme/ops"); !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+				t.Errorf("got %v, want %v", err, tc.want)
+			}
+			if tc.want == ErrShareFull {
+				if _, err := hold("globex/ops"); err != nil {
+					t.Errorf("another identity: got %v, want it held", err)
+				}
+			}
+		})
+	}
+}
+
+// TestShareCountsUnexpiredOnly: calls that expired leave their identity's share.
+func TestShareCountsUnexpiredOnly(t *testing.T) {
+	m := NewMemory()
+	now := time.Now()
+	m.now = func() time.Time { return now }
+	ctx := context.Background()
+	share := Share{Calls: 1}
+	if err := m.PutHeld(ctx, "old", Held{Identity: "acme", Expires: now.Add(time.Minute), Record: []byte("{}")}, share); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.PutHeld(ctx, "new", Held{Identity: "acme", Expires: now.Add(time.Hour), Record: []byte("{}")}, share); !errors.Is(err, ErrShareFull) {
+		t.Fatalf("got %v, want ErrShareFull", err)
+	}
+	now = now.Add(time.Minute)
+	if err := m.PutHeld(ctx, "new", Held{Identity: "acme", Expires: now.Add(time.Hour), Record: []byte("{}")}, share); err != nil {
+		t.Errorf("after the first call expired: got %v, want it held", err)
 	}
 }

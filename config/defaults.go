@@ -3,6 +3,7 @@ package config
 import (
 	"time"
 
+	"toolrouter/approval"
 	"toolrouter/council"
 	"toolrouter/inventory"
 	"toolrouter/inventory/builtin"
@@ -74,8 +75,11 @@ func Default() Config {
 		Metrics: Metrics{Enabled: true},
 		UI:      UI{Enabled: true, RecentRequests: 100},
 		Limits:  Limits{OnRedisDown: limits.DefaultOnRedisDown, Replicas: 1, RedisTimeout: Duration(limits.DefaultRedisTimeout)},
-		// inventory.DefaultChecks and router.DefaultAutoExecute say why they are what they are.
-		Safety: Safety{Checks: inventory.DefaultChecks(), AutoExecute: router.DefaultAutoExecute, ApprovalTTL: Duration(15 * time.Minute)},
+		// inventory.DefaultChecks, router.DefaultAutoExecute say why they are what they are,
+		// and approval.DefaultShare.
+		Safety: Safety{Checks: inventory.DefaultChecks(), AutoExecute: router.DefaultAutoExecute, ApprovalTTL: Duration(15 * time.Minute),
+			MaxHeldPerIdentity: approval.DefaultShare.Calls, MaxHeldBytesPerIdentity: approval.DefaultShare.Bytes,
+			MaxHeldArgumentBytes: approval.DefaultShare.ArgumentBytes},
 		Usage: Usage{
 			Path:          "toolrouter-usage.db",
 			QueueSize:     usage.DefaultQueueSize,

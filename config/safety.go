@@ -22,10 +22,23 @@ type Safety struct {
 	AutoExecute access.AutoExecute `koanf:"auto_execute" json:"auto_execute"`
 	// ApprovalTTL is how long a held call's token may be approved.
 	ApprovalTTL Duration `koanf:"approval_ttl" json:"approval_ttl"`
+	// MaxHeldPerIdentity is how many calls each identity may have awaiting approval at once, and
+	// MaxHeldBytesPerIdentity how many bytes their records may take; each level of orgs may set
+	// its own (access.HeldShare). A call over either is refused with approvals_full.
+	MaxHeldPerIdentity      int   `koanf:"max_held_per_identity" json:"max_held_per_identity"`
+	MaxHeldBytesPerIdentity int64 `koanf:"max_held_bytes_per_identity" json:"max_held_bytes_per_identity"`
+	// MaxHeldArgumentBytes is how large a held call's arguments may be, as JSON; a larger call is
+	// refused with held_arguments_too_large.
+	MaxHeldArgumentBytes int `koanf:"max_held_argument_bytes" json:"max_held_argument_bytes"`
 	// ResultsMayWiden lets rounds after the first choose tools that round 1 was not offered, and
 	// search beyond the shortlist after round 1. Off, a tool result cannot steer the model to a
 	// tool the query did not bring up.
 	ResultsMayWiden bool `koanf:"results_may_widen" json:"results_may_widen"`
+}
+
+// HeldShare is the share of the held calls each identity gets unless a level of orgs sets its own.
+func (s Safety) HeldShare() access.HeldShare {
+	return access.HeldShare{Calls: s.MaxHeldPerIdentity, Bytes: s.MaxHeldBytesPerIdentity}
 }
 
 // PinPolicy is safety.pin; ScanPolicy is safety.scan (package inventory's).
@@ -69,6 +82,15 @@ func (v *validator) safety(c Config) {
 	}
 	if s.ApprovalTTL <= 0 {
 		v.add("safety.approval_ttl", "must be positive, got %s", s.ApprovalTTL)
+	}
+	if s.MaxHeldPerIdentity <= 0 {
+		v.add("safety.max_held_per_identity", "must be positive, got %d", s.MaxHeldPerIdentity)
+	}
+	if s.MaxHeldBytesPerIdentity <= 0 {
+		v.add("safety.max_held_bytes_per_identity", "must be positive, got %d", s.MaxHeldBytesPerIdentity)
+	}
+	if s.MaxHeldArgumentBytes <= 0 {
+		v.add("safety.max_held_argument_bytes", "must be positive, got %d", s.MaxHeldArgumentBytes)
 	}
 	for server, tools := range s.Pins {
 		if _, ok := c.Servers[server]; !ok {

@@ -51,6 +51,10 @@ func TestSafetyConfig(t *testing.T) {
 			[]string{"servers.clock.tools.now.annotations.readOnlyHint"}},
 		{"unknown tool setting", `{"servers": {"clock": {"tools": {"now": {"hints": {}}}}}}`,
 			[]string{"servers.clock.tools.now.hints"}},
+		{"held shares not positive", `{"safety": {"max_held_per_identity": 0, "max_held_bytes_per_identity": -1, "max_held_argument_bytes": 0}}`,
+			[]string{"safety.max_held_per_identity", "safety.max_held_bytes_per_identity", "safety.max_held_argument_bytes"}},
+		{"an org's held share negative", `{"orgs": {"acme": {"max_held_per_identity": -5, "teams": {"ops": {"max_held_bytes_per_identity": -1}}}}}`,
+			[]string{"orgs.acme.max_held_per_identity", "orgs.acme.teams.ops.max_held_bytes_per_identity"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -64,5 +68,22 @@ func TestSafetyConfig(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHeldShareConfig: safety's share of the held calls and an org's and a team's own load from
+// the file, the keys safety leaves keeping their defaults.
+func TestHeldShareConfig(t *testing.T) {
+	clearEnv(t)
+	shares, err := Load(writeFile(t, `{"safety": {"max_held_per_identity": 7},
+		"orgs": {"acme": {"max_held_per_identity": 500, "teams": {"ops": {"max_held_bytes_per_identity": 1024}}}}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := shares.Safety.HeldShare(); got.Calls != 7 || got.Bytes != 4<<20 || shares.Safety.MaxHeldArgumentBytes != 64<<10 {
+		t.Errorf("got safety %+v, want 7 calls, the default 4 MiB and 64 KiB of arguments", shares.Safety)
+	}
+	if org, team := shares.Orgs["acme"], shares.Orgs["acme"].Teams["ops"]; org.HeldShare.Calls != 500 || team.HeldShare.Bytes != 1024 {
+		t.Errorf("got acme's share %+v and ops' %+v, want 500 calls and 1024 bytes", org.HeldShare, team.HeldShare)
 	}
 }

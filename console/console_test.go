@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -200,6 +201,36 @@ func TestRecentSummary(t *testing.T) {
 	}
 	if d.Outcome != rep.Outcome || d.Council != rep.Council || len(d.ModelCalls) != 1 || d.ModelCalls[0].StartMS != 5 {
 		t.Errorf("detail: got %+v", d)
+	}
+}
+
+// TestRecentKeepsNoTokens: a kept request's held calls are shown without their tokens, in
+// pending[] and in each call, and the detail read by a console's admin carries none; the report
+// the request answered with keeps them.
+func TestRecentKeepsNoTokens(t *testing.T) {
+	const token = "tra_ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	p := router.Pending{Step: 1, Server: "fs", Tool: "delete", Reason: "destructive", Token: token}
+	rep := report("/v1/route", 1)
+	rep.Outcome = &router.Outcome{Stopped: router.StopApprovalRequired, Pending: []router.Pending{p},
+		Calls: []router.Call{{Server: "fs", Tool: "delete", Pending: &p}}}
+	r := NewRecent(1)
+	r.Observe(context.Background(), rep)
+	d, ok := r.Get(1)
+	if !ok {
+		t.Fatal("Get(1): not found")
+	}
+	body, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(body), token) {
+		t.Errorf("the kept request shows the token: %s", body)
+	}
+	if len(d.Outcome.Pending) != 1 || d.Outcome.Pending[0].Tool != "delete" || d.Outcome.Calls[0].Pending == nil {
+		t.Errorf("got outcome %+v, want the held call without its token", d.Outcome)
+	}
+	if rep.Outcome.Pending[0].Token != token || rep.Outcome.Calls[0].Pending.Token != token {
+		t.Error("the request's own outcome lost its token")
 	}
 }
 

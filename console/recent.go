@@ -18,7 +18,7 @@ import (
 // without allocating. Probes, metrics scrapes and the console's own requests are not kept.
 //
 // A report is kept whole (its routing outcome, tool results included, and its council run) until
-// the ring comes round to its slot; nothing else holds it.
+// the ring comes round to its slot; nothing else holds it. The tokens of held calls are not kept.
 type Recent struct {
 	mu    sync.Mutex // guards slots and last
 	slots []kept
@@ -48,10 +48,34 @@ func (r *Recent) Observe(_ context.Context, rep *observe.Report) {
 	}
 	c := *rep
 	c.Header = nil // it reads the request's headers, which are gone
+	c.Outcome = withoutTokens(c.Outcome)
 	r.mu.Lock()
 	r.last++
 	r.slots[r.last%uint64(len(r.slots))] = kept{id: r.last, rep: c}
 	r.mu.Unlock()
+}
+
+// withoutTokens returns o without the tokens of its held calls, which approve them: the ring keeps
+// no secret an admin of another org could read and use. o itself, which others hold, is left
+// as it is; an outcome without held calls is returned as it is.
+func withoutTokens(o *router.Outcome) *router.Outcome {
+	if o == nil || len(o.Pending) == 0 {
+		return o
+	}
+	c := *o
+	c.Pending = slices.Clone(o.Pending)
+	for i := range c.Pending {
+		c.Pending[i].Token = ""
+	}
+	c.Calls = slices.Clone(o.Calls)
+	for i := range c.Calls {
+		if p := c.Calls[i].Pending; p != nil {
+			q := *p
+			q.Token = ""
+			c.Calls[i].Pending = &q
+		}
+	}
+	return &c
 }
 
 // PathPrefix starts every path of the console.

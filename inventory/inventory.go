@@ -106,6 +106,10 @@ type Tool struct {
 	// AcceptsSecrets says the tool's arguments may carry credentials
 	// (servers.NAME.tools.TOOL.accepts_secrets).
 	AcceptsSecrets bool `json:"accepts_secrets,omitempty"`
+	// PinChanged says the definition differs from its pin and is offered all the same (safety.pin
+	// warn; the server lists it under PinChanged): its hints are the changed definition's, which
+	// nobody approved, so the router does not run its calls unattended on them.
+	PinChanged bool `json:"-"`
 }
 
 // Param is one top-level parameter of a tool, in the proposal's inventory format.

@@ -76,6 +76,10 @@ func (m *Manager) tools(ctx context.Context, e *entry, sess *session) (listing, 
 	m.mu.Unlock()
 	v := m.vet(ctx, e, defs)
 	l.findings, l.pinChanged, l.quarantined = v.findings, v.pinChanged, v.quarantined
+	changed := make(map[string]bool, len(v.pinChanged))
+	for _, c := range v.pinChanged {
+		changed[c.Tool] = true
+	}
 	l.tools = make([]Tool, len(v.defs))
 	for i, def := range v.defs {
 		in := inputSchema(def.InputSchema)
@@ -83,7 +87,7 @@ func (m *Manager) tools(ctx context.Context, e *entry, sess *session) (listing, 
 			Server: e.name, Name: def.Name, Qualified: Qualify(e.name, def.Name), Title: def.Title,
 			Description: def.Description, InputSchema: in, Parameters: params(in),
 			Annotations: annotations(def.Annotations, e.cfg.Tools.Tools[def.Name].Annotations), Pin: v.pins[i],
-			AcceptsSecrets: e.cfg.Tools.Tools[def.Name].AcceptsSecrets,
+			AcceptsSecrets: e.cfg.Tools.Tools[def.Name].AcceptsSecrets, PinChanged: changed[def.Name],
 		}
 	}
 	m.compile(ctx, e, l.tools)

@@ -87,10 +87,20 @@ func (r *Router) Decline(ctx context.Context, id access.Identity, token string) 
 // ErrToolChanged is Approve's error for a tool whose definition changed since its call was held.
 var ErrToolChanged = errors.New("the tool's definition changed since the call was held")
 
+// ErrToolUnavailable is Approve's error for a held call whose tool cannot run now: its server is
+// not up, or the tool is listed without a usable schema. The token stays unused, for a later try.
+var ErrToolUnavailable = errors.New("the tool is unavailable")
+
 // Approve runs the call held under token for id, exactly as it was held, once (see approval.Keeper
-// for the token's refusals). The tool must still be one the identity may use, with the definition
-// it had when the call was held (ErrToolChanged otherwise); the arguments are validated again.
-// The call is reported as Call reports one; held is what was approved.
+// for the token's refusals). Everything that could keep the call from running is checked before
+// the token is used, so that a refused approval leaves it for a later try: the tool must still be
+// one the identity may use, offered (not quarantined), with the definition it had when the call
+// was held (ErrToolChanged otherwise), its server up and its schema usable (ErrToolUnavailable).
+// The approved call then runs on a deadline of its own (router.execute_timeout, else
+// router.deadline), not on what is left of ctx's: an approval that comes late in a request (a
+// person answering an elicitation) still gets the whole time a call gets. A call that could not
+// start even so (its server went down in between) is reported in its Error and logged: its token
+// is used. The call is reported as Call reports one; held is what was approved.
 func (r *Router) Approve(ctx context.Context, id access.Identity, token string) (c *Call, held approval.Call, err error) {
 	if r.set.Approvals == nil {
 		return nil, held, approval.ErrUnknownToken
@@ -99,7 +109,6 @@ func (r *Router) Approve(ctx context.Context, id access.Identity, token string) 
 		snap = r.inv.Snapshot()
 		tool *inventory.Tool
 	)
-	// The tool is checked before the token is used: a refusal leaves the token for a later try.
 	held, err = r.set.Approvals.Take(ctx, token, id.String(), func(h approval.Call) error {
 		qualified := inventory.Qualify(h.Server, h.Tool)
 		if r.set.Access != nil {
@@ -113,6 +122,10 @@ func (r *Router) Approve(ctx context.Context, id access.Identity, token string) 
 			return fmt.Errorf("%w %q", ErrUnknownTool, qualified)
 		case t.Pin != h.Pin:
 			return fmt.Errorf("%w: %s", ErrToolChanged, qualified)
+		case !t.Available || t.Schema == nil:
+			return fmt.Errorf("%w: %s: %s", ErrToolUnavailable, qualified, t.Unavailable)
+		case !serverUp(snap, t.Server):
+			return fmt.Errorf("%w: %s: server %s is not up", ErrToolUnavailable, qualified, t.Server)
 		}
 		tool = t
 		return nil
@@ -120,7 +133,24 @@ func (r *Router) Approve(ctx context.Context, id access.Identity, token string) 
 	if err != nil {
 		return nil, held, err
 	}
-	return r.run(ctx, newJournal(r.set.Model, id.String(), r.set.Recorder, r.set.Redactor, nil), id, snap, tool, held.Arguments, false), held, nil
+	own, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.approvedTimeout())
+	defer cancel()
+	j := newJournal(r.set.Model, id.String(), r.set.Recorder, r.set.Redactor, nil)
+	c = r.run(own, j, id, snap, tool, held.Arguments, false)
+	if c.Error != nil && c.Result == nil {
+		r.log.Warn("an approved call did not run; its token is used", "tool", tool.Qualified, "identity", id.String(),
+			"held_in", held.RequestID, "code", c.Error.Code, "err", c.Error.Message)
+	}
+	return c, held, nil
+}
+
+// approvedTimeout is the deadline of an approved call's own: a tool call's timeout, or the
+// router's deadline when tool calls have none.
+func (r *Router) approvedTimeout() time.Duration {
+	if r.set.ExecuteTimeout > 0 {
+		return r.set.ExecuteTimeout
+	}
+	return r.set.Deadline
 }
 
 // serverUp reports whether the snapshot's server of that name is up.

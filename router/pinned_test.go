@@ -48,6 +48,7 @@ type policy func(string) bool
 func (p policy) Policy(access.Identity) (string, func(string) bool) { return "test", p }
 
 func (p policy) AutoExecute(_ access.Identity, top access.AutoExecute) access.AutoExecute { return top }
+func (p policy) HeldShare(_ access.Identity, top access.HeldShare) access.HeldShare       { return top }
 
 // TestPinnedToolsComeFirst: the pinned tools a caller may use head every shortlist, in inventory
 // order and marked, whatever the query, count against the budget, and are not shown twice; tools

@@ -24,6 +24,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"toolrouter/access"
+	"toolrouter/approval"
 	"toolrouter/inventory"
 	"toolrouter/provider"
 	"toolrouter/redact"
@@ -181,6 +182,10 @@ type Settings struct {
 	// AutoExecute is the top auto_execute level (safety.auto_execute), narrowed per identity by
 	// Access; it applies only with Approvals.
 	AutoExecute access.AutoExecute
+	// HeldShare is what each identity may hold awaiting approval (safety.max_held_per_identity,
+	// max_held_bytes_per_identity, max_held_argument_bytes), its calls and bytes set per level by
+	// Access (zero: approval.DefaultShare).
+	HeldShare approval.Share
 	// ResultsMayWiden lets rounds after the first choose tools round 1 was not offered, and
 	// search after round 1 (safety.results_may_widen).
 	ResultsMayWiden bool
@@ -211,6 +216,8 @@ type Access interface {
 	Policy(id access.Identity) (name string, permits func(tool string) bool)
 	// AutoExecute is the identity's auto_execute level under the top level (access.Narrow).
 	AutoExecute(id access.Identity, top access.AutoExecute) access.AutoExecute
+	// HeldShare is the identity's share of the held calls under the top share.
+	HeldShare(id access.Identity, top access.HeldShare) access.HeldShare
 }
 
 // Router runs the rounds. It is safe for concurrent use.
@@ -259,6 +266,7 @@ func New(chat Chatter, inv Inventory, tools ToolCaller, set Settings, log *slog.
 	orDefault(&set.MaxResponseBytes, provider.DefaultMaxResponseBytes)
 	if set.Approvals != nil {
 		orDefault(&set.AutoExecute, DefaultAutoExecute)
+		orDefault(&set.HeldShare, approval.DefaultShare)
 	}
 	est := set.Estimator
 	if est == nil {

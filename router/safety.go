@@ -20,7 +20,7 @@ import (
 // Approvals holds the calls an identity's auto_execute level does not run, and gives a held call
 // back for its token; *approval.Keeper satisfies it.
 type Approvals interface {
-	Hold(ctx context.Context, c approval.Call) (token string, expires time.Time, err error)
+	Hold(ctx context.Context, c approval.Call, share approval.Share) (token string, expires time.Time, err error)
 	Take(ctx context.Context, token, identity string, check func(approval.Call) error) (approval.Call, error)
 }
 
@@ -46,8 +46,12 @@ const (
 	// CodeNotOffered: a round after the first chose a tool round 1 was not offered, and
 	// safety.results_may_widen is off.
 	CodeNotOffered = "not_offered"
-	// CodeApprovalsFull: the call needs approval, but approval.MaxHeld calls already await it.
+	// CodeApprovalsFull: the call needs approval, but approval.MaxHeld calls already await it,
+	// or the identity's own calls awaiting approval fill its share (approval.Share).
 	CodeApprovalsFull = "approvals_full"
+	// CodeHeldArgumentsTooLarge: the call needs approval, but its arguments are larger than a held
+	// call may keep (safety.max_held_argument_bytes).
+	CodeHeldArgumentsTooLarge = "held_arguments_too_large"
 	// CodeApprovalUnavailable: the call needs approval, but the store of held calls failed.
 	CodeApprovalUnavailable = "approval_unavailable"
 )
@@ -68,6 +72,17 @@ func (r *Router) autoExecute(id access.Identity) access.AutoExecute {
 		return access.Narrow(r.set.AutoExecute)
 	}
 	return r.set.Access.AutoExecute(id, r.set.AutoExecute)
+}
+
+// heldShare is the identity's share of the held calls: the configured one, its calls and bytes
+// as its chain in the hierarchy sets them.
+func (r *Router) heldShare(id access.Identity) approval.Share {
+	s := r.set.HeldShare
+	if r.set.Access != nil {
+		h := r.set.Access.HeldShare(id, access.HeldShare{Calls: s.Calls, Bytes: s.Bytes})
+		s.Calls, s.Bytes = h.Calls, h.Bytes
+	}
+	return s
 }
 
 // admit applies the checks a call with arguments goes through before it runs: a secret in its
@@ -108,19 +123,28 @@ func (r *Router) hold(ctx context.Context, j *journal, id access.Identity, tool 
 	if r.set.Approvals == nil {
 		return true
 	}
-	ok, reason := r.autoExecute(id).Runs(tool.Annotations.ReadOnlyHint, tool.Annotations.DestructiveHint)
+	level := r.autoExecute(id)
+	ok, reason := level.Runs(tool.Annotations.ReadOnlyHint, tool.Annotations.DestructiveHint)
+	if ok && tool.PinChanged && level != access.All {
+		// The hints that would run it are the changed definition's, which nobody approved.
+		ok, reason = false, fmt.Sprintf("the tool's definition changed since it was pinned, and auto_execute %q does not trust "+
+			"its hints until an admin approves the new definition (POST /v1/admin/tools/approve)", level)
+	}
 	if ok {
 		return true
 	}
 	held := approval.Call{RequestID: j.id, Step: c.Step, Identity: id.String(), Server: tool.Server, Tool: tool.Name,
 		Arguments: c.Arguments, Pin: tool.Pin, Reason: reason}
-	token, expires, err := r.set.Approvals.Hold(ctx, held)
+	token, expires, err := r.set.Approvals.Hold(ctx, held, r.heldShare(id))
 	if err != nil {
 		r.log.Warn("holding a call for approval", "tool", tool.Qualified, "err", err, "request_id", j.id)
-		// The sidecar's own failure, not the tool's: the call did not run.
+		// The sidecar's own failure, or a bound of the caller's: the call did not run.
 		code := CodeApprovalUnavailable
-		if errors.Is(err, approval.ErrFull) {
+		switch {
+		case errors.Is(err, approval.ErrFull), errors.Is(err, approval.ErrShareFull):
 			code = CodeApprovalsFull
+		case errors.Is(err, approval.ErrTooLarge):
+			code = CodeHeldArgumentsTooLarge
 		}
 		c.Error = &Error{Code: code, Message: "the call needs approval but could not be held, and did not run: " + errtext.OneLine(err.Error())}
 		j.step(Step{Kind: StepHeld, Round: c.Round, Call: c.Step, Tool: tool.Qualified, StartMS: j.since(time.Now()), Error: c.Error.Message})

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"time"
 
+	sqlitedriver "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
 	"toolrouter/approval"
 )
 
@@ -21,27 +24,89 @@ var heldSchema = []string{
 	`CREATE INDEX held_calls_expires ON held_calls (expires_ms)`,
 }
 
+// heldShareSchema is schema version 4: whose each held call is and the bytes of its record, so
+// that PutHeld counts an identity's share without reading records. Calls held before it have no
+// identity, and count against no share.
+var heldShareSchema = []string{
+	`ALTER TABLE held_calls ADD COLUMN identity TEXT NOT NULL DEFAULT ''`,
+	`ALTER TABLE held_calls ADD COLUMN bytes BIGINT NOT NULL DEFAULT 0`,
+	`CREATE INDEX held_calls_identity ON held_calls (identity, expires_ms)`,
+}
+
 // heldKept is how long a held call stays after it expired (a late approval is told "expired",
 // not "unknown"), before PutHeld drops it; sooner when the table is full (see PutHeld).
 const heldKept = 24 * time.Hour
 
 // PutHeld stores a held call's record under key, and drops the records expired more than
 // heldKept ago. The table keeps at most approval.MaxHeld calls across every replica sharing the
-// database: when that many are held, the expired ones, used or not, make room, and a new call is
-// refused with approval.ErrFull (wrapped) when none has expired. It satisfies approval.Store with
-// Held and UseHeld.
-func (s *Store) PutHeld(ctx context.Context, key string, expires time.Time, record []byte) error {
+// database: when that many are held, the ones expired more than approval.MaxClockSkew ago, used
+// or not, make room, and a new call is refused with approval.ErrFull (wrapped) when none has. A
+// call that would take its identity past share is refused with approval.ErrShareFull (wrapped).
+// A database busy with another writer is tried again until ctx ends. It satisfies
+// approval.Store with Held and UseHeld.
+func (s *Store) PutHeld(ctx context.Context, key string, h approval.Held, share approval.Share) error {
 	s.dbMu.RLock()
 	defer s.dbMu.RUnlock()
-	if err := s.putHeld(ctx, key, expires, record, time.Now()); err != nil {
+	err := s.heldWrite(ctx, func() error { return s.putHeld(ctx, key, h, share, time.Now()) })
+	if err != nil {
 		return fmt.Errorf("storing a held call: %w", err)
 	}
 	return nil
 }
 
+// heldRetry is the longest pause between two tries of a held call's write that found SQLite
+// busy.
+const heldRetry = 50 * time.Millisecond
+
+// heldWrite runs write on SQLite one at a time in this process (so that its writers do not
+// contend for the file's lock among themselves), and again while another process holds the lock
+// past SQLite's busy timeout, until ctx ends: a caller waits for a busy database within its
+// deadline rather than being told it is busy. PostgreSQL's writes run as they come (PutHeld's
+// take turns on its advisory lock, which waits).
+func (s *Store) heldWrite(ctx context.Context, write func() error) error {
+	if s.d.name != sqlite.name {
+		return write()
+	}
+	s.heldOnce.Do(func() { s.heldTurn = make(chan struct{}, 1) })
+	select {
+	case s.heldTurn <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the held calls' turn: %w", context.Cause(ctx))
+	}
+	defer func() { <-s.heldTurn }()
+	pause := time.Millisecond
+	for {
+		err := write()
+		if !busy(err) {
+			return err
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w (still busy when the request's deadline came: %w)", err, context.Cause(ctx))
+		}
+		pause = min(2*pause, heldRetry)
+	}
+}
+
+// busy reports whether err is SQLite's "database is locked" (SQLITE_BUSY, SQLITE_LOCKED).
+func busy(err error) bool {
+	var e *sqlitedriver.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.Code() & 0xff {
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		return true
+	}
+	return false
+}
+
 // putHeld is PutHeld at now, in one transaction, which replicas take in turn (PostgreSQL's
-// advisory lock, SQLite's write lock), so that they cannot together hold more than the bound.
-func (s *Store) putHeld(ctx context.Context, key string, expires time.Time, record []byte, now time.Time) error {
+// advisory lock, SQLite's write lock), so that they cannot together hold more than the bounds.
+func (s *Store) putHeld(ctx context.Context, key string, h approval.Held, share approval.Share, now time.Time) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -60,8 +125,9 @@ func (s *Store) putHeld(ctx context.Context, key string, expires time.Time, reco
 		return fmt.Errorf("counting held calls: %w", err)
 	}
 	if n >= approval.MaxHeld {
-		// Expired as approval.Keeper's Take has it: not before now.
-		res, err := tx.ExecContext(ctx, s.d.q(`DELETE FROM held_calls WHERE expires_ms <= ?`), now.UnixMilli())
+		// Expired as approval.Keeper's Take has it (not before now) on every replica whose clock
+		// is less than MaxClockSkew behind this one's.
+		res, err := tx.ExecContext(ctx, s.d.q(`DELETE FROM held_calls WHERE expires_ms <= ?`), now.Add(-approval.MaxClockSkew).UnixMilli())
 		if err != nil {
 			return fmt.Errorf("dropping expired held calls: %w", err)
 		}
@@ -73,8 +139,18 @@ func (s *Store) putHeld(ctx context.Context, key string, expires time.Time, reco
 			return fmt.Errorf("the usage database keeps %d unexpired calls, the most it may: %w", n, approval.ErrFull)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, s.d.q(`INSERT INTO held_calls (key, record, expires_ms, used_ms) VALUES (?, ?, ?, 0)`),
-		key, string(record), expires.UnixMilli()); err != nil {
+	if share.Calls > 0 || share.Bytes > 0 {
+		var calls, bytes int64
+		if err := tx.QueryRowContext(ctx, s.d.q(`SELECT COUNT(*), COALESCE(SUM(bytes), 0) FROM held_calls
+			WHERE identity = ? AND used_ms = 0 AND expires_ms > ?`), h.Identity, now.UnixMilli()).Scan(&calls, &bytes); err != nil {
+			return fmt.Errorf("counting %q's held calls: %w", h.Identity, err)
+		}
+		if err := share.Check(h.Identity, int(calls), bytes+int64(len(h.Record))); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, s.d.q(`INSERT INTO held_calls (key, record, expires_ms, used_ms, identity, bytes) VALUES (?, ?, ?, 0, ?, ?)`),
+		key, string(h.Record), h.Expires.UnixMilli(), h.Identity, len(h.Record)); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -102,7 +178,11 @@ func (s *Store) Held(ctx context.Context, key string) (record []byte, used, foun
 func (s *Store) UseHeld(ctx context.Context, key string) (bool, error) {
 	s.dbMu.RLock()
 	defer s.dbMu.RUnlock()
-	res, err := s.db.ExecContext(ctx, s.d.q(`UPDATE held_calls SET used_ms = ? WHERE key = ? AND used_ms = 0`), time.Now().UnixMilli(), key)
+	var res sql.Result
+	err := s.heldWrite(ctx, func() (err error) {
+		res, err = s.db.ExecContext(ctx, s.d.q(`UPDATE held_calls SET used_ms = ? WHERE key = ? AND used_ms = 0`), time.Now().UnixMilli(), key)
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("using a held call's token: %w", err)
 	}

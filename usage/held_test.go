@@ -2,8 +2,10 @@ package usage
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -29,7 +31,7 @@ func TestHeldCalls(t *testing.T) {
 			defer c.Close()
 			ka, kc := approval.NewKeeper(a, time.Hour), approval.NewKeeper(c, time.Hour)
 			held := approval.Call{Identity: "acme/ops", Server: "fs", Tool: "delete", Arguments: map[string]any{"path": "/tmp/x"}, Pin: "p1", Reason: "destructive"}
-			token, expires, err := ka.Hold(ctx, held)
+			token, expires, err := ka.Hold(ctx, held, approval.DefaultShare)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,7 +58,7 @@ func TestHeldCalls(t *testing.T) {
 				t.Errorf("unknown token: got %v, want ErrUnknownToken", err)
 			}
 
-			race, _, err := ka.Hold(ctx, held)
+			race, _, err := ka.Hold(ctx, held, approval.DefaultShare)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,7 +75,7 @@ func TestHeldCalls(t *testing.T) {
 			}
 
 			short := approval.NewKeeper(a, time.Nanosecond)
-			old, _, err := short.Hold(ctx, held)
+			old, _, err := short.Hold(ctx, held, approval.DefaultShare)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +89,7 @@ func TestHeldCalls(t *testing.T) {
 // TestHeldBounded: held_calls keeps at most approval.MaxHeld calls. Calls expired more than a day
 // ago are dropped, used or not; at the bound the expired ones, used or not, make room, and a new
 // call is refused with approval.ErrFull when every call kept is unexpired, on replicas racing
-// for the last place too.
+// for the last place too. A call expired less than approval.MaxClockSkew ago is not evicted.
 func TestHeldBounded(t *testing.T) {
 	type fill struct {
 		n         int
@@ -106,9 +108,12 @@ func TestHeldBounded(t *testing.T) {
 			wantRows: 2 + 5 + 1},
 		{name: "full of unexpired calls, used ones too", fills: []fill{{approval.MaxHeld - 1, time.Hour, false}, {1, time.Hour, true}},
 			wantFull: true, wantRows: approval.MaxHeld},
-		{name: "full, expired calls make room, used or not",
-			fills:    []fill{{approval.MaxHeld - 2, time.Hour, false}, {1, -time.Minute, true}, {1, -time.Minute, false}},
+		{name: "full, calls expired beyond the clocks' skew make room, used or not",
+			fills:    []fill{{approval.MaxHeld - 2, time.Hour, false}, {1, -2 * approval.MaxClockSkew, true}, {1, -2 * approval.MaxClockSkew, false}},
 			wantRows: approval.MaxHeld - 1},
+		{name: "full, calls expired within the clocks' skew are kept: a replica behind still honours them",
+			fills:    []fill{{approval.MaxHeld - 2, time.Hour, false}, {2, -approval.MaxClockSkew / 2, false}},
+			wantFull: true, wantRows: approval.MaxHeld},
 	}
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
@@ -124,7 +129,7 @@ func TestHeldBounded(t *testing.T) {
 					for i, f := range tc.fills {
 						fillHeld(t, s, fmt.Sprintf("fill%d-", i), f.n, time.Now().Add(f.expiresIn), f.used)
 					}
-					err := s.PutHeld(ctx, "new", time.Now().Add(time.Hour), []byte("{}"))
+					err := s.PutHeld(ctx, "new", approval.Held{Identity: "acme", Expires: time.Now().Add(time.Hour), Record: []byte("{}")}, approval.DefaultShare)
 					switch {
 					case tc.wantFull && (!errors.Is(err, approval.ErrFull) || !strings.HasPrefix(err.Error(), "storing a held call: ")):
 						t.Errorf("got %v, want ErrFull wrapped as storing a held call", err)
@@ -147,7 +152,9 @@ func TestHeldBounded(t *testing.T) {
 					errs [2]error
 				)
 				for i, r := range []*Store{s, other} {
-					wg.Go(func() { errs[i] = r.PutHeld(ctx, fmt.Sprint("new", i), time.Now().Add(time.Hour), []byte("{}")) })
+					wg.Go(func() {
+						errs[i] = r.PutHeld(ctx, fmt.Sprint("new", i), approval.Held{Identity: "acme", Expires: time.Now().Add(time.Hour), Record: []byte("{}")}, approval.DefaultShare)
+					})
 				}
 				wg.Wait()
 				if won := (errs[0] == nil) != (errs[1] == nil); !won || !(errors.Is(errs[0], approval.ErrFull) || errors.Is(errs[1], approval.ErrFull)) {
@@ -193,4 +200,115 @@ func heldRows(t *testing.T, s *Store) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestHeldShares: on the usage database, shared by replicas, an identity that fills its share of
+// held calls (in calls, or in the bytes of their records) is refused with approval.ErrShareFull,
+// and an identity of another org still holds; its used and expired calls leave the share.
+func TestHeldShares(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			open := b.open(t)
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			a, c := open(), open()
+			defer a.Close()
+			defer c.Close()
+			resetHeld(t, a)
+			ka, kc := approval.NewKeeper(a, time.Hour), approval.NewKeeper(c, time.Hour)
+			call := func(identity string) approval.Call {
+				return approval.Call{Identity: identity, Server: "fs", Tool: "delete", Arguments: map[string]any{"path": strings.Repeat("x", 1000)}}
+			}
+			share := approval.Share{Calls: 3}
+			var tokens []string
+			for i := range 3 {
+				k := []*approval.Keeper{ka, kc}[i%2]
+				token, _, err := k.Hold(ctx, call("acme/ops"), share)
+				if err != nil {
+					t.Fatalf("hold %d: %v", i+1, err)
+				}
+				tokens = append(tokens, token)
+			}
+			if _, _, err := kc.Hold(ctx, call("acme/ops"), share); !errors.Is(err, approval.ErrShareFull) {
+				t.Errorf("over the share: got %v, want ErrShareFull", err)
+			}
+			if _, _, err := ka.Hold(ctx, call("globex/ops"), share); err != nil {
+				t.Errorf("another org's identity: got %v, want it held", err)
+			}
+			if _, err := kc.Take(ctx, tokens[0], "acme/ops", nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := ka.Hold(ctx, call("acme/ops"), share); err != nil {
+				t.Errorf("after one call was approved: got %v, want it held", err)
+			}
+
+			resetHeld(t, a)
+			bytes := approval.Share{Bytes: 2500} // two records of about 1,100 bytes, not three
+			for i := range 2 {
+				if _, _, err := ka.Hold(ctx, call("acme/ops"), bytes); err != nil {
+					t.Fatalf("hold %d: %v", i+1, err)
+				}
+			}
+			if _, _, err := kc.Hold(ctx, call("acme/ops"), bytes); !errors.Is(err, approval.ErrShareFull) {
+				t.Errorf("over the share's bytes: got %v, want ErrShareFull", err)
+			}
+			if _, _, err := kc.Hold(ctx, call("globex/ops"), bytes); err != nil {
+				t.Errorf("another org's identity: got %v, want it held", err)
+			}
+
+			resetHeld(t, a)
+			short := approval.NewKeeper(a, time.Nanosecond)
+			if _, _, err := short.Hold(ctx, call("acme/ops"), approval.Share{Calls: 1}); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := ka.Hold(ctx, call("acme/ops"), approval.Share{Calls: 1}); err != nil {
+				t.Errorf("after the only call expired: got %v, want it held", err)
+			}
+		})
+	}
+}
+
+// TestHeldConcurrentSQLite: many calls held at once through two replicas on one SQLite file,
+// whose busy timeout is far shorter than the writes' wait, all succeed: a busy database is waited
+// for within each request's deadline, never reported to the caller.
+func TestHeldConcurrentSQLite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "usage.db")
+	open := func() *Store {
+		s := &Store{d: sqlite, path: path, stmts: map[string]*sql.Stmt{}, busy: time.Millisecond}
+		if err := s.openFile(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	replicas := []*approval.Keeper{approval.NewKeeper(open(), time.Hour), approval.NewKeeper(open(), time.Hour)}
+	const workers, each = 8, 40
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		failed []error
+	)
+	for w := range workers {
+		k := replicas[w%2]
+		wg.Go(func() {
+			for i := range each {
+				ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+				token, _, err := k.Hold(ctx, approval.Call{Identity: fmt.Sprint("acme/w", w), Server: "fs", Tool: "delete",
+					Arguments: map[string]any{"i": i}}, approval.DefaultShare)
+				if err == nil && i%4 == 0 {
+					_, err = k.Take(ctx, token, fmt.Sprint("acme/w", w), nil)
+				}
+				cancel()
+				if err != nil {
+					mu.Lock()
+					failed = append(failed, err)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if len(failed) > 0 {
+		t.Errorf("%d of %d holds failed, the first: %v", len(failed), workers*each, failed[0])
+	}
 }

@@ -35,6 +35,12 @@ type Store struct {
 	// file is the SQLite file db has open, as it was when opened.
 	file os.FileInfo
 
+	// heldTurn lets one held call's write at a time through (heldWrite); made once, by heldOnce.
+	heldTurn chan struct{}
+	heldOnce sync.Once
+	// busy is SQLite's busy timeout (0: sqliteBusy).
+	busy time.Duration
+
 	mu sync.Mutex // guards stmts
 	// stmts are the full-sized inserts of db, by query; at most one per table.
 	stmts map[string]*sql.Stmt
@@ -131,7 +137,11 @@ func (s *Store) openFile(ctx context.Context) error {
 	// Every connection waits for the write lock, writes through a write-ahead log with a sync at
 	// each commit (a committed batch survives the process being killed, and the machine losing
 	// power), and begins its transactions holding the write lock.
-	dsn := s.path + "?_busy_timeout=" + strconv.Itoa(int(sqliteBusy.Milliseconds())) +
+	busy := s.busy
+	if busy == 0 {
+		busy = sqliteBusy
+	}
+	dsn := s.path + "?_busy_timeout=" + strconv.Itoa(int(busy.Milliseconds())) +
 		"&_journal_mode=WAL&_synchronous=FULL&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
@@ -260,7 +270,7 @@ func migrations(d dialect) [][]string {
 			duration_ms DOUBLE PRECISION NOT NULL, failed INTEGER NOT NULL)`,
 		`CREATE INDEX model_calls_start ON model_calls (start_ms)`,
 		`CREATE INDEX model_calls_request ON model_calls (request_id)`,
-	}, pinsSchema, heldSchema}
+	}, pinsSchema, heldSchema, heldShareSchema}
 }
 
 // migrate brings the schema to the latest version in one transaction, which concurrent openers

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"toolrouter/access"
+	"toolrouter/approval"
 	"toolrouter/internal/services"
 	"toolrouter/observe"
 	"toolrouter/router"
@@ -499,7 +500,7 @@ func TestCloseLeavesStoreOpen(t *testing.T) {
 	if got := count(t, s.db, "requests"); got != n {
 		t.Errorf("got %d records after Close, want %d", got, n)
 	}
-	if err := s.PutHeld(ctx, "k", time.Now().Add(time.Hour), []byte("{}")); err != nil {
+	if err := s.PutHeld(ctx, "k", approval.Held{Identity: "acme", Expires: time.Now().Add(time.Hour), Record: []byte("{}")}, approval.DefaultShare); err != nil {
 		t.Errorf("holding a call after the recorder's Close: got %v, want the store open", err)
 	}
 	if err := s.Close(); err != nil {

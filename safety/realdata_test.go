@@ -129,7 +129,7 @@ func countTexts(def Definition) int {
 			n++
 		}
 	}
-	_ = walkSchema(def.InputSchema, func(schemaText) { n++ })
+	_ = walkSchema(def.InputSchema, "inputSchema", func(schemaText) { n++ })
 	return n
 }
 

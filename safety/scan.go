@@ -72,10 +72,10 @@ func Scan(def Definition, others []string) []Finding {
 	return NewScanner(others).Scan(def)
 }
 
-// Scan reports what in def is aimed at the model rather than the user. It reads the title, the
-// annotations' title, the description, and every description, title, default, const, enum and
-// examples string of the input schema (see walkSchema); an input schema that is not valid JSON is
-// read up to the error. def's own name, bare or qualified, is never a cross-server reference.
+// Scan reports what in def is aimed at the model rather than the user. It reads the title, the annotations' title, the description, and every string and every key but the
+// keywords of the input and output schemas (see walkSchema); a schema that is not valid JSON is
+// read up to the error. Each text is read as normalize folds it (see normText). def's own name,
+// bare or qualified, is never a cross-server reference.
 //
 // Findings come in text order; a rule that matches several times in one text gives one finding.
 func (sc *Scanner) Scan(def Definition) []Finding {
@@ -86,15 +86,40 @@ func (sc *Scanner) Scan(def Definition) []Finding {
 			out = append(out, scanText(where, text, sc.refs, self)...)
 		}
 	}
+	// A key, or a schema string that is one name and nothing else ("required": ["total_revenue"]),
+	// is an identifier: that it equals another server's tool name tells nothing.
+	addSchema := func(t schemaText) {
+		refs := sc.refs
+		if strings.HasSuffix(t.where, keySuffix) || oneToken(t.text) {
+			refs = refSet{}
+		}
+		if t.text != "" {
+			out = append(out, scanText(t.where, t.text, refs, self)...)
+		}
+	}
 	add("title", def.Title)
 	if def.Annotations != nil {
 		add("annotations.title", def.Annotations.Title)
 	}
 	add("description", def.Description)
 	if len(def.InputSchema) > 0 {
-		_ = walkSchema(def.InputSchema, func(t schemaText) { add(t.where, t.text) })
+		_ = walkSchema(def.InputSchema, "inputSchema", addSchema)
+	}
+	if len(def.OutputSchema) > 0 {
+		_ = walkSchema(def.OutputSchema, "outputSchema", addSchema)
 	}
 	return out
+}
+
+// oneToken reports whether s is a single name: letters, digits, '_', '-' and '.' only.
+func oneToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || isNameChar(c)) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // scanText applies every rule to one text.

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // invisibleRune reports whether r renders as nothing or reorders the text around it: controls
@@ -225,19 +227,68 @@ func describeInvisible(hits []runeAt) string {
 	return b.String()
 }
 
-// confusable folds letters that look like ASCII ones (Cyrillic, Greek, fullwidth) into ASCII, so
-// that "ignоre" with a Cyrillic о still reads as "ignore" to the phrase rules.
-var confusable = map[rune]byte{
-	'а': 'a', 'е': 'e', 'о': 'o', 'р': 'p', 'с': 'c', 'у': 'y', 'х': 'x', 'і': 'i', 'ј': 'j', 'ѕ': 's',
-	'ԁ': 'd', 'ɡ': 'g', 'һ': 'h', 'ӏ': 'l', 'А': 'A', 'В': 'B', 'Е': 'E', 'К': 'K', 'М': 'M', 'Н': 'H',
-	'О': 'O', 'Р': 'P', 'С': 'C', 'Т': 'T', 'Х': 'X', 'І': 'I', 'ο': 'o', 'α': 'a', 'ν': 'v', 'ι': 'i',
-	'Ο': 'O', 'Α': 'A', 'Ε': 'E', 'Ι': 'I', 'Τ': 'T', 'Κ': 'K', 'Μ': 'M', 'Ν': 'N', 'Ρ': 'P', 'Χ': 'X',
-	'‘': '\'', '’': '\'', '‚': '\'', '‛': '\'', '“': '"', '”': '"', '„': '"', '‟': '"', '–': '-', '—': '-',
+// foldExtra folds what neither the confusables table nor compatibility decomposition brings to
+// ASCII: typographic quotes and dashes, and the letters of Latin-script languages that carry a
+// stroke rather than a combining mark.
+var foldExtra = map[rune]string{
+	'‘': "'", '’': "'", '‚': "'", '‛': "'", '“': `"`, '”': `"`, '„': `"`, '‟': `"`, '–': "-", '—': "-",
+	'ł': "l", 'Ł': "L", 'đ': "d", 'Đ': "D", 'ø': "o", 'Ø': "O", 'ß': "ss", 'ı': "i", 'ħ': "h",
+	'«': `"`, '»': `"`,
 }
 
-// normText is a text prepared for the phrase rules: invisible characters removed, look-alike
-// letters folded to ASCII, each run of white space made one space (or one newline if it held
-// one), and ASCII letters lower-cased. at maps each byte of lower back to the text.
+// fold is how normalize writes one character that is not ASCII: its compatibility decomposition
+// when that is ASCII (fullwidth "Ｉ", mathematical "𝐢", circled "ⓘ"), else its ASCII look-alike
+// when Unicode lists one (UTS #39's confusables with an ASCII prototype: Cyrillic "о", Greek "ο",
+// a capital I look-alike as "I" rather than the table's "l"), else its compatibility decomposition (NFKD: fullwidth, ligatures, circled
+// and styled letters), combining marks dropped when the base is a Latin, Greek or Cyrillic letter
+// ("é" reads "e"); other scripts keep their composed form (NFKC), since a mark there is part of
+// the letter. The result may be the character itself.
+func fold(r rune) string {
+	if t, ok := foldExtra[r]; ok {
+		return t
+	}
+	d := norm.NFKD.String(string(r))
+	if d != string(r) && plainASCII(d) { // fullwidth, mathematical and styled letters
+		return d
+	}
+	if t, ok := confusables[r]; ok {
+		if t == "l" && unicode.IsUpper(r) { // a capital I look-alike ("Ι", "І") stands for I
+			return "I"
+		}
+		return t
+	}
+	if base, _ := utf8.DecodeRuneInString(d); base >= markedScripts {
+		return norm.NFKC.String(string(r))
+	}
+	var b strings.Builder
+	for _, x := range d {
+		switch {
+		case isMark(x):
+		case x < 0x80:
+			b.WriteRune(x)
+		default:
+			if t, ok := confusables[x]; ok {
+				b.WriteString(t)
+			} else if t, ok := foldExtra[x]; ok {
+				b.WriteString(t)
+			} else {
+				b.WriteRune(x)
+			}
+		}
+	}
+	return b.String()
+}
+
+// markedScripts is where the scripts whose combining marks fold away end: Latin, Greek, Cyrillic,
+// Armenian.
+const markedScripts = 0x0590
+
+func isMark(r rune) bool { return unicode.In(r, unicode.Mn, unicode.Me) }
+
+// normText is a text prepared for the phrase rules: invisible characters removed, every other
+// character folded (see fold), combining marks after Latin, Greek and Cyrillic letters dropped,
+// each run of white space made one space (or one newline if it held one), and letters
+// lower-cased. at maps each byte of lower back to the text.
 type normText struct {
 	src   string
 	norm  string // as lower, case kept (for encoded blobs)
@@ -250,8 +301,10 @@ func normalize(s string) normText {
 		return normText{src: s, norm: s, lower: asciiLower(s)}
 	}
 	b := make([]byte, 0, len(s))
+	low := make([]byte, 0, len(s))
 	at := make([]int, 0, len(s)+1)
 	space := -1 // index in b of the white space that stands for the current run, or -1
+	var base rune // the last character that was not a mark
 	for i, r := range s {
 		size := utf8.RuneLen(r)
 		if r == utf8.RuneError {
@@ -261,40 +314,54 @@ func normalize(s string) normText {
 		case invisibleRune(r):
 			continue
 		case unicode.IsSpace(r):
+			base = ' '
 			if space >= 0 {
 				if r == '\n' {
-					b[space] = '\n'
+					b[space], low[space] = '\n', '\n'
 				}
 				continue
 			}
 			space = len(b)
+			c := byte(' ')
 			if r == '\n' {
-				b = append(b, '\n')
-			} else {
-				b = append(b, ' ')
+				c = '\n'
 			}
+			b, low = append(b, c), append(low, c)
 			at = append(at, i)
 			continue
+		case r >= 0x80 && isMark(r):
+			if base < markedScripts {
+				continue
+			}
+		case r >= 0x80:
+			base = r
+		default:
+			base = r
 		}
 		space = -1
-		if c, ok := confusable[r]; ok {
-			b = append(b, c)
-			at = append(at, i)
-			continue
+		var out string
+		if r < 0x80 || r == utf8.RuneError {
+			out = s[i : i+size]
+		} else {
+			out = fold(r)
 		}
-		if r >= 0xFF01 && r <= 0xFF5E {
-			b = append(b, byte(r-0xFEE0))
-			at = append(at, i)
-			continue
+		b = append(b, out...)
+		for _, x := range out {
+			l := unicode.ToLower(x)
+			if utf8.RuneLen(l) != utf8.RuneLen(x) || x == utf8.RuneError {
+				l = x
+			}
+			low = utf8.AppendRune(low, l)
 		}
-		b = append(b, s[i:i+size]...)
-		for k := 0; k < size; k++ {
+		if len(low) != len(b) { // invalid bytes: keep them as they are
+			low = append(low[:len(b)-len(out)], out...)
+		}
+		for k := 0; k < len(out); k++ {
 			at = append(at, i)
 		}
 	}
 	at = append(at, len(s))
-	norm := string(b)
-	return normText{src: s, norm: norm, lower: asciiLower(norm), at: at}
+	return normText{src: s, norm: string(b), lower: string(low), at: at}
 }
 
 // span maps [s, e) in lower to src.

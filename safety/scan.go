@@ -2,6 +2,7 @@ package safety
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -167,16 +168,28 @@ func scanText(where, text string, refs refSet, self [2]string) []Finding {
 		found(KindTag, "instruction markup "+quoteShort(tagNames[0]), tagSpans)
 	}
 
+	// The imperatives read the text also with leetspeak undone, "1" as "i" and as "l" (the same
+	// length, so a match maps back the same way).
+	readings := []reading{{n.lower, present}}
+	for _, one := range []byte{'i', 'l'} {
+		if l, ok := unleet(n.lower, one); ok {
+			readings = append(readings, reading{l, needles.find(l)})
+		}
+	}
 	for i := range imperativeRules {
 		r := &imperativeRules[i]
 		var spans []span
 		for j := range r.patterns {
 			p := &r.patterns[j]
-			if !p.runs(present) {
-				continue
-			}
-			for _, m := range p.re.FindAllStringIndex(n.lower, -1) {
-				spans = append(spans, n.span(m[0], m[1]))
+			for _, rd := range readings {
+				if !p.runs(rd.present) {
+					continue
+				}
+				for _, m := range p.re.FindAllStringIndex(rd.text, -1) {
+					if sp := n.span(m[0], m[1]); !slices.Contains(spans, sp) {
+						spans = append(spans, sp)
+					}
+				}
 			}
 		}
 		if len(spans) > 0 {
@@ -201,6 +214,64 @@ func scanText(where, text string, refs refSet, self [2]string) []Finding {
 
 	sort.SliceStable(out, func(i, j int) bool { return out[i].spans[0].s < out[j].spans[0].s })
 	return out
+}
+
+// reading is one way of reading a normalised text, and the needles in it.
+type reading struct {
+	text    string
+	present needleSet
+}
+
+// unleet undoes leetspeak in lower: in a word (a run of letters, digits, '@' and '$') that has a
+// letter, 0 reads o, 1 reads one, 3 e, 4 a, 5 s, 7 t, @ a and $ s. ok is false when nothing
+// changed. The result has lower's length.
+func unleet(lower string, one byte) (string, bool) {
+	var b []byte
+	for i := 0; i < len(lower); {
+		j, letter, leet := i, false, false
+		for ; j < len(lower) && (isWordByte(lower[j]) || lower[j] == '@' || lower[j] == '$'); j++ {
+			c := lower[j]
+			letter = letter || c >= 'a' && c <= 'z'
+			leet = leet || leetOf(c, one) != 0
+		}
+		if letter && leet {
+			if b == nil {
+				b = []byte(lower)
+			}
+			for k := i; k < j; k++ {
+				if c := leetOf(lower[k], one); c != 0 {
+					b[k] = c
+				}
+			}
+		}
+		if j == i {
+			j++
+		}
+		i = j
+	}
+	if b == nil {
+		return lower, false
+	}
+	return string(b), true
+}
+
+// leetOf is the letter c stands for in leetspeak, or 0.
+func leetOf(c, one byte) byte {
+	switch c {
+	case '0':
+		return 'o'
+	case '1':
+		return one
+	case '3':
+		return 'e'
+	case '4', '@':
+		return 'a'
+	case '5', '$':
+		return 's'
+	case '7':
+		return 't'
+	}
+	return 0
 }
 
 // ansiEnd is the end of the ANSI CSI sequence that starts with the ESC at i, or just past the ESC.

@@ -13,7 +13,7 @@ import (
 // other than tab, newline and carriage return; format characters (Unicode category Cf: zero-width
 // space and joiners, bidirectional marks, embeddings, overrides and isolates, word joiner, BOM, tag
 // characters U+E0000–E007F, soft hyphen); variation selectors; the Hangul and Khmer fillers, the
-// Mongolian selectors and the combining grapheme joiner. A few Cf characters that do print (Arabic
+// Mongolian selectors, the combining grapheme joiner and the braille blank. A few Cf characters that do print (Arabic
 // number signs and the like) are left out.
 func invisibleRune(r rune) bool {
 	switch {
@@ -23,7 +23,7 @@ func invisibleRune(r rune) bool {
 		return true
 	case r < 0xAD:
 		return false
-	case r == 0x034F, r == 0x115F, r == 0x1160, r == 0x17B4, r == 0x17B5, r == 0x3164, r == 0xFFA0:
+	case r == 0x034F, r == 0x115F, r == 0x1160, r == 0x17B4, r == 0x17B5, r == 0x3164, r == 0xFFA0, r == 0x2800:
 		return true
 	case r >= 0x180B && r <= 0x180F:
 		return true
@@ -33,6 +33,12 @@ func invisibleRune(r rune) bool {
 		return false
 	}
 	return unicode.Is(unicode.Cf, r)
+}
+
+// blankRune is an invisible character that shows as a blank, which normalize reads as a space:
+// the braille blank and the Hangul fillers.
+func blankRune(r rune) bool {
+	return r == 0x2800 || r == 0x3164 || r == 0x115F || r == 0x1160 || r == 0xFFA0
 }
 
 func isVariationSelector(r rune) bool {
@@ -72,8 +78,8 @@ type runeAt struct {
 
 // invisibleHits returns the invisible characters in s that are not part of ordinary text. Allowed,
 // because real text needs them: a zero-width joiner between emoji, a zero-width non-joiner between
-// letters of scripts that use it, one variation selector after a non-ASCII character or a keycap
-// digit, the tag sequence of a subdivision flag (U+1F3F4 … U+E007F), left-to-right and
+// letters of scripts that use it, one variation selector where Unicode defines variation sequences
+// (see selects), the tag sequence of a subdivision flag (see subdivisionTags), left-to-right and
 // right-to-left marks in text that contains right-to-left letters, and a BOM as the first
 // character. Everything else is a hit, including every run of two or more variation selectors
 // (the "emoji smuggling" encoding).
@@ -114,20 +120,15 @@ func invisibleHits(s string) []runeAt {
 			for j < len(rs) && isVariationSelector(rs[j].r) {
 				j++
 			}
-			base := prev > 0x7F && !invisibleRune(prev) || prev >= '0' && prev <= '9' || prev == '#' || prev == '*'
-			if j-i == 1 && base {
+			if j-i == 1 && selects(prev, r) {
 				continue
 			}
 			hits = append(hits, rs[i:j]...)
 			i = j - 1
 			continue
 		case isTagChar(r) && prev == 0x1F3F4:
-			j := i
-			for j < len(rs) && isTagChar(rs[j].r) && j-i < 8 {
-				j++
-			}
-			if rs[j-1].r == 0xE007F {
-				i = j - 1
+			if n := subdivisionTags(rs[i:]); n > 0 {
+				i += n - 1
 				continue
 			}
 		case isBidiMark(r) && hasRTL:
@@ -140,6 +141,39 @@ func invisibleHits(s string) []runeAt {
 	return hits
 }
 
+// selects reports whether the variation selector vs after base can be a real variation sequence:
+// text or emoji style (VS15, VS16) after an emoji, a symbol or a keycap base; a standardized
+// variant (VS1–VS14) after a symbol or a Han ideograph; an ideographic variant (VS17–VS256) after
+// a Han ideograph. After a letter of any other script, or any character where none of these
+// applies, a selector carries nothing but hidden data: one byte a character.
+func selects(base, vs rune) bool {
+	han := unicode.Is(unicode.Han, base)
+	symbol := emojiLike(base) || unicode.In(base, unicode.Sm, unicode.So) || base >= '0' && base <= '9' ||
+		base == '#' || base == '*' || base == 0x203C || base == 0x2049 || base == 0x3030 || base == 0x303D
+	switch {
+	case vs == 0xFE0E || vs == 0xFE0F:
+		return symbol
+	case vs >= 0xFE00 && vs <= 0xFE0D:
+		return han || unicode.In(base, unicode.Sm, unicode.So)
+	}
+	return han
+}
+
+// subdivisionTags returns how many characters of rs, which starts after a black flag (U+1F3F4),
+// make a subdivision flag's tag sequence, or 0 when they do not: two to six tag letters a–z and
+// tag digits 0–9, then CANCEL TAG (U+E007F). Any other tag character (upper case, punctuation,
+// space) is no part of a flag and spells hidden text.
+func subdivisionTags(rs []runeAt) int {
+	n := 0
+	for n < len(rs) && n < 7 && (rs[n].r >= 0xE0061 && rs[n].r <= 0xE007A || rs[n].r >= 0xE0030 && rs[n].r <= 0xE0039) {
+		n++
+	}
+	if n < 2 || n > 6 || n >= len(rs) || rs[n].r != 0xE007F {
+		return 0
+	}
+	return n + 1
+}
+
 var runeNames = map[rune]string{
 	0x00AD: "SOFT HYPHEN", 0x034F: "COMBINING GRAPHEME JOINER", 0x061C: "ARABIC LETTER MARK",
 	0x180E: "MONGOLIAN VOWEL SEPARATOR", 0x200B: "ZERO WIDTH SPACE", 0x200C: "ZERO WIDTH NON-JOINER",
@@ -149,7 +183,7 @@ var runeNames = map[rune]string{
 	0x2061: "FUNCTION APPLICATION", 0x2062: "INVISIBLE TIMES", 0x2063: "INVISIBLE SEPARATOR",
 	0x2064: "INVISIBLE PLUS", 0x2066: "LEFT-TO-RIGHT ISOLATE", 0x2067: "RIGHT-TO-LEFT ISOLATE",
 	0x2068: "FIRST STRONG ISOLATE", 0x2069: "POP DIRECTIONAL ISOLATE", 0xFEFF: "ZERO WIDTH NO-BREAK SPACE",
-	0x1B: "ESCAPE",
+	0x1B: "ESCAPE", 0x2800: "BRAILLE PATTERN BLANK",
 }
 
 func runeName(r rune) string {
@@ -303,7 +337,7 @@ func normalize(s string) normText {
 	b := make([]byte, 0, len(s))
 	low := make([]byte, 0, len(s))
 	at := make([]int, 0, len(s)+1)
-	space := -1 // index in b of the white space that stands for the current run, or -1
+	space := -1   // index in b of the white space that stands for the current run, or -1
 	var base rune // the last character that was not a mark
 	for i, r := range s {
 		size := utf8.RuneLen(r)
@@ -311,9 +345,9 @@ func normalize(s string) normText {
 			_, size = utf8.DecodeRuneInString(s[i:])
 		}
 		switch {
-		case invisibleRune(r):
+		case invisibleRune(r) && !blankRune(r):
 			continue
-		case unicode.IsSpace(r):
+		case unicode.IsSpace(r) || blankRune(r):
 			base = ' '
 			if space >= 0 {
 				if r == '\n' {

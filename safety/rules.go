@@ -23,13 +23,36 @@ type pattern struct {
 	re    *regexp.Regexp
 }
 
-// pat compiles a pattern; a space in expr matches a space or a newline.
+// pat compiles a pattern; a space in expr matches a space or a newline. The letters of expr and
+// of the needles that are not ASCII are folded as normalize folds text ("précédentes" is written
+// as the rules read it, "precedentes"), so a rule is written in its language's own spelling.
 func pat(expr string, needs ...[]string) pattern {
-	p := pattern{re: regexp.MustCompile(strings.ReplaceAll(expr, " ", `\s`))}
+	p := pattern{re: regexp.MustCompile(strings.ReplaceAll(foldLit(expr), " ", `\s`))}
 	for _, g := range needs {
-		p.needs = append(p.needs, needles.mask(g))
+		folded := make([]string, len(g))
+		for i, w := range g {
+			folded[i] = foldLit(w)
+		}
+		p.needs = append(p.needs, needles.mask(folded))
 	}
 	return p
+}
+
+// foldLit folds the characters of a rule that are not ASCII as normalize folds a text's, and
+// leaves ASCII (the regular expression's syntax) alone.
+func foldLit(s string) string {
+	if plainASCII(s) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if r < 0x80 {
+			b.WriteRune(r)
+			continue
+		}
+		b.WriteString(normalize(string(r)).lower)
+	}
+	return b.String()
 }
 
 // anyOf is a group of needles.

@@ -176,6 +176,11 @@ func scanText(where, text string, refs refSet, self [2]string) []Finding {
 			readings = append(readings, reading{l, needles.find(l)})
 		}
 	}
+	// A key's words are joined as identifiers join them: "x-you-must-always-call".
+	if strings.HasSuffix(where, keySuffix) && strings.ContainsAny(n.lower, "-_") {
+		l := strings.NewReplacer("-", " ", "_", " ").Replace(n.lower)
+		readings = append(readings, reading{l, needles.find(l)})
+	}
 	for i := range imperativeRules {
 		r := &imperativeRules[i]
 		var spans []span

@@ -120,10 +120,22 @@ var i18nRules = map[string][]pattern{
 	},
 }
 
+// i18nNeedles is every needle the first group of a translated pattern has: a text with none of
+// them (most English ones) skips the translated patterns at once.
+var i18nNeedles needleSet
+
+// translated holds the translated patterns of imperativeRules[i] at i.
+var translated = make([][]pattern, len(imperativeRules))
+
 func init() {
 	for i := range imperativeRules {
 		r := &imperativeRules[i]
-		r.patterns = append(r.patterns, i18nRules[r.name]...)
+		translated[i] = i18nRules[r.name]
+		for _, p := range translated[i] {
+			for k := range i18nNeedles {
+				i18nNeedles[k] |= p.needs[0][k]
+			}
+		}
 		delete(i18nRules, r.name)
 	}
 	if len(i18nRules) > 0 {

@@ -90,8 +90,15 @@ func (sc *Scanner) Scan(def Definition) []Finding {
 	// A key, or a schema string that is one name and nothing else ("required": ["total_revenue"]),
 	// is an identifier: that it equals another server's tool name tells nothing.
 	addSchema := func(t schemaText) {
+		key := strings.HasSuffix(t.where, keySuffix)
+		one := oneToken(t.text)
+		// A short name with no separator can hold no rule's match: "string", "city", "date-time"
+		// in a value, "city" as a key.
+		if one && len(t.text) < minBase64Text && (!key || !strings.ContainsAny(t.text, "-_")) {
+			return
+		}
 		refs := sc.refs
-		if strings.HasSuffix(t.where, keySuffix) || oneToken(t.text) {
+		if key || one {
 			refs = refSet{}
 		}
 		if t.text != "" {
@@ -184,15 +191,24 @@ func scanText(where, text string, refs refSet, self [2]string) []Finding {
 	for i := range imperativeRules {
 		r := &imperativeRules[i]
 		var spans []span
-		for j := range r.patterns {
-			p := &r.patterns[j]
-			for _, rd := range readings {
-				if !p.runs(rd.present) {
-					continue
-				}
-				for _, m := range p.re.FindAllStringIndex(rd.text, -1) {
-					if sp := n.span(m[0], m[1]); !slices.Contains(spans, sp) {
-						spans = append(spans, sp)
+		for _, rd := range readings {
+			if rd.present == (needleSet{}) {
+				continue
+			}
+			sets := [2][]pattern{r.patterns}
+			if rd.present.meets(i18nNeedles) {
+				sets[1] = translated[i]
+			}
+			for _, ps := range sets {
+				for j := range ps {
+					p := &ps[j]
+					if !p.runs(rd.present) {
+						continue
+					}
+					for _, m := range p.re.FindAllStringIndex(rd.text, -1) {
+						if sp := n.span(m[0], m[1]); !slices.Contains(spans, sp) {
+							spans = append(spans, sp)
+						}
 					}
 				}
 			}

@@ -105,6 +105,11 @@ func (sc *Scanner) Scan(def Definition) []Finding {
 			out = append(out, scanText(t.where, t.text, refs, self)...)
 		}
 	}
+	// The name is an identifier ("always_call_this_first"): read like a key, without the name
+	// itself as a reference.
+	if strings.ContainsAny(def.Name, "-_. ") || len(def.Name) >= minBase64Text {
+		out = append(out, scanText("name", def.Name, refSet{}, self)...)
+	}
 	add("title", def.Title)
 	if def.Annotations != nil {
 		add("annotations.title", def.Annotations.Title)
@@ -183,9 +188,9 @@ func scanText(where, text string, refs refSet, self [2]string) []Finding {
 			readings = append(readings, reading{l, needles.find(l)})
 		}
 	}
-	// A key's words are joined as identifiers join them: "x-you-must-always-call".
-	if strings.HasSuffix(where, keySuffix) && strings.ContainsAny(n.lower, "-_") {
-		l := strings.NewReplacer("-", " ", "_", " ").Replace(n.lower)
+	// A key's or a name's words are joined as identifiers join them: "x-you-must-always-call".
+	if (where == "name" || strings.HasSuffix(where, keySuffix)) && strings.ContainsAny(n.lower, "-_.") {
+		l := strings.NewReplacer("-", " ", "_", " ", ".", " ").Replace(n.lower)
 		readings = append(readings, reading{l, needles.find(l)})
 	}
 	for i := range imperativeRules {

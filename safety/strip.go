@@ -17,7 +17,8 @@ import (
 //     '?' before white space, or at a line break), so a one-sentence description goes entirely;
 //   - encoded_blob: the run.
 //
-// White space at each cut is closed up and the text is trimmed; a text can end up empty.
+// White space at each cut is closed up and the text is trimmed; a text can end up empty. A
+// finding in the tool's name is not cut: a tool is called by its name.
 // findings must come from Scan of this same def: a finding whose text is no longer at its
 // Where, or that went through JSON, is skipped. Rescanning the result should find nothing; the
 // corpus test checks that for every poisoned definition in testdata.

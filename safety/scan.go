@@ -73,10 +73,12 @@ func Scan(def Definition, others []string) []Finding {
 	return NewScanner(others).Scan(def)
 }
 
-// Scan reports what in def is aimed at the model rather than the user. It reads the title, the annotations' title, the description, and every string and every key but the
-// keywords of the input and output schemas (see walkSchema); a schema that is not valid JSON is
-// read up to the error. Each text is read as normalize folds it (see normText). def's own name,
-// bare or qualified, is never a cross-server reference.
+// Scan reports what in def is aimed at the model rather than the user. It reads the name (with
+// '-', '_' and '.' as spaces), the title, the annotations' title, the description, and every
+// string and every key but the keywords of the input and output schemas (see walkSchema); a
+// schema that is not valid JSON is read up to the error. Each text is read as normalize folds it
+// (see normText), the imperatives also with leetspeak undone. def's own name, bare or qualified,
+// is never a cross-server reference, and neither is a key or a schema string that is one name.
 //
 // Findings come in text order; a rule that matches several times in one text gives one finding.
 func (sc *Scanner) Scan(def Definition) []Finding {

@@ -258,9 +258,7 @@ func (w *schemaWalker) text(where string) error {
 	if err != nil {
 		return err
 	}
-	if w.visit != nil {
-		w.visit(schemaText{where: where, text: t, lit: [2]int{s, e}})
-	}
+	w.visit(schemaText{where: where, text: t, lit: [2]int{s, e}})
 	return nil
 }
 

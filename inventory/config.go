@@ -156,8 +156,8 @@ type Checks struct {
 }
 
 // DefaultChecks are the checks of a configuration that sets none. Warn, not quarantine: servers
-// change their tools legitimately (an upgrade rewords a description), and about 1% of real
-// definitions trip the scan; holding those back unasked would make tools vanish.
+// change their tools legitimately (an upgrade rewords a description), and some real definitions
+// trip the scan (one of MetaTool's 199); holding those back unasked would make tools vanish.
 func DefaultChecks() Checks { return Checks{Pin: PinWarn, Scan: ScanWarn} }
 
 // PinPolicy is safety.pin.

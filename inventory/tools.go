@@ -69,7 +69,7 @@ func (m *Manager) tools(ctx context.Context, e *entry, sess *session) (listing, 
 			continue
 		}
 		defs = append(defs, safety.Definition{Server: e.name, Name: rt.Name, Title: rt.Title, Description: rt.Description,
-			InputSchema: rt.InputSchema, Annotations: hints(rt.Annotations)})
+			InputSchema: rt.InputSchema, OutputSchema: rt.OutputSchema, Annotations: hints(rt.Annotations)})
 	}
 	m.mu.Lock()
 	l.names = m.names // read before vet reads the other servers' names

@@ -78,8 +78,8 @@ func kindSet(fs []Finding) []Kind {
 
 func TestPoisonedCorpus(t *testing.T) {
 	corpus := readCorpus(t, "testdata/poisoned.jsonl")
-	if len(corpus) < 30 {
-		t.Fatalf("got %d poisoned definitions, want at least 30", len(corpus))
+	if len(corpus) < 100 {
+		t.Fatalf("got %d poisoned definitions, want at least 100", len(corpus))
 	}
 	perKind := map[Kind]int{}
 	for _, e := range corpus {
@@ -102,7 +102,8 @@ func TestPoisonedCorpus(t *testing.T) {
 				}
 			}
 			stripped := Strip(e.Def, fs)
-			if again := Scan(stripped, corpusOthers(e.Def)); len(again) > 0 {
+			again := slices.DeleteFunc(Scan(stripped, corpusOthers(e.Def)), func(f Finding) bool { return f.Where == "name" })
+			if len(again) > 0 {
 				t.Errorf("after Strip, got findings, want none\n%s", dump(again))
 			}
 			if len(stripped.InputSchema) > 0 && !json.Valid(stripped.InputSchema) {

@@ -13,7 +13,10 @@ type Definition struct {
 	Title       string          `json:"title,omitempty"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
-	Annotations *Annotations    `json:"annotations,omitempty"`
+	// OutputSchema is scanned like the input schema but not pinned: Pin's form predates it, and
+	// no prompt shows it.
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  *Annotations    `json:"annotations,omitempty"`
 }
 
 // Annotations are MCP's tool annotations. The hints are pointers because MCP gives unset hints

@@ -7,12 +7,16 @@
 //     pull" — shows up as a different hash, while re-serialising the same schema with other key
 //     order or whitespace does not.
 //   - Scan (or a Scanner, built once per server from the names of the other servers' tools) reads
-//     every text in a definition that a model reads (title, description, and every description,
-//     title, default, const, enum and examples string in the input schema) and reports text aimed
-//     at the model rather than the user as Findings: imperatives such as "ignore previous
-//     instructions" or "do not tell the user", hidden-instruction tags such as <IMPORTANT>,
-//     invisible or bidirectional Unicode, names of other servers' tools, and encoded blobs.
-//     Strip removes what Scan found.
+//     every string and every key but the JSON Schema keywords of a definition (title, annotations'
+//     title, description, and the whole of the input and output schemas: property names,
+//     patterns, $comment, vendor keywords, object and array defaults), each folded as normalize
+//     does (confusable and compatibility letters to ASCII, marks and invisible characters
+//     dropped), and reports text aimed at the model rather than the user as Findings: imperatives
+//     such as "ignore previous instructions" or "do not tell the user" in twelve languages (and
+//     in leetspeak), hidden-instruction tags such as <IMPORTANT>, invisible or bidirectional
+//     Unicode, names of other servers' tools, and encoded blobs. Strip removes what Scan found.
+//   - ForModel is a schema as the prompts show it: without $comment, $schema, $id, $vocabulary
+//     and vendor keywords, which say nothing to a model filling a value.
 //
 // It does not decide policy: whether a changed pin or a finding means warn, strip or quarantine is
 // safety.pin and safety.scan in config, applied by the inventory. It does not store pins: the caller

@@ -6,7 +6,8 @@ import (
 )
 
 // FuzzScanStrip feeds arbitrary descriptions and schemas to Scan and Strip: neither may panic,
-// excerpts stay short and free of raw invisible characters, and Strip keeps a valid schema valid.
+// excerpts stay short and free of raw invisible characters, and Strip and ForModel keep a valid
+// schema valid.
 // The seeds (the corpora) run with every go test; go test -fuzz FuzzScanStrip ./safety explores.
 func FuzzScanStrip(f *testing.F) {
 	for _, path := range []string{"testdata/poisoned.jsonl", "testdata/benign.jsonl"} {
@@ -29,6 +30,9 @@ func FuzzScanStrip(f *testing.F) {
 		out := Strip(def, fs)
 		if json.Valid([]byte(schema)) && !json.Valid(out.InputSchema) {
 			t.Errorf("Strip turned valid schema %q into invalid %q", schema, out.InputSchema)
+		}
+		if json.Valid([]byte(schema)) && !json.Valid(ForModel(json.RawMessage(schema))) {
+			t.Errorf("ForModel turned valid schema %q into invalid %q", schema, ForModel(json.RawMessage(schema)))
 		}
 		Pin(out)
 	})

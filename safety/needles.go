@@ -3,13 +3,13 @@ package safety
 import "strings"
 
 // needleSet is a set of needles as bits, one per needle registered in needles.
-type needleSet [4]uint64
+type needleSet [8]uint64
 
 func (s *needleSet) set(id int) { s[id>>6] |= 1 << (id & 63) }
 
 // meets reports whether s and mask share a needle.
 func (s needleSet) meets(mask needleSet) bool {
-	return s[0]&mask[0]|s[1]&mask[1]|s[2]&mask[2]|s[3]&mask[3] != 0
+	return s[0]&mask[0]|s[1]&mask[1]|s[2]&mask[2]|s[3]&mask[3]|s[4]&mask[4]|s[5]&mask[5]|s[6]&mask[6]|s[7]&mask[7] != 0
 }
 
 // needleIndex finds, in one pass over a text, which of the rules' needles occur in it. A needle

@@ -23,8 +23,12 @@ import (
 // its others, and Others leaves out bare names that the scanned server has too.
 // TestRealDescriptionsStrictServers checks a harsher split as well.
 
-// maxFalsePositiveRate is the bound: at most 1% of real definitions flagged.
-const maxFalsePositiveRate = 0.01
+// The bounds on the share of real definitions flagged: none of BFCL's, and one of MetaTool's 199
+// (0.50%: word_sneak, whose description says what "the AI has to" do in its game).
+const (
+	maxBFCLRate     = 0
+	maxMetaToolRate = 1.0 / 199
+)
 
 // evalData finds the BFCL and MetaTool copies: the repository's bench/data, else the shared set.
 func evalData(t *testing.T) string {
@@ -129,7 +133,7 @@ func countTexts(def Definition) int {
 			n++
 		}
 	}
-	_ = walkSchema(def.InputSchema, func(schemaText) { n++ })
+	_ = walkSchema(def.InputSchema, "inputSchema", func(schemaText) { n++ })
 	return n
 }
 
@@ -144,11 +148,12 @@ func TestRealDescriptionsFalsePositives(t *testing.T) {
 	}
 
 	for _, set := range []struct {
-		name string
-		defs []Definition
+		name  string
+		defs  []Definition
+		bound float64
 	}{
-		{fmt.Sprintf("BFCL (%d records, %d function entries, %d distinct definitions)", len(records), entries, len(bfcl)), bfcl},
-		{fmt.Sprintf("MetaTool (%d plugins)", len(meta)), meta},
+		{fmt.Sprintf("BFCL (%d records, %d function entries, %d distinct definitions)", len(records), entries, len(bfcl)), bfcl, maxBFCLRate},
+		{fmt.Sprintf("MetaTool (%d plugins)", len(meta)), meta, maxMetaToolRate},
 	} {
 		sc := NewScanner(Others(deployment, set.defs[0].Server))
 		flagged, texts := 0, 0
@@ -160,7 +165,7 @@ func TestRealDescriptionsFalsePositives(t *testing.T) {
 				fmt.Fprintf(&report, "  %s:\n%s", def.Name, dump(fs))
 			}
 		}
-		checkRate(t, set.name, texts, flagged, len(set.defs), report.String())
+		checkRate(t, set.name, texts, flagged, len(set.defs), set.bound, report.String())
 	}
 }
 
@@ -196,18 +201,18 @@ func TestRealDescriptionsStrictServers(t *testing.T) {
 			}
 		}
 	}
-	checkRate(t, fmt.Sprintf("BFCL, each record its own server (%d function entries)", scanned), texts, flagged, scanned, report.String())
+	checkRate(t, fmt.Sprintf("BFCL, each record its own server (%d function entries)", scanned), texts, flagged, scanned, maxBFCLRate, report.String())
 }
 
-func checkRate(t *testing.T, name string, texts, flagged, total int, report string) {
+func checkRate(t *testing.T, name string, texts, flagged, total int, bound float64, report string) {
 	t.Helper()
 	rate := float64(flagged) / float64(total)
-	t.Logf("%s: %d texts scanned, %d of %d definitions flagged, false-positive rate %.2f%% (bound %.0f%%)",
-		name, texts, flagged, total, 100*rate, 100*maxFalsePositiveRate)
+	t.Logf("%s: %d texts scanned, %d of %d definitions flagged, false-positive rate %.2f%% (bound %.2f%%)",
+		name, texts, flagged, total, 100*rate, 100*bound)
 	if report != "" {
 		t.Logf("false positives in %s:\n%s", name, report)
 	}
-	if rate > maxFalsePositiveRate {
-		t.Errorf("%s: got false-positive rate %.2f%%, want at most %.0f%%", name, 100*rate, 100*maxFalsePositiveRate)
+	if rate > bound {
+		t.Errorf("%s: got false-positive rate %.2f%%, want at most %.2f%%", name, 100*rate, 100*bound)
 	}
 }

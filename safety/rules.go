@@ -23,13 +23,36 @@ type pattern struct {
 	re    *regexp.Regexp
 }
 
-// pat compiles a pattern; a space in expr matches a space or a newline.
+// pat compiles a pattern; a space in expr matches a space or a newline. The letters of expr and
+// of the needles that are not ASCII are folded as normalize folds text ("précédentes" is written
+// as the rules read it, "precedentes"), so a rule is written in its language's own spelling.
 func pat(expr string, needs ...[]string) pattern {
-	p := pattern{re: regexp.MustCompile(strings.ReplaceAll(expr, " ", `\s`))}
+	p := pattern{re: regexp.MustCompile(strings.ReplaceAll(foldLit(expr), " ", `\s`))}
 	for _, g := range needs {
-		p.needs = append(p.needs, needles.mask(g))
+		folded := make([]string, len(g))
+		for i, w := range g {
+			folded[i] = foldLit(w)
+		}
+		p.needs = append(p.needs, needles.mask(folded))
 	}
 	return p
+}
+
+// foldLit folds the characters of a rule that are not ASCII as normalize folds a text's, and
+// leaves ASCII (the regular expression's syntax) alone.
+func foldLit(s string) string {
+	if plainASCII(s) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if r < 0x80 {
+			b.WriteRune(r)
+			continue
+		}
+		b.WriteString(normalize(string(r)).lower)
+	}
+	return b.String()
 }
 
 // anyOf is a group of needles.
@@ -140,6 +163,8 @@ var imperativeRules = []phraseRule{
 			anyOf("note", "message", "instruction", "reminder", "notice", "memo", "directive"), needModelWord),
 		pat(`\b(?:dear|hey|attention|hello|hi) `+modelWord+`\b`, anyOf("dear", "hey", "attention", "hello", "hi "), needModelWord),
 		pat(`\bif you are an? `+modelWord+`\b`, anyOf("if you are a")),
+		pat(`\b(?:important|note|notice|attention|instructions?|reminder|critical|warning|mandatory|urgent|info) *[(\[] *(?:for|to) (?:the |an? |any |all )?`+modelWord+`s? *[)\]]`,
+			anyOf("(", "["), needModelWord),
 	}},
 	{"asks the model to read or send secrets", []pattern{
 		pat(takeVerb+`[^.!?\n]*?`+secretFile, needSecretFile),
@@ -170,15 +195,20 @@ var imperativeRules = []phraseRule{
 }
 
 // needTag gates tagOpen.
-var needTag = needles.mask(anyOf("<", "[inst", "##", "system"))
+var needTag = needles.mask(anyOf("<", "[inst", "##", "system", "**", "__"))
 
 // tagOpen matches the markup that prompt injections wrap hidden instructions in: tags named for
 // importance, secrecy or a role (<IMPORTANT>, <system>, <instructions>, <secret>, <note-to-ai>),
-// chat-template tokens (<|im_start|>, [INST], <<SYS>>), HTML comments, a "SYSTEM:" turn that starts
-// a later line, and "### Instructions" headings. Placeholders such as <API_KEY> or <user> are
+// chat-template tokens (<|im_start|>, [INST], <<SYS>>), HTML comments (also spaced, "< !--"), a
+// "SYSTEM:" turn that starts a later line, "### Instructions" headings, and bold labels that
+// address the model ("**IMPORTANT (for the AI)**", "__Note to the assistant:__"). Placeholders such as <API_KEY> or <user> are
 // not among them.
 var tagOpen = regexp.MustCompile(`<\s*/?\s*(important|system|sys|system[_ -]?(?:prompt|message|instructions?)|instructions?|secret|hidden|admin|assistant|critical|urgent|override|mandatory|directive|priority|ai|llm|(?:ai|agent|model|tool)[_ -]?(?:note|instructions?|rules)|note[_ -]?(?:to|for)[_ -]?(?:ai|assistant|model|llm|agent)|thinking|jailbreak|rules)\b[^<>]*>` +
-	`|<\|[a-z_]{2,20}\|>|\[/?inst\]|<</?sys>>|<!--|\n *system *:|(?:^|\n) *#{2,} *(?:system|instructions?|new instructions|important)\b`)
+	`|<\|[a-z_]{2,20}\|>|\[/?inst\]|<</?sys>>|<\s*!\s*-\s*-|\n *system *:|(?:^|\n) *#{2,} *(?:system|instructions?|new instructions|important)\b` +
+	`|(?:\*\*|__) *(?:important|note|notice|attention|instructions?|reminder|critical|warning|mandatory|urgent|info)\b[^*_\n]{0,40}?\b(?:for|to) (?:the |an? |any |all )?` + modelWord + `s?\b[^*\n]{0,12}?(?:\*\*|__)`)
+
+// commentClose ends an HTML comment, spaced or not.
+var commentClose = regexp.MustCompile(`-\s*-\s*>`)
 
 // tagBlockEnd finds where the block that an opening tag match starts ends in lower: at its
 // closing tag when there is one, at the end of the text when there is not (what follows an
@@ -194,8 +224,11 @@ func tagBlockEnd(lower string, m []int) int {
 	}
 	if m[2] < 0 { // not a named tag
 		switch {
-		case strings.HasPrefix(tag, "<!--"):
-			return closeAt("-->")
+		case strings.HasPrefix(tag, "<") && strings.Contains(tag, "!"):
+			if loc := commentClose.FindStringIndex(rest); loc != nil {
+				return m[1] + loc[1]
+			}
+			return len(lower)
 		case tag == "<|im_start|>":
 			return closeAt("<|im_end|>")
 		case tag == "[inst]":

@@ -2,6 +2,7 @@ package safety
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -72,10 +73,12 @@ func Scan(def Definition, others []string) []Finding {
 	return NewScanner(others).Scan(def)
 }
 
-// Scan reports what in def is aimed at the model rather than the user. It reads the title, the
-// annotations' title, the description, and every description, title, default, const, enum and
-// examples string of the input schema (see walkSchema); an input schema that is not valid JSON is
-// read up to the error. def's own name, bare or qualified, is never a cross-server reference.
+// Scan reports what in def is aimed at the model rather than the user. It reads the name (with
+// '-', '_' and '.' as spaces), the title, the annotations' title, the description, and every
+// string and every key but the keywords of the input and output schemas (see walkSchema); a
+// schema that is not valid JSON is read up to the error. Each text is read as normalize folds it
+// (see normText), the imperatives also with leetspeak undone. def's own name, bare or qualified,
+// is never a cross-server reference, and neither is a key or a schema string that is one name.
 //
 // Findings come in text order; a rule that matches several times in one text gives one finding.
 func (sc *Scanner) Scan(def Definition) []Finding {
@@ -86,15 +89,52 @@ func (sc *Scanner) Scan(def Definition) []Finding {
 			out = append(out, scanText(where, text, sc.refs, self)...)
 		}
 	}
+	// A key, or a schema string that is one name and nothing else ("required": ["total_revenue"]),
+	// is an identifier: that it equals another server's tool name tells nothing.
+	addSchema := func(t schemaText) {
+		key := strings.HasSuffix(t.where, keySuffix)
+		one := oneToken(t.text)
+		// A short name with no separator can hold no rule's match: "string", "city", "date-time"
+		// in a value, "city" as a key.
+		if one && len(t.text) < minBase64Text && (!key || !strings.ContainsAny(t.text, "-_")) {
+			return
+		}
+		refs := sc.refs
+		if key || one {
+			refs = refSet{}
+		}
+		if t.text != "" {
+			out = append(out, scanText(t.where, t.text, refs, self)...)
+		}
+	}
+	// The name is an identifier ("always_call_this_first"): read like a key, without the name
+	// itself as a reference.
+	if strings.ContainsAny(def.Name, "-_. ") || len(def.Name) >= minBase64Text {
+		out = append(out, scanText("name", def.Name, refSet{}, self)...)
+	}
 	add("title", def.Title)
 	if def.Annotations != nil {
 		add("annotations.title", def.Annotations.Title)
 	}
 	add("description", def.Description)
 	if len(def.InputSchema) > 0 {
-		_ = walkSchema(def.InputSchema, func(t schemaText) { add(t.where, t.text) })
+		_ = walkSchema(def.InputSchema, "inputSchema", addSchema)
+	}
+	if len(def.OutputSchema) > 0 {
+		_ = walkSchema(def.OutputSchema, "outputSchema", addSchema)
 	}
 	return out
+}
+
+// oneToken reports whether s is a single name: letters, digits, '_', '-' and '.' only.
+func oneToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || isNameChar(c)) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // scanText applies every rule to one text.
@@ -142,16 +182,42 @@ func scanText(where, text string, refs refSet, self [2]string) []Finding {
 		found(KindTag, "instruction markup "+quoteShort(tagNames[0]), tagSpans)
 	}
 
+	// The imperatives read the text also with leetspeak undone, "1" as "i" and as "l" (the same
+	// length, so a match maps back the same way).
+	readings := []reading{{n.lower, present}}
+	for _, one := range []byte{'i', 'l'} {
+		if l, ok := unleet(n.lower, one); ok {
+			readings = append(readings, reading{l, needles.find(l)})
+		}
+	}
+	// A key's or a name's words are joined as identifiers join them: "x-you-must-always-call".
+	if (where == "name" || strings.HasSuffix(where, keySuffix)) && strings.ContainsAny(n.lower, "-_.") {
+		l := strings.NewReplacer("-", " ", "_", " ", ".", " ").Replace(n.lower)
+		readings = append(readings, reading{l, needles.find(l)})
+	}
 	for i := range imperativeRules {
 		r := &imperativeRules[i]
 		var spans []span
-		for j := range r.patterns {
-			p := &r.patterns[j]
-			if !p.runs(present) {
+		for _, rd := range readings {
+			if rd.present == (needleSet{}) {
 				continue
 			}
-			for _, m := range p.re.FindAllStringIndex(n.lower, -1) {
-				spans = append(spans, n.span(m[0], m[1]))
+			sets := [2][]pattern{r.patterns}
+			if rd.present.meets(i18nNeedles) {
+				sets[1] = translated[i]
+			}
+			for _, ps := range sets {
+				for j := range ps {
+					p := &ps[j]
+					if !p.runs(rd.present) {
+						continue
+					}
+					for _, m := range p.re.FindAllStringIndex(rd.text, -1) {
+						if sp := n.span(m[0], m[1]); !slices.Contains(spans, sp) {
+							spans = append(spans, sp)
+						}
+					}
+				}
 			}
 		}
 		if len(spans) > 0 {
@@ -176,6 +242,64 @@ func scanText(where, text string, refs refSet, self [2]string) []Finding {
 
 	sort.SliceStable(out, func(i, j int) bool { return out[i].spans[0].s < out[j].spans[0].s })
 	return out
+}
+
+// reading is one way of reading a normalised text, and the needles in it.
+type reading struct {
+	text    string
+	present needleSet
+}
+
+// unleet undoes leetspeak in lower: in a word (a run of letters, digits, '@' and '$') that has a
+// letter, 0 reads o, 1 reads one, 3 e, 4 a, 5 s, 7 t, @ a and $ s. ok is false when nothing
+// changed. The result has lower's length.
+func unleet(lower string, one byte) (string, bool) {
+	var b []byte
+	for i := 0; i < len(lower); {
+		j, letter, leet := i, false, false
+		for ; j < len(lower) && (isWordByte(lower[j]) || lower[j] == '@' || lower[j] == '$'); j++ {
+			c := lower[j]
+			letter = letter || c >= 'a' && c <= 'z'
+			leet = leet || leetOf(c, one) != 0
+		}
+		if letter && leet {
+			if b == nil {
+				b = []byte(lower)
+			}
+			for k := i; k < j; k++ {
+				if c := leetOf(lower[k], one); c != 0 {
+					b[k] = c
+				}
+			}
+		}
+		if j == i {
+			j++
+		}
+		i = j
+	}
+	if b == nil {
+		return lower, false
+	}
+	return string(b), true
+}
+
+// leetOf is the letter c stands for in leetspeak, or 0.
+func leetOf(c, one byte) byte {
+	switch c {
+	case '0':
+		return 'o'
+	case '1':
+		return one
+	case '3':
+		return 'e'
+	case '4', '@':
+		return 'a'
+	case '5', '$':
+		return 's'
+	case '7':
+		return 't'
+	}
+	return 0
 }
 
 // ansiEnd is the end of the ANSI CSI sequence that starts with the ESC at i, or just past the ESC.

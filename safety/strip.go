@@ -17,7 +17,8 @@ import (
 //     '?' before white space, or at a line break), so a one-sentence description goes entirely;
 //   - encoded_blob: the run.
 //
-// White space at each cut is closed up and the text is trimmed; a text can end up empty.
+// White space at each cut is closed up and the text is trimmed; a text can end up empty. A
+// finding in the tool's name is not cut: a tool is called by its name.
 // findings must come from Scan of this same def: a finding whose text is no longer at its
 // Where, or that went through JSON, is skipped. Rescanning the result should find nothing; the
 // corpus test checks that for every poisoned definition in testdata.
@@ -56,31 +57,42 @@ func Strip(def Definition, findings []Finding) Definition {
 	if t, ok := fix("description", def.Description); ok {
 		def.Description = t
 	}
-	if len(def.InputSchema) > 0 {
-		type edit struct {
-			lit  [2]int
-			text string
-		}
-		var edits []edit
-		_ = walkSchema(def.InputSchema, func(st schemaText) {
-			if t, ok := fix(st.where, st.text); ok {
-				edits = append(edits, edit{st.lit, t})
-			}
-		})
-		if len(edits) > 0 {
-			var b bytes.Buffer
-			b.Grow(len(def.InputSchema))
-			last := 0
-			for _, e := range edits { // in document order, so ascending and disjoint
-				b.Write(def.InputSchema[last:e.lit[0]])
-				b.Write(appendString(nil, e.text))
-				last = e.lit[1]
-			}
-			b.Write(def.InputSchema[last:])
-			def.InputSchema = b.Bytes()
-		}
-	}
+	def.InputSchema = stripSchema(def.InputSchema, "inputSchema", fix)
+	def.OutputSchema = stripSchema(def.OutputSchema, "outputSchema", fix)
 	return def
+}
+
+// stripSchema edits the strings of raw (root names it, as in walkSchema) that fix changes, and
+// leaves every other byte as it was. A key is edited like a value: a property whose name carried
+// an instruction is renamed to what is left of it, in "required" too, since the same text loses
+// the same parts.
+func stripSchema(raw []byte, root string, fix func(where, text string) (string, bool)) []byte {
+	if len(raw) == 0 {
+		return raw
+	}
+	type edit struct {
+		lit  [2]int
+		text string
+	}
+	var edits []edit
+	_ = walkSchema(raw, root, func(st schemaText) {
+		if t, ok := fix(st.where, st.text); ok {
+			edits = append(edits, edit{st.lit, t})
+		}
+	})
+	if len(edits) == 0 {
+		return raw
+	}
+	var b bytes.Buffer
+	b.Grow(len(raw))
+	last := 0
+	for _, e := range edits { // in document order, so ascending and disjoint
+		b.Write(raw[last:e.lit[0]])
+		b.Write(appendString(nil, e.text))
+		last = e.lit[1]
+	}
+	b.Write(raw[last:])
+	return b.Bytes()
 }
 
 // removal is what Strip removes from text for f.

@@ -5,13 +5,15 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // invisibleRune reports whether r renders as nothing or reorders the text around it: controls
 // other than tab, newline and carriage return; format characters (Unicode category Cf: zero-width
 // space and joiners, bidirectional marks, embeddings, overrides and isolates, word joiner, BOM, tag
 // characters U+E0000–E007F, soft hyphen); variation selectors; the Hangul and Khmer fillers, the
-// Mongolian selectors and the combining grapheme joiner. A few Cf characters that do print (Arabic
+// Mongolian selectors, the combining grapheme joiner and the braille blank. A few Cf characters that do print (Arabic
 // number signs and the like) are left out.
 func invisibleRune(r rune) bool {
 	switch {
@@ -21,7 +23,7 @@ func invisibleRune(r rune) bool {
 		return true
 	case r < 0xAD:
 		return false
-	case r == 0x034F, r == 0x115F, r == 0x1160, r == 0x17B4, r == 0x17B5, r == 0x3164, r == 0xFFA0:
+	case r == 0x034F, r == 0x115F, r == 0x1160, r == 0x17B4, r == 0x17B5, r == 0x3164, r == 0xFFA0, r == 0x2800:
 		return true
 	case r >= 0x180B && r <= 0x180F:
 		return true
@@ -31,6 +33,12 @@ func invisibleRune(r rune) bool {
 		return false
 	}
 	return unicode.Is(unicode.Cf, r)
+}
+
+// blankRune is an invisible character that shows as a blank, which normalize reads as a space:
+// the braille blank and the Hangul fillers.
+func blankRune(r rune) bool {
+	return r == 0x2800 || r == 0x3164 || r == 0x115F || r == 0x1160 || r == 0xFFA0
 }
 
 func isVariationSelector(r rune) bool {
@@ -70,8 +78,8 @@ type runeAt struct {
 
 // invisibleHits returns the invisible characters in s that are not part of ordinary text. Allowed,
 // because real text needs them: a zero-width joiner between emoji, a zero-width non-joiner between
-// letters of scripts that use it, one variation selector after a non-ASCII character or a keycap
-// digit, the tag sequence of a subdivision flag (U+1F3F4 … U+E007F), left-to-right and
+// letters of scripts that use it, one variation selector where Unicode defines variation sequences
+// (see selects), the tag sequence of a subdivision flag (see subdivisionTags), left-to-right and
 // right-to-left marks in text that contains right-to-left letters, and a BOM as the first
 // character. Everything else is a hit, including every run of two or more variation selectors
 // (the "emoji smuggling" encoding).
@@ -112,20 +120,15 @@ func invisibleHits(s string) []runeAt {
 			for j < len(rs) && isVariationSelector(rs[j].r) {
 				j++
 			}
-			base := prev > 0x7F && !invisibleRune(prev) || prev >= '0' && prev <= '9' || prev == '#' || prev == '*'
-			if j-i == 1 && base {
+			if j-i == 1 && selects(prev, r) {
 				continue
 			}
 			hits = append(hits, rs[i:j]...)
 			i = j - 1
 			continue
 		case isTagChar(r) && prev == 0x1F3F4:
-			j := i
-			for j < len(rs) && isTagChar(rs[j].r) && j-i < 8 {
-				j++
-			}
-			if rs[j-1].r == 0xE007F {
-				i = j - 1
+			if n := subdivisionTags(rs[i:]); n > 0 {
+				i += n - 1
 				continue
 			}
 		case isBidiMark(r) && hasRTL:
@@ -138,6 +141,39 @@ func invisibleHits(s string) []runeAt {
 	return hits
 }
 
+// selects reports whether the variation selector vs after base can be a real variation sequence:
+// text or emoji style (VS15, VS16) after an emoji, a symbol or a keycap base; a standardized
+// variant (VS1–VS14) after a symbol or a Han ideograph; an ideographic variant (VS17–VS256) after
+// a Han ideograph. After a letter of any other script, or any character where none of these
+// applies, a selector carries nothing but hidden data: one byte a character.
+func selects(base, vs rune) bool {
+	han := unicode.Is(unicode.Han, base)
+	symbol := emojiLike(base) || unicode.In(base, unicode.Sm, unicode.So) || base >= '0' && base <= '9' ||
+		base == '#' || base == '*' || base == 0x203C || base == 0x2049 || base == 0x3030 || base == 0x303D
+	switch {
+	case vs == 0xFE0E || vs == 0xFE0F:
+		return symbol
+	case vs >= 0xFE00 && vs <= 0xFE0D:
+		return han || unicode.In(base, unicode.Sm, unicode.So)
+	}
+	return han
+}
+
+// subdivisionTags returns how many characters of rs, which starts after a black flag (U+1F3F4),
+// make a subdivision flag's tag sequence, or 0 when they do not: two to six tag letters a–z and
+// tag digits 0–9, then CANCEL TAG (U+E007F). Any other tag character (upper case, punctuation,
+// space) is no part of a flag and spells hidden text.
+func subdivisionTags(rs []runeAt) int {
+	n := 0
+	for n < len(rs) && n < 7 && (rs[n].r >= 0xE0061 && rs[n].r <= 0xE007A || rs[n].r >= 0xE0030 && rs[n].r <= 0xE0039) {
+		n++
+	}
+	if n < 2 || n > 6 || n >= len(rs) || rs[n].r != 0xE007F {
+		return 0
+	}
+	return n + 1
+}
+
 var runeNames = map[rune]string{
 	0x00AD: "SOFT HYPHEN", 0x034F: "COMBINING GRAPHEME JOINER", 0x061C: "ARABIC LETTER MARK",
 	0x180E: "MONGOLIAN VOWEL SEPARATOR", 0x200B: "ZERO WIDTH SPACE", 0x200C: "ZERO WIDTH NON-JOINER",
@@ -147,7 +183,7 @@ var runeNames = map[rune]string{
 	0x2061: "FUNCTION APPLICATION", 0x2062: "INVISIBLE TIMES", 0x2063: "INVISIBLE SEPARATOR",
 	0x2064: "INVISIBLE PLUS", 0x2066: "LEFT-TO-RIGHT ISOLATE", 0x2067: "RIGHT-TO-LEFT ISOLATE",
 	0x2068: "FIRST STRONG ISOLATE", 0x2069: "POP DIRECTIONAL ISOLATE", 0xFEFF: "ZERO WIDTH NO-BREAK SPACE",
-	0x1B: "ESCAPE",
+	0x1B: "ESCAPE", 0x2800: "BRAILLE PATTERN BLANK",
 }
 
 func runeName(r rune) string {
@@ -225,19 +261,68 @@ func describeInvisible(hits []runeAt) string {
 	return b.String()
 }
 
-// confusable folds letters that look like ASCII ones (Cyrillic, Greek, fullwidth) into ASCII, so
-// that "ignоre" with a Cyrillic о still reads as "ignore" to the phrase rules.
-var confusable = map[rune]byte{
-	'а': 'a', 'е': 'e', 'о': 'o', 'р': 'p', 'с': 'c', 'у': 'y', 'х': 'x', 'і': 'i', 'ј': 'j', 'ѕ': 's',
-	'ԁ': 'd', 'ɡ': 'g', 'һ': 'h', 'ӏ': 'l', 'А': 'A', 'В': 'B', 'Е': 'E', 'К': 'K', 'М': 'M', 'Н': 'H',
-	'О': 'O', 'Р': 'P', 'С': 'C', 'Т': 'T', 'Х': 'X', 'І': 'I', 'ο': 'o', 'α': 'a', 'ν': 'v', 'ι': 'i',
-	'Ο': 'O', 'Α': 'A', 'Ε': 'E', 'Ι': 'I', 'Τ': 'T', 'Κ': 'K', 'Μ': 'M', 'Ν': 'N', 'Ρ': 'P', 'Χ': 'X',
-	'‘': '\'', '’': '\'', '‚': '\'', '‛': '\'', '“': '"', '”': '"', '„': '"', '‟': '"', '–': '-', '—': '-',
+// foldExtra folds what neither the confusables table nor compatibility decomposition brings to
+// ASCII: typographic quotes and dashes, and the letters of Latin-script languages that carry a
+// stroke rather than a combining mark.
+var foldExtra = map[rune]string{
+	'‘': "'", '’': "'", '‚': "'", '‛': "'", '“': `"`, '”': `"`, '„': `"`, '‟': `"`, '–': "-", '—': "-",
+	'ł': "l", 'Ł': "L", 'đ': "d", 'Đ': "D", 'ø': "o", 'Ø': "O", 'ß': "ss", 'ı': "i", 'ħ': "h",
+	'«': `"`, '»': `"`,
 }
 
-// normText is a text prepared for the phrase rules: invisible characters removed, look-alike
-// letters folded to ASCII, each run of white space made one space (or one newline if it held
-// one), and ASCII letters lower-cased. at maps each byte of lower back to the text.
+// fold is how normalize writes one character that is not ASCII: its compatibility decomposition
+// when that is ASCII (fullwidth "Ｉ", mathematical "𝐢", circled "ⓘ"), else its ASCII look-alike
+// when Unicode lists one (UTS #39's confusables with an ASCII prototype: Cyrillic "о", Greek "ο",
+// a capital I look-alike as "I" rather than the table's "l"), else its compatibility decomposition (NFKD: fullwidth, ligatures, circled
+// and styled letters), combining marks dropped when the base is a Latin, Greek or Cyrillic letter
+// ("é" reads "e"); other scripts keep their composed form (NFKC), since a mark there is part of
+// the letter. The result may be the character itself.
+func fold(r rune) string {
+	if t, ok := foldExtra[r]; ok {
+		return t
+	}
+	d := norm.NFKD.String(string(r))
+	if d != string(r) && plainASCII(d) { // fullwidth, mathematical and styled letters
+		return d
+	}
+	if t, ok := confusables[r]; ok {
+		if t == "l" && unicode.IsUpper(r) { // a capital I look-alike ("Ι", "І") stands for I
+			return "I"
+		}
+		return t
+	}
+	if base, _ := utf8.DecodeRuneInString(d); base >= markedScripts {
+		return norm.NFKC.String(string(r))
+	}
+	var b strings.Builder
+	for _, x := range d {
+		switch {
+		case isMark(x):
+		case x < 0x80:
+			b.WriteRune(x)
+		default:
+			if t, ok := confusables[x]; ok {
+				b.WriteString(t)
+			} else if t, ok := foldExtra[x]; ok {
+				b.WriteString(t)
+			} else {
+				b.WriteRune(x)
+			}
+		}
+	}
+	return b.String()
+}
+
+// markedScripts is where the scripts whose combining marks fold away end: Latin, Greek, Cyrillic,
+// Armenian.
+const markedScripts = 0x0590
+
+func isMark(r rune) bool { return unicode.In(r, unicode.Mn, unicode.Me) }
+
+// normText is a text prepared for the phrase rules: invisible characters removed, every other
+// character folded (see fold), combining marks after Latin, Greek and Cyrillic letters dropped,
+// each run of white space made one space (or one newline if it held one), and letters
+// lower-cased. at maps each byte of lower back to the text.
 type normText struct {
 	src   string
 	norm  string // as lower, case kept (for encoded blobs)
@@ -250,51 +335,67 @@ func normalize(s string) normText {
 		return normText{src: s, norm: s, lower: asciiLower(s)}
 	}
 	b := make([]byte, 0, len(s))
+	low := make([]byte, 0, len(s))
 	at := make([]int, 0, len(s)+1)
-	space := -1 // index in b of the white space that stands for the current run, or -1
+	space := -1   // index in b of the white space that stands for the current run, or -1
+	var base rune // the last character that was not a mark
 	for i, r := range s {
 		size := utf8.RuneLen(r)
 		if r == utf8.RuneError {
 			_, size = utf8.DecodeRuneInString(s[i:])
 		}
 		switch {
-		case invisibleRune(r):
+		case invisibleRune(r) && !blankRune(r):
 			continue
-		case unicode.IsSpace(r):
+		case unicode.IsSpace(r) || blankRune(r):
+			base = ' '
 			if space >= 0 {
 				if r == '\n' {
-					b[space] = '\n'
+					b[space], low[space] = '\n', '\n'
 				}
 				continue
 			}
 			space = len(b)
+			c := byte(' ')
 			if r == '\n' {
-				b = append(b, '\n')
-			} else {
-				b = append(b, ' ')
+				c = '\n'
 			}
+			b, low = append(b, c), append(low, c)
 			at = append(at, i)
 			continue
+		case r >= 0x80 && isMark(r):
+			if base < markedScripts {
+				continue
+			}
+		case r >= 0x80:
+			base = r
+		default:
+			base = r
 		}
 		space = -1
-		if c, ok := confusable[r]; ok {
-			b = append(b, c)
-			at = append(at, i)
-			continue
+		var out string
+		if r < 0x80 || r == utf8.RuneError {
+			out = s[i : i+size]
+		} else {
+			out = fold(r)
 		}
-		if r >= 0xFF01 && r <= 0xFF5E {
-			b = append(b, byte(r-0xFEE0))
-			at = append(at, i)
-			continue
+		b = append(b, out...)
+		for _, x := range out {
+			l := unicode.ToLower(x)
+			if utf8.RuneLen(l) != utf8.RuneLen(x) || x == utf8.RuneError {
+				l = x
+			}
+			low = utf8.AppendRune(low, l)
 		}
-		b = append(b, s[i:i+size]...)
-		for k := 0; k < size; k++ {
+		if len(low) != len(b) { // invalid bytes: keep them as they are
+			low = append(low[:len(b)-len(out)], out...)
+		}
+		for k := 0; k < len(out); k++ {
 			at = append(at, i)
 		}
 	}
 	at = append(at, len(s))
-	norm := string(b)
-	return normText{src: s, norm: norm, lower: asciiLower(norm), at: at}
+	return normText{src: s, norm: string(b), lower: string(low), at: at}
 }
 
 // span maps [s, e) in lower to src.

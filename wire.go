@@ -518,6 +518,7 @@ func newRouter(p *parts) *router.Router {
 		AutoExecute:      cfg.Safety.AutoExecute,
 		HeldShare: approval.Share{Calls: cfg.Safety.MaxHeldPerIdentity, Bytes: cfg.Safety.MaxHeldBytesPerIdentity,
 			ArgumentBytes: cfg.Safety.MaxHeldArgumentBytes},
+		ApprovalWait:    cfg.Safety.ApprovalWait.D(),
 		ResultsMayWiden: cfg.Safety.ResultsMayWiden,
 		Redactor:        p.red,
 	}, p.logger)

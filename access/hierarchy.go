@@ -14,6 +14,8 @@ type Org struct {
 	AutoExecute AutoExecute `koanf:"auto_execute" json:"auto_execute,omitempty"`
 	// HeldShare replaces safety's share of the held calls for each identity of the org.
 	HeldShare `koanf:",squash"`
+	// ApprovalWait replaces safety's approval_wait for the org.
+	ApprovalWait `koanf:",squash"`
 }
 
 // Team is one team of an org: its lists narrow the org's.
@@ -27,6 +29,8 @@ type Team struct {
 	AutoExecute AutoExecute `koanf:"auto_execute" json:"auto_execute,omitempty"`
 	// HeldShare replaces the org's share of the held calls for each identity of the team.
 	HeldShare `koanf:",squash"`
+	// ApprovalWait replaces the org's approval_wait for the team.
+	ApprovalWait `koanf:",squash"`
 }
 
 // Agent is one agent of a team: its lists narrow the team's.
@@ -39,6 +43,8 @@ type Agent struct {
 	AutoExecute AutoExecute `koanf:"auto_execute" json:"auto_execute,omitempty"`
 	// HeldShare replaces the team's share of the held calls for the agent.
 	HeldShare `koanf:",squash"`
+	// ApprovalWait replaces the team's approval_wait for the agent.
+	ApprovalWait `koanf:",squash"`
 }
 
 // Has reports whether the hierarchy defines id's org, team and agent. With no orgs at all every

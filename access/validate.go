@@ -37,8 +37,9 @@ func (o Orgs) Validate() error {
 	limits := func(key string, l Limits) {
 		errs = append(errs, l.problems(key+".limits")...)
 	}
-	shares := func(key string, s HeldShare) {
+	shares := func(key string, s HeldShare, w ApprovalWait) {
 		errs = append(errs, s.problems(key)...)
+		errs = append(errs, w.problems(key)...)
 	}
 	auto := func(key string, a AutoExecute) {
 		if r := validAutoExecute(a); r != "" {
@@ -56,21 +57,21 @@ func (o Orgs) Validate() error {
 		lists(key, org.Allow, org.Deny)
 		limits(key, org.Limits)
 		auto(key, org.AutoExecute)
-		shares(key, org.HeldShare)
+		shares(key, org.HeldShare, org.ApprovalWait)
 		for t, team := range org.Teams {
 			key := key + ".teams." + t
 			names(key, t)
 			lists(key, team.Allow, team.Deny)
 			limits(key, team.Limits)
 			auto(key, team.AutoExecute)
-			shares(key, team.HeldShare)
+			shares(key, team.HeldShare, team.ApprovalWait)
 			for a, agent := range team.Agents {
 				key := key + ".agents." + a
 				names(key, a)
 				lists(key, agent.Allow, agent.Deny)
 				limits(key, agent.Limits)
 				auto(key, agent.AutoExecute)
-				shares(key, agent.HeldShare)
+				shares(key, agent.HeldShare, agent.ApprovalWait)
 			}
 		}
 	}

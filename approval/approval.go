@@ -191,6 +191,20 @@ func (k *Keeper) Take(ctx context.Context, token, identity string, check func(Ca
 	return c, nil
 }
 
+// Key is what a token's call is stored under, and its public id: the token's SHA-256, in hex.
+// It approves nothing by itself.
+func Key(token string) string { return key(token) }
+
+// Withdraw uses up the token of the call held under key without running it (its route's client
+// went away) and reports whether it was still unused.
+func (k *Keeper) Withdraw(ctx context.Context, key string) (bool, error) {
+	won, err := k.store.UseHeld(ctx, key)
+	if err != nil {
+		return false, fmt.Errorf("withdrawing the held call: %w", err)
+	}
+	return won, nil
+}
+
 // key is what a token is stored under: its SHA-256, in hex.
 func key(token string) string {
 	sum := sha256.Sum256([]byte(token))

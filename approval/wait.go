@@ -19,29 +19,29 @@ const (
 var ErrTooManyWaiting = errors.New("too many routes wait for approvals")
 
 // Waiters connects a route that waits for the decision on its held call with the person who
-// decides it in the same process. A waiting route costs a channel and a map entry, no goroutine
-// of its own and no polling. It is safe for concurrent use.
-type Waiters struct {
+// decides it in the same process; T is what a decision hands the route. A waiting route costs a
+// channel and a map entry, no goroutine of its own and no polling. It is safe for concurrent use.
+type Waiters[T any] struct {
 	max int
 	mu  sync.Mutex // guards m
-	m   map[string]chan Decision
+	m   map[string]chan T
 }
 
 // NewWaiters returns Waiters that let at most max routes wait at once.
-func NewWaiters(max int) *Waiters {
-	return &Waiters{max: max, m: make(map[string]chan Decision)}
+func NewWaiters[T any](max int) *Waiters[T] {
+	return &Waiters[T]{max: max, m: make(map[string]chan T)}
 }
 
 // Add registers a wait for the call held under key (its token's hash, Keeper.Key) and returns
 // the channel its decision arrives on, once, and the function that ends the wait; a route calls
 // it however the wait ended. ErrTooManyWaiting when max routes wait already.
-func (w *Waiters) Add(key string) (<-chan Decision, func(), error) {
+func (w *Waiters[T]) Add(key string) (<-chan T, func(), error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.m) >= w.max {
 		return nil, nil, ErrTooManyWaiting
 	}
-	ch := make(chan Decision, 1)
+	ch := make(chan T, 1)
 	w.m[key] = ch
 	return ch, func() {
 		w.mu.Lock()
@@ -54,7 +54,7 @@ func (w *Waiters) Add(key string) (<-chan Decision, func(), error) {
 
 // Decide hands d to the route waiting for the call held under key and reports whether one was
 // waiting; the wait ends then, so a second decision finds none.
-func (w *Waiters) Decide(key string, d Decision) bool {
+func (w *Waiters[T]) Decide(key string, d T) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	ch, ok := w.m[key]
@@ -67,7 +67,7 @@ func (w *Waiters) Decide(key string, d Decision) bool {
 }
 
 // Waiting reports whether a route waits for the call held under key.
-func (w *Waiters) Waiting(key string) bool {
+func (w *Waiters[T]) Waiting(key string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	_, ok := w.m[key]
@@ -75,7 +75,7 @@ func (w *Waiters) Waiting(key string) bool {
 }
 
 // Len is how many routes wait.
-func (w *Waiters) Len() int {
+func (w *Waiters[T]) Len() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(w.m)

@@ -6,7 +6,7 @@ import (
 )
 
 func TestWaiters(t *testing.T) {
-	w := NewWaiters(2)
+	w := NewWaiters[Decision](2)
 	a, endA, err := w.Add("a")
 	if err != nil {
 		t.Fatalf("Add a: %v", err)

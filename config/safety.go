@@ -22,6 +22,9 @@ type Safety struct {
 	AutoExecute access.AutoExecute `koanf:"auto_execute" json:"auto_execute"`
 	// ApprovalTTL is how long a held call's token may be approved.
 	ApprovalTTL Duration `koanf:"approval_ttl" json:"approval_ttl"`
+	// ApprovalWait is how long a route waits for a person's decision on a call it holds before
+	// it answers (0: at once, with the call held); each level of orgs may set its own.
+	ApprovalWait Duration `koanf:"approval_wait" json:"approval_wait"`
 	// MaxHeldPerIdentity is how many calls each identity may have awaiting approval at once, and
 	// MaxHeldBytesPerIdentity how many bytes their records may take; each level of orgs may set
 	// its own (access.HeldShare). A call over either is refused with approvals_full.
@@ -79,6 +82,9 @@ func (v *validator) safety(c Config) {
 	}
 	if !slices.Contains(access.AutoExecutes, s.AutoExecute) {
 		v.add("safety.auto_execute", "must be one of %q, got %q", access.AutoExecutes, s.AutoExecute)
+	}
+	if s.ApprovalWait < 0 {
+		v.add("safety.approval_wait", "must be >= 0 (0: no wait), got %s", s.ApprovalWait)
 	}
 	if s.ApprovalTTL <= 0 {
 		v.add("safety.approval_ttl", "must be positive, got %s", s.ApprovalTTL)

@@ -29,7 +29,7 @@ const elicitTimeout = 2 * time.Minute
 const declineTimeout = 5 * time.Second
 
 // CodeDeclined is the error code of a held call the person declined.
-const CodeDeclined = "declined"
+const CodeDeclined = router.CodeDeclined
 
 // elicits reports whether the client of ctx's session declared elicitation.
 func elicits(ctx context.Context) bool {
@@ -53,6 +53,9 @@ func (s *Server) elicit(ctx, ask context.Context, id access.Identity, c *router.
 	switch res.Action {
 	case mcp.ElicitationResponseActionAccept:
 		approved, _, err := s.d.Router.Approve(ctx, id, p.Token)
+		if err == nil && approved == nil {
+			return c // a route that waits runs it; none does once a routing has answered
+		}
 		if err != nil {
 			s.o.Logger.Warn("running an approved call", "tool", p.Server+"."+p.Tool, "err", err)
 			return c

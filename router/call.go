@@ -80,8 +80,11 @@ func (r *Router) Decline(ctx context.Context, id access.Identity, token string) 
 	if r.set.Approvals == nil {
 		return approval.ErrUnknownToken
 	}
-	_, err := r.set.Approvals.Take(ctx, token, id.String(), nil)
-	return err
+	if _, err := r.set.Approvals.Take(ctx, token, id.String(), nil); err != nil {
+		return err
+	}
+	r.resume(approval.Key(token), approval.Declined)
+	return nil
 }
 
 // ErrToolChanged is Approve's error for a tool whose definition changed since its call was held.
@@ -100,7 +103,9 @@ var ErrToolUnavailable = errors.New("the tool is unavailable")
 // router.deadline), not on what is left of ctx's: an approval that comes late in a request (a
 // person answering an elicitation) still gets the whole time a call gets. A call that could not
 // start even so (its server went down in between) is reported in its Error and logged: its token
-// is used. The call is reported as Call reports one; held is what was approved.
+// is used. The call is reported as Call reports one; held is what was approved. When the route
+// that held the call still waits for the decision (Settings.ApprovalWait), that route runs it:
+// c is nil.
 func (r *Router) Approve(ctx context.Context, id access.Identity, token string) (c *Call, held approval.Call, err error) {
 	if r.set.Approvals == nil {
 		return nil, held, approval.ErrUnknownToken
@@ -132,6 +137,9 @@ func (r *Router) Approve(ctx context.Context, id access.Identity, token string) 
 	})
 	if err != nil {
 		return nil, held, err
+	}
+	if r.resume(approval.Key(token), approval.Approved) {
+		return nil, held, nil // the route that held it waits, and runs it
 	}
 	own, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.approvedTimeout())
 	defer cancel()

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 
@@ -49,6 +50,7 @@ func (p policy) Policy(access.Identity) (string, func(string) bool) { return "te
 
 func (p policy) AutoExecute(_ access.Identity, top access.AutoExecute) access.AutoExecute { return top }
 func (p policy) HeldShare(_ access.Identity, top access.HeldShare) access.HeldShare       { return top }
+func (p policy) ApprovalWait(_ access.Identity, top time.Duration) time.Duration          { return top }
 
 // TestPinnedToolsComeFirst: the pinned tools a caller may use head every shortlist, in inventory
 // order and marked, whatever the query, count against the budget, and are not shown twice; tools

@@ -186,6 +186,10 @@ type Settings struct {
 	// max_held_bytes_per_identity, max_held_argument_bytes), its calls and bytes set per level by
 	// Access (zero: approval.DefaultShare).
 	HeldShare approval.Share
+	// ApprovalWait is how long a route waits for a person's decision on a call it holds
+	// (safety.approval_wait), set per level by Access; 0 answers at once with the call held.
+	// Approved (Approve, Decline) in the same process meanwhile, the call runs in the route.
+	ApprovalWait time.Duration
 	// ResultsMayWiden lets rounds after the first choose tools round 1 was not offered, and
 	// search after round 1 (safety.results_may_widen).
 	ResultsMayWiden bool
@@ -218,6 +222,8 @@ type Access interface {
 	AutoExecute(id access.Identity, top access.AutoExecute) access.AutoExecute
 	// HeldShare is the identity's share of the held calls under the top share.
 	HeldShare(id access.Identity, top access.HeldShare) access.HeldShare
+	// ApprovalWait is the identity's approval wait under the top one.
+	ApprovalWait(id access.Identity, top time.Duration) time.Duration
 }
 
 // Router runs the rounds. It is safe for concurrent use.
@@ -236,6 +242,9 @@ type Router struct {
 
 	views viewCache // what is derived from the whole-inventory views
 	pf    prefiller // what is known of continuing answers on the model server
+
+	// waiting are the routes waiting for a decision on a call they hold, by the call's key.
+	waiting *approval.Waiters[approval.Decision]
 
 	// framing is the raw tokens the estimator counts around each message (window.measure).
 	framing float64
@@ -272,7 +281,8 @@ func New(chat Chatter, inv Inventory, tools ToolCaller, set Settings, log *slog.
 	if est == nil {
 		est = tokens.New()
 	}
-	r := &Router{chat: chat, inv: inv, tools: tools, set: set, log: log, est: est, pinned: retrieve.NewPinned(set.Pinned)}
+	r := &Router{chat: chat, inv: inv, tools: tools, set: set, log: log, est: est, pinned: retrieve.NewPinned(set.Pinned),
+		waiting: approval.NewWaiters[approval.Decision](approval.MaxHeld)}
 	r.framing = est.Messages(set.Model, []api.Message{{}}).Raw // an empty message is its framing alone
 	// Model options: DefaultOptions (temperature, seed, num_ctx) under the ones set; num_ctx is
 	// always sent, since Ollama's own default has changed between versions.

@@ -22,6 +22,8 @@ import (
 type Approvals interface {
 	Hold(ctx context.Context, c approval.Call, share approval.Share) (token string, expires time.Time, err error)
 	Take(ctx context.Context, token, identity string, check func(approval.Call) error) (approval.Call, error)
+	// Withdraw uses up the token of the call held under key, unrun.
+	Withdraw(ctx context.Context, key string) (bool, error)
 }
 
 // Pending is a call that was validated but not run: it waits for a person's approval. Token,
@@ -54,12 +56,22 @@ const (
 	CodeHeldArgumentsTooLarge = "held_arguments_too_large"
 	// CodeApprovalUnavailable: the call needs approval, but the store of held calls failed.
 	CodeApprovalUnavailable = "approval_unavailable"
+	// CodeDeclined: a person declined the held call; it did not run.
+	CodeDeclined = "declined"
+	// CodeApprovalTimeout: the route waited safety.approval_wait for a decision and got none; the
+	// call did not run, and stays held (see Outcome.Pending).
+	CodeApprovalTimeout = "approval_timeout"
+	// CodeWithdrawn: the client went away while the route waited for a decision; the call's
+	// token is used up, and it never runs.
+	CodeWithdrawn = "withdrawn"
 )
 
 // Trace steps of the safety checks.
 const (
-	StepHeld    StepKind = "held"    // a call awaits approval
-	StepRefused StepKind = "refused" // a call was refused: a secret in its arguments, or a tool outside round 1's
+	StepHeld     StepKind = "held"     // a call awaits approval
+	StepRefused  StepKind = "refused"  // a call was refused: a secret in its arguments, or a tool outside round 1's
+	StepApproved StepKind = "approved" // a person approved a held call while its route waited
+	StepDeclined StepKind = "declined" // a person declined a held call while its route waited, or its client left
 )
 
 // EventApprovalRequired is streamed when a call is held; its Pending says what awaits approval.
@@ -156,10 +168,93 @@ func (r *Router) hold(ctx context.Context, j *journal, id access.Identity, tool 
 	c.Pending = &p
 	j.update(func(o *Outcome) { o.Pending = append(o.Pending, p) })
 	j.step(Step{Kind: StepHeld, Round: c.Round, Call: c.Step, Tool: tool.Qualified, StartMS: j.since(time.Now()), Detail: reason})
+	// The wait starts before anyone hears of the call, so that no decision can come before it.
+	key := approval.Key(token)
+	wait := r.approvalWait(id)
+	var decided <-chan approval.Decision
+	if wait > 0 {
+		var end func()
+		if decided, end, err = r.waiting.Add(key); err != nil {
+			r.log.Warn("answering at once with the call held", "tool", tool.Qualified, "err", err, "request_id", j.id)
+			wait = 0
+		} else {
+			defer end()
+		}
+	}
 	if j.listening() {
 		j.event(Event{Type: EventApprovalRequired, Round: c.Round, Call: copyCall(c), Pending: &p})
 	}
+	if wait == 0 {
+		return false
+	}
+	return r.await(ctx, j, tool, c, key, wait, decided)
+}
+
+// await waits for the decision on the held call c, at most wait and no longer than ctx, and
+// reports whether the call may run now. Approved, the call leaves Pending and runs in the route;
+// declined, it leaves Pending and the route goes on without it (CodeDeclined); unanswered, it
+// stays held, token and all, and the route goes on without it (CodeApprovalTimeout). A client
+// that goes away withdraws the call: its token is used up, so it never runs.
+func (r *Router) await(ctx context.Context, j *journal, tool *inventory.Tool, c *Call, key string, wait time.Duration,
+	decided <-chan approval.Decision) bool {
+	t0 := time.Now()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	decide := func(kind StepKind, detail string) {
+		p := c.Pending
+		c.Pending = nil
+		j.update(func(o *Outcome) {
+			o.Pending = slices.DeleteFunc(o.Pending, func(q Pending) bool { return q.Token == p.Token })
+		})
+		j.step(Step{Kind: kind, Round: c.Round, Call: c.Step, Tool: tool.Qualified, StartMS: j.since(t0), DurationMS: ms(time.Since(t0)), Detail: detail})
+	}
+	select {
+	case d := <-decided:
+		if d == approval.Approved {
+			decide(StepApproved, "a person approved the call; it runs in this request")
+			c.Error = nil
+			return true
+		}
+		decide(StepDeclined, "a person declined the call")
+		c.Error = &Error{Code: CodeDeclined, Message: "a person declined the call; it did not run"}
+	case <-timer.C:
+		c.Error = &Error{Code: CodeApprovalTimeout, Message: fmt.Sprintf("no decision within approval_wait (%s): the call did not run, "+
+			"and it stays held until %s (its pending token)", wait, c.Pending.ExpiresAt.Format(time.RFC3339))}
+		j.step(Step{Kind: StepHeld, Round: c.Round, Call: c.Step, Tool: tool.Qualified, StartMS: j.since(t0), DurationMS: ms(time.Since(t0)),
+			Error: c.Error.Message})
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.Canceled) {
+			// The client went away: nobody is left to use the call's result.
+			burn, cancel := context.WithTimeout(context.WithoutCancel(ctx), withdrawTimeout)
+			defer cancel()
+			if _, err := r.set.Approvals.Withdraw(burn, key); err != nil {
+				r.log.Warn("withdrawing a held call whose client left; its token stays valid until it expires",
+					"tool", tool.Qualified, "err", err, "request_id", j.id)
+			} else {
+				decide(StepDeclined, "the client left while the call waited for approval: withdrawn")
+				c.Error = &Error{Code: CodeWithdrawn, Message: "the client left before a decision: the call was withdrawn and did not run"}
+			}
+		}
+	}
+	j.callEvent(EventToolResult, c.Round, c)
 	return false
+}
+
+// withdrawTimeout bounds using up the token of a call whose client left.
+const withdrawTimeout = 5 * time.Second
+
+// approvalWait is how long the identity's routes wait for a decision on a call they hold.
+func (r *Router) approvalWait(id access.Identity) time.Duration {
+	if r.set.Access == nil {
+		return r.set.ApprovalWait
+	}
+	return r.set.Access.ApprovalWait(id, r.set.ApprovalWait)
+}
+
+// resume hands the decision on the call held under key to the route that waits for it, and
+// reports whether one did: it then runs the call (or goes on without it), not the decider.
+func (r *Router) resume(key string, d approval.Decision) bool {
+	return r.waiting.Decide(key, d)
 }
 
 // secretIn finds a credential in the string values of args (keys sorted, so the report is

@@ -19,10 +19,13 @@ type CallApprover interface {
 // pathApproveCall is the endpoint that runs a call held for approval.
 const pathApproveCall = "/v1/approve"
 
-// Approved is POST /v1/approve's answer: the call that was held and what running it gave.
+// Approved is POST /v1/approve's answer: the call that was held and what running it gave, or,
+// when the route that held it waits for the decision (safety.approval_wait), no call and that
+// request's id in Resumed: the route runs it and answers with its result.
 type Approved struct {
-	Held approval.Call `json:"held"`
-	Call *router.Call  `json:"call"`
+	Held    approval.Call `json:"held"`
+	Call    *router.Call  `json:"call"`
+	Resumed string        `json:"resumed,omitempty"`
 }
 
 // approveCall answers POST /v1/approve {"token": "…"}: it runs the call held under the token,
@@ -45,6 +48,10 @@ func (h *handlers) approveCall(c *fiber.Ctx) error {
 		call, held, err := h.d.Calls.Approve(ctx, id, token)
 		if err != nil {
 			return nil, err
+		}
+		if call == nil {
+			reportRoute(rep, &router.Outcome{Identity: id.String(), Stopped: router.StopDone})
+			return Approved{Held: held, Resumed: held.RequestID}, nil
 		}
 		reportRoute(rep, &router.Outcome{Identity: id.String(), UseTool: true, Server: call.Server, Tool: call.Tool,
 			Calls: []router.Call{*call}, Stopped: router.StopDone})

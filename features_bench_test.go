@@ -104,7 +104,7 @@ func BenchmarkFeatures(b *testing.B) {
 			if usage != nil {
 				b.Cleanup(func() { _ = usage.Close() }) // after the recorder's Close: cleanups run last first
 			}
-			watch, err := observers(ctx, cfg, usage, inv, nil, quiet)
+			watch, err := observers(ctx, cfg, usage, inv, nil, nil, quiet)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -10,11 +10,13 @@ import (
 	"time"
 
 	"toolrouter/access"
+	"toolrouter/approval"
 	"toolrouter/auth"
 	"toolrouter/config"
 	"toolrouter/console"
 	"toolrouter/inventory"
 	"toolrouter/limits"
+	"toolrouter/notify"
 	"toolrouter/observe"
 	"toolrouter/redact"
 	"toolrouter/reload"
@@ -42,6 +44,8 @@ type parts struct {
 	usage     *records.Store // the usage database, when usage records are on and a part keeps something in it
 	store     *records.Store // tool pins and held calls: usage, when the safety checks keep them
 	rt        *router.Router
+	notices   *notify.Notifier // the approval webhooks', when one is configured
+	onHeld    func(access.Identity, string, approval.Call)
 	// Built by observe, for the commands that serve requests.
 	watch  *watchers
 	lim    *limits.Limiter
@@ -116,6 +120,12 @@ func (p *parts) open(ctx context.Context, stderr io.Writer) error {
 		return err
 	}
 	p.acl = policy(p.orgs, len(cfg.Orgs) > 0 && (p.cmd == "serve" || p.as.Depth() > 0))
+	if p.notices, p.onHeld, err = approvalNotices(cfg, p.orgs, p.logger); err != nil {
+		return err
+	}
+	if p.notices != nil {
+		p.closers = append(p.closers, func(ctx context.Context) { _ = p.notices.Close(ctx) })
+	}
 	p.rt = newRouter(p)
 	if p.ranker != nil {
 		// A pinned set larger than the prompt budget is refused at start, naming both sizes.
@@ -183,7 +193,7 @@ func (p *parts) local(ctx context.Context, stdout io.Writer) error {
 // observers, told of each request in order, the rate limits' charges first.
 func (p *parts) observe(ctx context.Context) error {
 	var err error
-	if p.watch, err = observers(ctx, p.cfg, p.usage, p.inv, p.orgs, p.logger); err != nil {
+	if p.watch, err = observers(ctx, p.cfg, p.usage, p.inv, p.orgs, p.notices, p.logger); err != nil {
 		return err
 	}
 	p.closers = append(p.closers, p.watch.closers...)

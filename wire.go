@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ollama/ollama/api"
@@ -28,6 +29,7 @@ import (
 	"toolrouter/limits"
 	"toolrouter/mcpserver"
 	"toolrouter/metrics"
+	"toolrouter/notify"
 	"toolrouter/observe"
 	"toolrouter/provider"
 	"toolrouter/redact"
@@ -274,7 +276,8 @@ func (w *watchers) redisUp(up bool) {
 // false (with a listener of their own when metrics.listen is set), the usage records in usage,
 // the usage database, unless it is nil (recording only the identities orgs defines), and the
 // traces, when the OTEL_* environment turns them on.
-func observers(ctx context.Context, cfg config.Config, usage *records.Store, inv metrics.Inventory, orgs *access.Hierarchy, logger *slog.Logger) (*watchers, error) {
+func observers(ctx context.Context, cfg config.Config, usage *records.Store, inv metrics.Inventory, orgs *access.Hierarchy,
+	notices *notify.Notifier, logger *slog.Logger) (*watchers, error) {
 	var (
 		obs     observe.Fanout
 		handler http.Handler
@@ -291,7 +294,11 @@ func observers(ctx context.Context, cfg config.Config, usage *records.Store, inv
 		for _, m := range chatModels(cfg) {
 			models = append(models, m.ID)
 		}
-		met = metrics.New(metrics.Options{Inventory: inv, Models: models})
+		mo := metrics.Options{Inventory: inv, Models: models}
+		if notices != nil {
+			mo.Notices = notices
+		}
+		met = metrics.New(mo)
 		obs, handler = append(obs, met), met.Handler()
 		if cfg.Metrics.Listen != "" {
 			stop, addr, err := serveMetrics(cfg.Metrics.Listen, handler)
@@ -519,6 +526,7 @@ func newRouter(p *parts) *router.Router {
 		HeldShare: approval.Share{Calls: cfg.Safety.MaxHeldPerIdentity, Bytes: cfg.Safety.MaxHeldBytesPerIdentity,
 			ArgumentBytes: cfg.Safety.MaxHeldArgumentBytes},
 		ApprovalWait:    cfg.Safety.ApprovalWait.D(),
+		OnHeld:          p.onHeld,
 		ResultsMayWiden: cfg.Safety.ResultsMayWiden,
 		Redactor:        p.red,
 	}, p.logger)
@@ -619,4 +627,42 @@ func approvals(cfg config.Config, store *records.Store) router.Approvals {
 		return approval.NewKeeper(approval.NewMemory(), cfg.Safety.ApprovalTTL.D())
 	}
 	return approval.NewKeeper(store, cfg.Safety.ApprovalTTL.D())
+}
+
+// approvalNotices builds the notifier of the approval webhooks (safety's and the orgs') and what
+// the router tells it of each held call, or nothing when no webhook is configured. A webhook
+// whose secret variable is unset or empty refuses the start.
+func approvalNotices(cfg config.Config, orgs *access.Hierarchy, logger *slog.Logger) (*notify.Notifier, func(access.Identity, string, approval.Call), error) {
+	hooks := []access.Webhook{cfg.Safety.ApprovalWebhook}
+	keys := []string{"safety.approval_webhook"}
+	for name, o := range cfg.Orgs {
+		hooks, keys = append(hooks, o.ApprovalWebhook), append(keys, "orgs."+name+".approval_webhook")
+	}
+	secrets := map[string][]byte{}
+	for i, h := range hooks {
+		if h.URL == "" {
+			continue
+		}
+		v := os.Getenv(h.SecretEnv)
+		if v == "" {
+			return nil, nil, fmt.Errorf("%s.secret_env: the environment variable %s is empty; it must hold the webhook's signing secret", keys[i], h.SecretEnv)
+		}
+		secrets[h.SecretEnv] = []byte(v)
+	}
+	if len(secrets) == 0 {
+		return nil, nil, nil
+	}
+	n := notify.New(notify.Options{Log: logger})
+	return n, func(id access.Identity, key string, c approval.Call) {
+		h := orgs.Webhook(id, cfg.Safety.ApprovalWebhook)
+		if h.URL == "" {
+			return
+		}
+		link := ""
+		if h.ConsoleURL != "" {
+			link = strings.TrimRight(h.ConsoleURL, "/") + "/ui/#/approvals/" + key
+		}
+		n.Notify(notify.Hook{URL: h.URL, Secret: secrets[h.SecretEnv]}, notify.Notice{ID: key, RequestID: c.RequestID, Org: id.Org,
+			Identity: c.Identity, Server: c.Server, Tool: c.Tool, Reason: c.Reason, ExpiresAt: c.ExpiresAt, URL: link})
+	}, nil
 }

@@ -83,7 +83,7 @@ func TestUsageDatabaseOpenedOnce(t *testing.T) {
 			if !tc.serving {
 				return
 			}
-			watch, err := observers(ctx, cfg, usage, nil, nil, quiet)
+			watch, err := observers(ctx, cfg, usage, nil, nil, nil, quiet)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,6 +16,8 @@ type Org struct {
 	HeldShare `koanf:",squash"`
 	// ApprovalWait replaces safety's approval_wait for the org.
 	ApprovalWait `koanf:",squash"`
+	// ApprovalWebhook replaces safety's approval_webhook for the org.
+	ApprovalWebhook Webhook `koanf:"approval_webhook" json:"approval_webhook,omitzero"`
 }
 
 // Team is one team of an org: its lists narrow the org's.

@@ -58,6 +58,7 @@ func (o Orgs) Validate() error {
 		limits(key, org.Limits)
 		auto(key, org.AutoExecute)
 		shares(key, org.HeldShare, org.ApprovalWait)
+		errs = append(errs, org.ApprovalWebhook.Problems(key+".approval_webhook")...)
 		for t, team := range org.Teams {
 			key := key + ".teams." + t
 			names(key, t)

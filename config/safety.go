@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"regexp"
 	"slices"
 
@@ -25,6 +26,9 @@ type Safety struct {
 	// ApprovalWait is how long a route waits for a person's decision on a call it holds before
 	// it answers (0: at once, with the call held); each level of orgs may set its own.
 	ApprovalWait Duration `koanf:"approval_wait" json:"approval_wait"`
+	// ApprovalWebhook is where a notice of each held call goes, signed (package notify); each
+	// org may name its own.
+	ApprovalWebhook access.Webhook `koanf:"approval_webhook" json:"approval_webhook,omitzero"`
 	// MaxHeldPerIdentity is how many calls each identity may have awaiting approval at once, and
 	// MaxHeldBytesPerIdentity how many bytes their records may take; each level of orgs may set
 	// its own (access.HeldShare). A call over either is refused with approvals_full.
@@ -82,6 +86,12 @@ func (v *validator) safety(c Config) {
 	}
 	if !slices.Contains(access.AutoExecutes, s.AutoExecute) {
 		v.add("safety.auto_execute", "must be one of %q, got %q", access.AutoExecutes, s.AutoExecute)
+	}
+	for _, err := range s.ApprovalWebhook.Problems("safety.approval_webhook") {
+		var fe *access.FieldError
+		if errors.As(err, &fe) {
+			v.add(fe.Key, "%s", fe.Reason)
+		}
 	}
 	if s.ApprovalWait < 0 {
 		v.add("safety.approval_wait", "must be >= 0 (0: no wait), got %s", s.ApprovalWait)

@@ -46,6 +46,8 @@ type Options struct {
 	// Models are the configured model names (the router's, the council members' and the
 	// chairman's); any other model is labelled "other".
 	Models []string
+	// Notices, if set, is read at each scrape for the approval webhooks' counts.
+	Notices Notices
 }
 
 // Metrics holds toolrouter's metrics in its own registry (never the global one).
@@ -142,6 +144,9 @@ func New(o Options) *Metrics {
 	m.reg.MustRegister(m.usageFileLost)
 	if o.Inventory != nil {
 		m.reg.MustRegister(inventoryCollector{o.Inventory})
+	}
+	if o.Notices != nil {
+		m.reg.MustRegister(noticesCollector{o.Notices})
 	}
 	return m
 }

@@ -190,6 +190,9 @@ type Settings struct {
 	// (safety.approval_wait), set per level by Access; 0 answers at once with the call held.
 	// Approved (Approve, Decline) in the same process meanwhile, the call runs in the route.
 	ApprovalWait time.Duration
+	// OnHeld, if set, hears of each call held for approval, under its key (approval.Key), before
+	// anyone may decide it: a webhook tells a person. It must not block.
+	OnHeld func(id access.Identity, key string, c approval.Call)
 	// ResultsMayWiden lets rounds after the first choose tools round 1 was not offered, and
 	// search after round 1 (safety.results_may_widen).
 	ResultsMayWiden bool

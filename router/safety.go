@@ -181,6 +181,10 @@ func (r *Router) hold(ctx context.Context, j *journal, id access.Identity, tool 
 			defer end()
 		}
 	}
+	if r.set.OnHeld != nil {
+		held.ExpiresAt = expires
+		r.set.OnHeld(id, key, held)
+	}
 	if j.listening() {
 		j.event(Event{Type: EventApprovalRequired, Round: c.Round, Call: copyCall(c), Pending: &p})
 	}

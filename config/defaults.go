@@ -3,6 +3,7 @@ package config
 import (
 	"time"
 
+	"toolrouter/console"
 	"toolrouter/council"
 	"toolrouter/inventory"
 	"toolrouter/inventory/builtin"
@@ -37,6 +38,7 @@ func Default() Config {
 			ExecuteTimeout:   Duration(router.DefaultPhaseTimeout),
 			OnModelFailure:   router.DefaultOnModelFailure,
 			MaxQueryBytes:    router.DefaultMaxQueryBytes,
+			MaxResultBytes:   router.DefaultMaxResultBytes,
 			MaxHistory:       router.DefaultMaxHistory,
 			Mode:             router.DefaultMode,
 			Reasoning:        router.DefaultReasoning,
@@ -72,7 +74,7 @@ func Default() Config {
 			MaxEvidenceBytes: council.DefaultMaxEvidenceBytes,
 		},
 		Metrics: Metrics{Enabled: true},
-		UI:      UI{Enabled: true, RecentRequests: 100},
+		UI:      UI{Enabled: true, RecentRequests: 100, RecentRequestsBytes: console.DefaultRecentBytes},
 		Limits:  Limits{OnRedisDown: limits.DefaultOnRedisDown, Replicas: 1, RedisTimeout: Duration(limits.DefaultRedisTimeout)},
 		// inventory.DefaultChecks and router.DefaultAutoExecute say why they are what they are.
 		Safety: Safety{Checks: inventory.DefaultChecks(), AutoExecute: router.DefaultAutoExecute, ApprovalTTL: Duration(15 * time.Minute)},

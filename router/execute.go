@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"math"
 	"strings"
 	"time"
 
@@ -30,7 +31,7 @@ func (r *Router) execute(reqCtx context.Context, j *journal, tool *inventory.Too
 	c.ExecuteMS = ms(d)
 	switch {
 	case err == nil:
-		c.Result = convertResult(res)
+		c.Result = convertResult(res, r.set.MaxResultBytes)
 		r.redactResult(c.Result)
 	case reqCtx.Err() != nil:
 		c.Error = &Error{Code: CodeDeadline, Message: errtext.OneLine(err.Error())}
@@ -63,8 +64,9 @@ func (r *Router) execute(reqCtx context.Context, j *journal, tool *inventory.Too
 	j.callEvent(EventToolResult, c.Round, c)
 }
 
-// convertResult joins text content, keeps structured content and summarises everything else.
-func convertResult(res *mcp.CallToolResult) *Result {
+// convertResult joins text content, keeps structured content and summarises everything else,
+// within limit (see bound).
+func convertResult(res *mcp.CallToolResult, limit int) *Result {
 	out := &Result{IsError: res.IsError, Structured: res.StructuredContent}
 	var room [2]string
 	texts := room[:0] // most results have a text or two
@@ -85,11 +87,28 @@ func convertResult(res *mcp.CallToolResult) *Result {
 		}
 	}
 	out.Text = strings.Join(texts, "\n")
-	if len(out.Text) > MaxResultText {
-		out.TextBytes = len(out.Text)
-		out.Text = prompts.Shorten(out.Text, MaxResultText)
-	}
+	out.bound(limit)
 	return out
+}
+
+// bound cuts what the result carries to limit bytes, before anything keeps, logs, shows or
+// returns it. A text over limit keeps its head and tail with the cut marked (TextBytes is its
+// whole length). Structured content whose JSON is over limit is dropped (StructuredBytes is its
+// JSON's length), so that what a client gets still parses and never claims to be the whole; when
+// the tool sent no text, Text carries that JSON's head and tail instead. Either cut sets Truncated.
+func (res *Result) bound(limit int) {
+	if res.Structured != nil {
+		if jsonSize(res.Structured, limit) > limit {
+			res.StructuredBytes = jsonSize(res.Structured, math.MaxInt)
+			if res.Text == "" {
+				res.Text = string(marshal(res.Structured)) // cut below, like any text
+			}
+			res.Structured, res.Truncated = nil, true
+		}
+	}
+	if len(res.Text) > limit {
+		res.TextBytes, res.Text, res.Truncated = len(res.Text), prompts.Shorten(res.Text, limit), true
+	}
 }
 
 // deref turns the pointer forms of content (an in-process server may return them) into values.

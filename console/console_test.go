@@ -274,10 +274,16 @@ func equal[T comparable](a, b []T) bool {
 	return true
 }
 
-// BenchmarkRecentObserve is what the ring adds to each request's path.
+// BenchmarkRecentObserve is what the ring adds to each request's path: a routed request's report
+// measured (its outcome's JSON) and kept.
 func BenchmarkRecentObserve(b *testing.B) {
 	r := NewRecent(100, 0)
 	rep := report("/v1/route", 1)
+	rep.Outcome = &router.Outcome{UseTool: true, Server: "calculator", Tool: "add", Direct: true, Rounds: 1, Stopped: router.StopDone,
+		Calls: []router.Call{{Step: 1, Round: 1, Server: "calculator", Tool: "add", Arguments: map[string]any{"a": 2.0, "b": 3.0},
+			Result: &router.Result{Text: "5", Structured: map[string]any{"result": 5.0}}}},
+		Trace: []router.Step{{Index: 1, Kind: router.StepSelect}, {Index: 2, Kind: router.StepArguments}, {Index: 3, Kind: router.StepExecute}},
+		Usage: router.Usage{LLMCalls: 2, PromptTokens: 600, CompletionTokens: 40}}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -5,7 +5,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"math"
+	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -32,6 +34,9 @@ func (r *Router) execute(reqCtx context.Context, j *journal, tool *inventory.Too
 	switch {
 	case err == nil:
 		c.Result = convertResult(res, r.set.MaxResultBytes)
+		if c.Result.Truncated {
+			releaseMemory()
+		}
 		r.redactResult(c.Result)
 	case reqCtx.Err() != nil:
 		c.Error = &Error{Code: CodeDeadline, Message: errtext.OneLine(err.Error())}
@@ -109,6 +114,22 @@ func (res *Result) bound(limit int) {
 	if len(res.Text) > limit {
 		res.TextBytes, res.Text, res.Truncated = len(res.Text), prompts.Shorten(res.Text, limit), true
 	}
+}
+
+// lastRelease is when releaseMemory last ran, in Unix nanoseconds.
+var lastRelease atomic.Int64
+
+// releaseMemory hands the memory of a tool answer that was over the bound back to the operating
+// system once the answer is cut: the decoded message (up to servers.NAME.max_message_bytes, and
+// several times that as Go values) is garbage by then, and the runtime would otherwise keep its
+// pages, and grow its heap goal on them, long after. It runs in the background, at most once a
+// second whatever the number of such answers, so a caller sending many pays no more than that.
+func releaseMemory() {
+	now, last := time.Now().UnixNano(), lastRelease.Load()
+	if now-last < int64(time.Second) || !lastRelease.CompareAndSwap(last, now) {
+		return
+	}
+	go debug.FreeOSMemory()
 }
 
 // deref turns the pointer forms of content (an in-process server may return them) into values.

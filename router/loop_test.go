@@ -252,6 +252,28 @@ func TestReferences(t *testing.T) {
 	}
 }
 
+// TestReferenceIntoCutStructuredContent: a pointer into structured content that was over the
+// bound is a finding that says so, and the model writes another value.
+func TestReferenceIntoCutStructuredContent(t *testing.T) {
+	e := newEnv(t, router.Settings{RepairAttempts: 1, MaxResultBytes: 64 << 10},
+		choose(true, false, "faults.records"), callArgs(map[string]any{"bytes": 100 << 10}),
+		choose(false, false, "faults.echo"), callArgs(map[string]any{"message": "$result_of_step_1#/records/0/name"}), callArgs(map[string]any{"message": "fallback"}))
+	out, err := e.router.Route(context.Background(), router.Request{Query: "q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Calls) != 2 {
+		t.Fatalf("got %d calls, want 2", len(out.Calls))
+	}
+	c := out.Calls[1]
+	if len(c.Attempts) == 0 || !strings.Contains(c.Attempts[0].Feedback, "over router.max_result_bytes, and is not kept") {
+		t.Errorf("got attempts %+v, want feedback saying the structured content was not kept", c.Attempts)
+	}
+	if c.Result == nil || c.Result.Text != "fallback" {
+		t.Errorf("got result %+v error %+v, want the repaired call's", c.Result, c.Error)
+	}
+}
+
 // TestReferenceToFailedStep: a reference to a step that failed is a finding for the model, which
 // then writes another value.
 func TestReferenceToFailedStep(t *testing.T) {

@@ -203,7 +203,7 @@ func (p *parts) observe(ctx context.Context) error {
 	p.closers = append(p.closers, p.lim.Close)
 	p.fanout = append(observe.Fanout{p.lim}, p.watch.Fanout...)
 	if p.cmd == "serve" && p.cfg.UI.Enabled {
-		p.recent = console.NewRecent(p.cfg.UI.RecentRequests)
+		p.recent = console.NewRecent(p.cfg.UI.RecentRequests, p.cfg.UI.RecentRequestsBytes)
 		p.fanout = append(p.fanout, p.recent)
 	}
 	return nil

@@ -16,12 +16,14 @@ import (
 
 	"toolrouter/internal/bfcltools"
 	"toolrouter/internal/fakeollama"
+	"toolrouter/internal/testmcp"
 )
 
 // envServeBFCL makes the test binary, re-executed, serve that many real BFCL tools over stdio.
 const envServeBFCL = "TOOLROUTER_TEST_SERVE_BFCL"
 
 func TestMain(m *testing.M) {
+	testmcp.ServeIfAsked() // the faults server over stdio (results_e2e_test.go)
 	if n := os.Getenv(envServeBFCL); n != "" {
 		os.Exit(serveBFCL(n))
 	}

@@ -500,6 +500,7 @@ func newRouter(p *parts) *router.Router {
 		SelectTimeout:    cfg.Router.SelectTimeout.D(),
 		ArgumentsTimeout: cfg.Router.ArgumentsTimeout.D(),
 		ExecuteTimeout:   cfg.Router.ExecuteTimeout.D(),
+		MaxResultBytes:   cfg.Router.MaxResultBytes,
 		RepairAttempts:   cfg.Router.RepairAttempts,
 		OnModelFailure:   cfg.Router.OnModelFailure,
 		Mode:             cfg.Router.Mode,

@@ -5,11 +5,12 @@
 //	go run ./bench load [flags]       drive /v1/route of the sidecar against a zero-latency fake model
 //	go run ./bench retrieval [flags]  recall and cost of the phase-1 shortlist (no model)
 //	go run ./bench cost [flags]       what a route costs on a real Ollama server, by round and inventory size
+//	go run ./bench memory [flags]     the sidecar's memory under tool results of megabytes
 //	go run ./bench sample [flags]     write a seeded sample of MetaTool's all_clean_data.csv
 //
 // Run writes each answer to cases.jsonl in -out as it is made (-resume continues an interrupted run
 // from it; -check checks it for shape), then a markdown table on stdout and results.json,
-// results.md and chart.svg in -out; run, load, retrieval and cost each rewrite their own section of
+// results.md and chart.svg in -out; run, load, retrieval, cost and memory each rewrite their own section of
 // docs/benchmarks.md (-doc), the one place the figures live, each next to the command that
 // produced it.
 package main
@@ -38,7 +39,7 @@ func main() {
 // run dispatches a command line.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cmd := "run"
-	if len(args) > 0 && (args[0] == "run" || args[0] == "load" || args[0] == "retrieval" || args[0] == "cost" || args[0] == "sample") {
+	if len(args) > 0 && (args[0] == "run" || args[0] == "load" || args[0] == "retrieval" || args[0] == "cost" || args[0] == "memory" || args[0] == "sample") {
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
@@ -48,6 +49,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runRetrieval(ctx, args, stdout, stderr)
 	case "cost":
 		return runCost(ctx, args, stdout, stderr)
+	case "memory":
+		return runMemory(ctx, args, stdout, stderr)
 	case "sample":
 		return runSample(args, stdout)
 	}

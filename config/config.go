@@ -146,10 +146,17 @@ type UI struct {
 	// RecentRequests is how many of the last request reports the console keeps in memory for
 	// its recent requests page (admins only), each whole: 0 keeps none.
 	RecentRequests int `koanf:"recent_requests" json:"recent_requests"`
+	// RecentRequestsBytes bounds the bytes those reports hold together (as their JSON); the
+	// oldest are dropped to stay under it.
+	RecentRequestsBytes int `koanf:"recent_requests_bytes" json:"recent_requests_bytes"`
 }
 
 // MaxRecentRequests bounds ui.recent_requests: each report is kept whole, tool results included.
 const MaxRecentRequests = 10000
+
+// MinResultBytes is the least router.max_result_bytes: a result's text must keep a readable head
+// and tail.
+const MinResultBytes = 1 << 10
 
 // Metrics configures GET /metrics, the Prometheus metrics.
 type Metrics struct {
@@ -262,6 +269,9 @@ type Router struct {
 	MaxQueryBytes int `koanf:"max_query_bytes" json:"max_query_bytes"`
 	// MaxHistory is the largest number of history messages used.
 	MaxHistory int `koanf:"max_history" json:"max_history"`
+	// MaxResultBytes bounds a tool result's text and its structured content's JSON, each apart,
+	// before anything keeps, logs, shows or returns them (router.Result's bound).
+	MaxResultBytes int `koanf:"max_result_bytes" json:"max_result_bytes"`
 	// Think lets a thinking model (qwen3, say) think before its phase-1 and phase-2 answers.
 	// Off (the default), Ollama applies the format schema from the first token; on, only after
 	// the thinking ends, and the answer takes longer.

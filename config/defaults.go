@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"toolrouter/approval"
+	"toolrouter/console"
 	"toolrouter/council"
 	"toolrouter/inventory"
 	"toolrouter/inventory/builtin"
@@ -38,6 +39,7 @@ func Default() Config {
 			ExecuteTimeout:   Duration(router.DefaultPhaseTimeout),
 			OnModelFailure:   router.DefaultOnModelFailure,
 			MaxQueryBytes:    router.DefaultMaxQueryBytes,
+			MaxResultBytes:   router.DefaultMaxResultBytes,
 			MaxHistory:       router.DefaultMaxHistory,
 			Mode:             router.DefaultMode,
 			Reasoning:        router.DefaultReasoning,
@@ -73,7 +75,7 @@ func Default() Config {
 			MaxEvidenceBytes: council.DefaultMaxEvidenceBytes,
 		},
 		Metrics: Metrics{Enabled: true},
-		UI:      UI{Enabled: true, RecentRequests: 100},
+		UI:      UI{Enabled: true, RecentRequests: 100, RecentRequestsBytes: console.DefaultRecentBytes},
 		Limits:  Limits{OnRedisDown: limits.DefaultOnRedisDown, Replicas: 1, RedisTimeout: Duration(limits.DefaultRedisTimeout)},
 		// inventory.DefaultChecks, router.DefaultAutoExecute say why they are what they are,
 		// and approval.DefaultShare.

@@ -56,6 +56,9 @@ func (c Config) Validate() error {
 	if n := c.Router.MaxQueryBytes; n <= 0 {
 		v.add("router.max_query_bytes", "must be > 0, got %d", n)
 	}
+	if n := c.Router.MaxResultBytes; n < MinResultBytes {
+		v.add("router.max_result_bytes", "must be at least %d, got %d", MinResultBytes, n)
+	}
 	if n := c.Router.MaxHistory; n < 0 {
 		v.add("router.max_history", "must be >= 0, got %d", n)
 	}
@@ -161,6 +164,9 @@ func (c Config) Validate() error {
 
 	if n := c.UI.RecentRequests; n < 0 || n > MaxRecentRequests {
 		v.add("ui.recent_requests", "must be between 0 and %d, got %d", MaxRecentRequests, n)
+	}
+	if n := c.UI.RecentRequestsBytes; n <= 0 {
+		v.add("ui.recent_requests_bytes", "must be > 0, got %d", n)
 	}
 
 	v.timeoutOrder(c)

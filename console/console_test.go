@@ -132,7 +132,7 @@ func report(endpoint string, i int) *observe.Report {
 
 func TestRecent(t *testing.T) {
 	ctx := context.Background()
-	r := NewRecent(3)
+	r := NewRecent(3, 0)
 	for i := 1; i <= 5; i++ {
 		r.Observe(ctx, report("/v1/route", i))
 	}
@@ -168,13 +168,72 @@ func TestRecent(t *testing.T) {
 		t.Error("a kept report still reads the request's headers")
 	}
 
-	none := NewRecent(0)
+	none := NewRecent(0, 0)
 	none.Observe(ctx, report("/v1/route", 1))
 	if got := none.List(); len(got) != 0 || none.Cap() != 0 {
 		t.Errorf("ring of 0: got %v, want nothing kept", got)
 	}
 	if _, ok := none.Get(1); ok {
 		t.Error("ring of 0: Get(1) found a request")
+	}
+}
+
+// bigReport is a route whose one call returned text of n bytes.
+func bigReport(i, n int) *observe.Report {
+	rep := report("/v1/route", i)
+	res := &router.Result{Text: strings.Repeat("x", n)}
+	rep.Outcome = &router.Outcome{UseTool: true, Result: res, Calls: []router.Call{{Step: 1, Server: "s", Tool: "t", Result: res}}}
+	return rep
+}
+
+// TestRecentBytes: the ring holds no more bytes than its bound, dropping the oldest reports to
+// make room; a report over the whole bound is kept without its results' text, marked truncated,
+// and one still over is not kept.
+func TestRecentBytes(t *testing.T) {
+	ctx := context.Background()
+	const most = 1 << 20
+	r := NewRecent(100, most)
+	for i := 1; i <= 20; i++ {
+		r.Observe(ctx, bigReport(i, 200<<10)) // the text twice in the outcome: about 400 KiB a report
+		if held, _ := r.Bytes(); held > most {
+			t.Fatalf("after %d reports the ring holds %d bytes, over its bound of %d", i, held, most)
+		}
+	}
+	var ids []uint64
+	for _, s := range r.List() {
+		ids = append(ids, s.ID)
+	}
+	if want := []uint64{20, 19}; !equal(ids, want) {
+		t.Errorf("List(): got ids %v, want %v (the newest that fit)", ids, want)
+	}
+	if _, ok := r.Get(18); ok {
+		t.Error("Get(18): found a report dropped for room")
+	}
+	if d, ok := r.Get(20); !ok || len(d.Outcome.Result.Text) != 200<<10 {
+		t.Error("Get(20): the newest report is not kept whole")
+	}
+
+	r.Observe(ctx, bigReport(21, 2<<20))
+	d, ok := r.Get(21)
+	if !ok {
+		t.Fatal("Get(21): a report over the whole bound was not kept at all")
+	}
+	if res := d.Outcome.Calls[0].Result; res.Text != "" || !res.Truncated || res.TextBytes != 2<<20 {
+		t.Errorf("a report over the whole bound: got result text of %d bytes, truncated %v, text_bytes %d; want its text dropped and said",
+			len(res.Text), res.Truncated, res.TextBytes)
+	}
+	if held, _ := r.Bytes(); held > most {
+		t.Errorf("the ring holds %d bytes, over its bound of %d", held, most)
+	}
+
+	huge := report("/v1/route", 22)
+	huge.Outcome = &router.Outcome{Reasoning: strings.Repeat("r", 2<<20)}
+	r.Observe(ctx, huge)
+	if _, ok := r.Get(22); ok {
+		t.Error("Get(22): a report over the bound without its results was kept")
+	}
+	if _, ok := r.Get(21); !ok {
+		t.Error("Get(21): a report not kept pushed out an older one")
 	}
 }
 
@@ -188,7 +247,7 @@ func TestRecentSummary(t *testing.T) {
 	rep.Council = &council.Result{AnsweredBy: council.AnsweredByCouncil,
 		Usage: council.Usage{Total: council.StageUsage{Calls: 5, PromptTokens: 2000, CompletionTokens: 100}}}
 	rep.ModelCalls = []observe.ModelCall{{Phase: "completion", Model: "m", Start: rep.Start.Add(5 * time.Millisecond), PromptTokens: 50, CompletionTokens: 5}}
-	r := NewRecent(1)
+	r := NewRecent(1, 0)
 	r.Observe(context.Background(), rep)
 	d, ok := r.Get(1)
 	if !ok {
@@ -213,7 +272,7 @@ func TestRecentKeepsNoTokens(t *testing.T) {
 	rep := report("/v1/route", 1)
 	rep.Outcome = &router.Outcome{Stopped: router.StopApprovalRequired, Pending: []router.Pending{p},
 		Calls: []router.Call{{Server: "fs", Tool: "delete", Pending: &p}}}
-	r := NewRecent(1)
+	r := NewRecent(1, 0)
 	r.Observe(context.Background(), rep)
 	d, ok := r.Get(1)
 	if !ok {
@@ -246,10 +305,16 @@ func equal[T comparable](a, b []T) bool {
 	return true
 }
 
-// BenchmarkRecentObserve is what the ring adds to each request's path.
+// BenchmarkRecentObserve is what the ring adds to each request's path: a routed request's report
+// measured (its outcome's JSON) and kept.
 func BenchmarkRecentObserve(b *testing.B) {
-	r := NewRecent(100)
+	r := NewRecent(100, 0)
 	rep := report("/v1/route", 1)
+	rep.Outcome = &router.Outcome{UseTool: true, Server: "calculator", Tool: "add", Direct: true, Rounds: 1, Stopped: router.StopDone,
+		Calls: []router.Call{{Step: 1, Round: 1, Server: "calculator", Tool: "add", Arguments: map[string]any{"a": 2.0, "b": 3.0},
+			Result: &router.Result{Text: "5", Structured: map[string]any{"result": 5.0}}}},
+		Trace: []router.Step{{Index: 1, Kind: router.StepSelect}, {Index: 2, Kind: router.StepArguments}, {Index: 3, Kind: router.StepExecute}},
+		Usage: router.Usage{LLMCalls: 2, PromptTokens: 600, CompletionTokens: 40}}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

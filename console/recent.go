@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"sync"
@@ -14,34 +15,59 @@ import (
 )
 
 // Recent keeps the last reports of served requests in memory, for the recent requests page: an
-// observer (observe.Observer) that copies each report into a ring of fixed size, under a mutex,
-// without allocating. Probes, metrics scrapes and the console's own requests are not kept.
+// observer (observe.Observer) that copies each report into a ring of at most n reports holding at
+// most maxBytes together, under a mutex. Probes, metrics scrapes and the console's own requests
+// are not kept.
 //
-// A report is kept whole (its routing outcome, tool results included, and its council run) until
-// the ring comes round to its slot; nothing else holds it. The tokens of held calls are not kept.
+// A report is kept whole (its routing outcome, tool results included, each already cut to
+// router.max_result_bytes, and its council run) until the ring comes round to its slot or the
+// bytes of newer reports push it out, oldest first; nothing else holds it. The tokens of held calls are not kept. A report's bytes are
+// its outcome's and council run's JSON, as GET /ui/api/requests/ID answers them. A report over
+// maxBytes by itself is kept without its tool results' text and structured content (they are
+// marked truncated), or not at all when it is still over.
 type Recent struct {
-	mu    sync.Mutex // guards slots and last
-	slots []kept
-	last  uint64 // the id of the newest report; ids start at 1
+	mu       sync.Mutex // guards slots, first, last and bytes
+	slots    []kept
+	first    uint64 // the id of the oldest report kept; first > last when none is
+	last     uint64 // the id of the newest report; ids start at 1
+	bytes    int    // the kept reports' sizes, summed
+	maxBytes int
 }
 
 type kept struct {
-	id  uint64
-	rep observe.Report
+	id   uint64
+	size int
+	rep  observe.Report
 }
 
-// NewRecent returns a ring of n reports; with n 0 it keeps none.
-func NewRecent(n int) *Recent {
-	return &Recent{slots: make([]kept, max(n, 0))}
+// DefaultRecentBytes is ui.recent_requests_bytes's default: about 64 reports carrying a tool
+// result at the default router.max_result_bytes each, a hundred of ordinary size many times over.
+const DefaultRecentBytes = 16 << 20
+
+// NewRecent returns a ring of n reports holding at most maxBytes together (DefaultRecentBytes
+// when it is 0 or less); with n 0 it keeps none.
+func NewRecent(n, maxBytes int) *Recent {
+	if maxBytes <= 0 {
+		maxBytes = DefaultRecentBytes
+	}
+	return &Recent{slots: make([]kept, max(n, 0)), first: 1, maxBytes: maxBytes}
 }
 
 // Cap is how many reports the ring keeps.
 func (r *Recent) Cap() int { return len(r.slots) }
 
+// Bytes returns the bytes the kept reports hold together and the most they may.
+func (r *Recent) Bytes() (held, most int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.bytes, r.maxBytes
+}
+
 // unkept are the endpoints whose reports are not kept: probes and scrapes.
 var unkept = []string{"/healthz", "/readyz", "/metrics"}
 
-// Observe keeps a copy of rep. It does not block on anything but the ring's mutex.
+// Observe keeps a copy of rep, dropping the oldest reports until the ring holds no more than its
+// bytes. It does not block on anything but the ring's mutex.
 func (r *Recent) Observe(_ context.Context, rep *observe.Report) {
 	if len(r.slots) == 0 || slices.Contains(unkept, rep.Endpoint) || strings.HasPrefix(rep.Endpoint, PathPrefix) {
 		return
@@ -49,9 +75,22 @@ func (r *Recent) Observe(_ context.Context, rep *observe.Report) {
 	c := *rep
 	c.Header = nil // it reads the request's headers, which are gone
 	c.Outcome = withoutTokens(c.Outcome)
+	size := reportBytes(&c)
+	if size > r.maxBytes && c.Outcome != nil {
+		c.Outcome = withoutResults(c.Outcome)
+		size = reportBytes(&c)
+	}
+	if size > r.maxBytes {
+		return
+	}
+	n := uint64(len(r.slots))
 	r.mu.Lock()
 	r.last++
-	r.slots[r.last%uint64(len(r.slots))] = kept{id: r.last, rep: c}
+	for r.first <= r.last-1 && (r.last-r.first >= n || r.bytes+size > r.maxBytes) {
+		r.drop()
+	}
+	r.slots[r.last%n] = kept{id: r.last, size: size, rep: c}
+	r.bytes += size
 	r.mu.Unlock()
 }
 
@@ -78,6 +117,74 @@ func withoutTokens(o *router.Outcome) *router.Outcome {
 	return &c
 }
 
+// drop forgets the oldest report kept. The caller holds mu.
+func (r *Recent) drop() {
+	k := &r.slots[r.first%uint64(len(r.slots))]
+	r.bytes -= k.size
+	*k = kept{}
+	r.first++
+}
+
+// held reports whether the ring holds the report of that id. The caller holds mu.
+func (r *Recent) held(id uint64) bool { return id >= r.first && id <= r.last && id > 0 }
+
+// reportBytes is what a report holds, as the JSON of its outcome and council run, and a little
+// for the rest of it.
+func reportBytes(rep *observe.Report) int {
+	const rest = 512 // the report's own fields, each other model call's
+	n := rest * (1 + len(rep.ModelCalls))
+	if rep.Outcome != nil {
+		bp := scratch.Get().(*[]byte)
+		b, _ := rep.Outcome.AppendJSON((*bp)[:0])
+		n += len(b)
+		if cap(b) <= 1<<20 { // a larger buffer is left to the collector
+			*bp = b
+			scratch.Put(bp)
+		}
+	}
+	if rep.Council != nil {
+		var c counter
+		_ = json.NewEncoder(&c).Encode(rep.Council)
+		n += int(c)
+	}
+	return n
+}
+
+// scratch holds buffers for measuring outcomes.
+var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+// counter counts what is written to it.
+type counter int
+
+func (c *counter) Write(p []byte) (int, error) {
+	*c += counter(len(p))
+	return len(p), nil
+}
+
+// withoutResults is a copy of o whose tool results keep neither text nor structured content:
+// what the ring keeps of a report over its whole bound.
+func withoutResults(o *router.Outcome) *router.Outcome {
+	c := *o
+	c.Result = resultStub(o.Result)
+	c.Calls = slices.Clone(o.Calls)
+	for i := range c.Calls {
+		c.Calls[i].Result = resultStub(c.Calls[i].Result)
+	}
+	return &c
+}
+
+func resultStub(r *router.Result) *router.Result {
+	if r == nil {
+		return nil
+	}
+	s := *r
+	if s.TextBytes == 0 {
+		s.TextBytes = len(s.Text)
+	}
+	s.Text, s.Structured, s.Truncated = "", nil, true
+	return &s
+}
+
 // PathPrefix starts every path of the console.
 const PathPrefix = "/ui"
 
@@ -85,7 +192,7 @@ const PathPrefix = "/ui"
 func (r *Recent) List() []Summary {
 	r.mu.Lock()
 	ks := make([]kept, 0, len(r.slots))
-	for id := r.last; id > 0 && r.last-id < uint64(len(r.slots)); id-- {
+	for id := r.last; r.held(id); id-- {
 		ks = append(ks, r.slots[id%uint64(len(r.slots))])
 	}
 	r.mu.Unlock()
@@ -100,7 +207,7 @@ func (r *Recent) List() []Summary {
 func (r *Recent) Get(id uint64) (*Detail, bool) {
 	r.mu.Lock()
 	var k kept
-	ok := len(r.slots) > 0 && id > 0 && id <= r.last && r.last-id < uint64(len(r.slots))
+	ok := len(r.slots) > 0 && r.held(id)
 	if ok {
 		k = r.slots[id%uint64(len(r.slots))]
 	}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"math"
+	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -32,7 +35,10 @@ func (r *Router) execute(reqCtx context.Context, j *journal, tool *inventory.Too
 	case err == nil:
 		c.Result = convertResult(res)
 		r.redactResult(c.Result)
-		shortenResult(c.Result) // after masking: a credential across the cut is masked whole
+		c.Result.bound(r.set.MaxResultBytes) // after masking: a credential across the cut is masked whole
+		if c.Result.Truncated {
+			releaseMemory()
+		}
 	case reqCtx.Err() != nil:
 		c.Error = &Error{Code: CodeDeadline, Message: errtext.OneLine(err.Error())}
 	case errors.Is(err, context.DeadlineExceeded):
@@ -64,7 +70,8 @@ func (r *Router) execute(reqCtx context.Context, j *journal, tool *inventory.Too
 	j.callEvent(EventToolResult, c.Round, c)
 }
 
-// convertResult joins text content, keeps structured content and summarises everything else.
+// convertResult joins text content, keeps structured content and summarises everything else,
+// within limit (see bound).
 func convertResult(res *mcp.CallToolResult) *Result {
 	out := &Result{IsError: res.IsError, Structured: res.StructuredContent}
 	var room [2]string
@@ -89,12 +96,40 @@ func convertResult(res *mcp.CallToolResult) *Result {
 	return out
 }
 
-// shortenResult cuts a result's text to MaxResultText, head and tail, saying so in TextBytes.
-func shortenResult(res *Result) {
-	if len(res.Text) > MaxResultText {
-		res.TextBytes = len(res.Text)
-		res.Text = prompts.Shorten(res.Text, MaxResultText)
+// bound cuts what the result carries to limit bytes, before anything keeps, logs, shows or
+// returns it. A text over limit keeps its head and tail with the cut marked (TextBytes is its
+// whole length). Structured content whose JSON is over limit is dropped (StructuredBytes is its
+// JSON's length), so that what a client gets still parses and never claims to be the whole; when
+// the tool sent no text, Text carries that JSON's head and tail instead. Either cut sets Truncated.
+func (res *Result) bound(limit int) {
+	if res.Structured != nil {
+		if jsonSize(res.Structured, limit) > limit {
+			res.StructuredBytes = jsonSize(res.Structured, math.MaxInt)
+			if res.Text == "" {
+				res.Text = string(marshal(res.Structured)) // cut below, like any text
+			}
+			res.Structured, res.Truncated = nil, true
+		}
 	}
+	if len(res.Text) > limit {
+		res.TextBytes, res.Text, res.Truncated = len(res.Text), prompts.Shorten(res.Text, limit), true
+	}
+}
+
+// lastRelease is when releaseMemory last ran, in Unix nanoseconds.
+var lastRelease atomic.Int64
+
+// releaseMemory hands the memory of a tool answer that was over the bound back to the operating
+// system once the answer is cut: the decoded message (up to servers.NAME.max_message_bytes, and
+// several times that as Go values) is garbage by then, and the runtime would otherwise keep its
+// pages, and grow its heap goal on them, long after. It runs in the background, at most once a
+// second whatever the number of such answers, so a caller sending many pays no more than that.
+func releaseMemory() {
+	now, last := time.Now().UnixNano(), lastRelease.Load()
+	if now-last < int64(time.Second) || !lastRelease.CompareAndSwap(last, now) {
+		return
+	}
+	go debug.FreeOSMemory()
 }
 
 // deref turns the pointer forms of content (an in-process server may return them) into values.

@@ -14,6 +14,7 @@ import (
 	"toolrouter/config"
 	"toolrouter/internal/fakeollama"
 	"toolrouter/internal/npmservers"
+	"toolrouter/internal/testmcp"
 	"toolrouter/router"
 	"toolrouter/trajectory"
 )
@@ -251,6 +252,28 @@ func TestReferences(t *testing.T) {
 	}
 }
 
+// TestReferenceIntoCutStructuredContent: a pointer into structured content that was over the
+// bound is a finding that says so, and the model writes another value.
+func TestReferenceIntoCutStructuredContent(t *testing.T) {
+	e := newEnv(t, router.Settings{RepairAttempts: 1, MaxResultBytes: 64 << 10},
+		choose(true, false, "faults.records"), callArgs(map[string]any{"bytes": 100 << 10}),
+		choose(false, false, "faults.echo"), callArgs(map[string]any{"message": "$result_of_step_1#/records/0/name"}), callArgs(map[string]any{"message": "fallback"}))
+	out, err := e.router.Route(context.Background(), router.Request{Query: "q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Calls) != 2 {
+		t.Fatalf("got %d calls, want 2", len(out.Calls))
+	}
+	c := out.Calls[1]
+	if len(c.Attempts) == 0 || !strings.Contains(c.Attempts[0].Feedback, "over router.max_result_bytes, and is not kept") {
+		t.Errorf("got attempts %+v, want feedback saying the structured content was not kept", c.Attempts)
+	}
+	if c.Result == nil || c.Result.Text != "fallback" {
+		t.Errorf("got result %+v error %+v, want the repaired call's", c.Result, c.Error)
+	}
+}
+
 // TestReferenceToFailedStep: a reference to a step that failed is a finding for the model, which
 // then writes another value.
 func TestReferenceToFailedStep(t *testing.T) {
@@ -476,17 +499,63 @@ func TestNativeMode(t *testing.T) {
 	}
 }
 
-// TestHugeResultIsShortened: a tool answering more than MaxResultText keeps its head and tail and
+// TestHugeStructuredResultIsCut: a real tool answering megabytes of structured content gives a
+// result whose structured content is dropped, with its length and the cut said, and its text
+// kept, whatever the bound; under the bound the structured content is kept whole.
+func TestHugeStructuredResultIsCut(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		limit       int // router.max_result_bytes; 0 is the default
+		bytes       int
+		wantDropped bool
+	}{
+		{"over the default", 0, 4 << 20, true},
+		{"over a set bound", 64 << 10, 100 << 10, true},
+		{"under a set bound", 64 << 10, 30 << 10, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, router.Settings{MaxResultBytes: tc.limit}, choose(false, true, "faults.records"), callArgs(map[string]any{"bytes": tc.bytes}))
+			out, err := e.router.Route(context.Background(), router.Request{Query: "q"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := out.Calls[0].Result
+			if r == nil {
+				t.Fatalf("got no result (error %+v), want one", out.Calls[0].Error)
+			}
+			whole, _ := json.Marshal(map[string]any{"records": testmcp.Records(tc.bytes)})
+			if !tc.wantDropped {
+				if r.Truncated || r.Structured == nil || r.StructuredBytes != 0 {
+					t.Fatalf("got truncated %v, structured_bytes %d, structured kept %v; want the structured content whole", r.Truncated, r.StructuredBytes, r.Structured != nil)
+				}
+				return
+			}
+			if !r.Truncated || r.Structured != nil || r.StructuredBytes != len(whole) {
+				t.Fatalf("got truncated %v, structured_bytes %d (want %d), structured kept %v; want it dropped and the cut said",
+					r.Truncated, r.StructuredBytes, len(whole), r.Structured != nil)
+			}
+			if !strings.HasSuffix(r.Text, " records") {
+				t.Errorf("got text %.80q, want the tool's own text", r.Text)
+			}
+			js, err := json.Marshal(out)
+			if err != nil || len(js) > 64<<10 {
+				t.Errorf("got an outcome of %d bytes (%v), want a small one", len(js), err)
+			}
+		})
+	}
+}
+
+// TestHugeResultIsShortened: a tool answering more than router.max_result_bytes keeps its head and tail and
 // says how long it was.
 func TestHugeResultIsShortened(t *testing.T) {
-	e := newEnv(t, router.Settings{}, choose(false, true, "faults.long"), callArgs(map[string]any{"bytes": router.MaxResultText + 5000}))
+	e := newEnv(t, router.Settings{}, choose(false, true, "faults.long"), callArgs(map[string]any{"bytes": router.DefaultMaxResultBytes + 5000}))
 	out, err := e.router.Route(context.Background(), router.Request{Query: "q"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := out.Calls[0].Result
-	if r == nil || r.TextBytes != router.MaxResultText+5000 || len(r.Text) > router.MaxResultText+64 ||
+	if r == nil || r.TextBytes != router.DefaultMaxResultBytes+5000 || len(r.Text) > router.DefaultMaxResultBytes+64 ||
 		!strings.HasPrefix(r.Text, "line 0 of a long") || !strings.Contains(r.Text, "bytes trimmed]") {
-		t.Fatalf("got text of %d bytes (text_bytes %d), want it shortened to about %d with the cut marked", len(r.Text), r.TextBytes, router.MaxResultText)
+		t.Fatalf("got text of %d bytes (text_bytes %d), want it shortened to about %d with the cut marked", len(r.Text), r.TextBytes, router.DefaultMaxResultBytes)
 	}
 }

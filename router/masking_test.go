@@ -132,8 +132,8 @@ func TestResultMaskedWhateverItsCharacters(t *testing.T) {
 // straddles the cut is not shown in part.
 func TestCredentialAcrossTheCut(t *testing.T) {
 	const cred = "Zq9xW7-across-the-cut"
-	half := router.MaxResultText / 2
-	long := strings.Repeat("x", half-7) + " " + cred + " " + strings.Repeat("y", router.MaxResultText)
+	half := router.DefaultMaxResultBytes / 2
+	long := strings.Repeat("x", half-7) + " " + cred + " " + strings.Repeat("y", router.DefaultMaxResultBytes)
 	answer := func() *mcp.CallToolResult { return mcp.NewToolResultText(long) }
 	model := fakeollama.New(t, sel("leaky.fetch", false), callArgs(map[string]any{"q": "all"}))
 	rt, _ := leaky(t, router.Settings{Redactor: redact.New(cred)}, model, answer)
@@ -145,7 +145,7 @@ func TestCredentialAcrossTheCut(t *testing.T) {
 		t.Fatalf("got calls %v", toolsOf(out))
 	}
 	res := out.Calls[0].Result
-	if res.TextBytes == 0 || len(res.Text) > router.MaxResultText+64 {
+	if res.TextBytes == 0 || len(res.Text) > router.DefaultMaxResultBytes+64 {
 		t.Fatalf("got %d bytes (text_bytes %d), want the text cut", len(res.Text), res.TextBytes)
 	}
 	if strings.Contains(res.Text, cred[:6]) {

@@ -103,19 +103,21 @@ type Call struct {
 // ok reports whether the call produced a usable result.
 func (c *Call) ok() bool { return c.Error == nil && c.Result != nil && !c.Result.IsError }
 
-// Result is what the tool returned.
+// Result is what the tool returned, cut to Settings.MaxResultBytes (see bound) before anything
+// keeps, logs, shows or returns it.
 type Result struct {
 	Text       string    `json:"text"`
 	Structured any       `json:"structured,omitempty"`
 	IsError    bool      `json:"is_error"`
 	Content    []Content `json:"content,omitempty"`
-	// TextBytes is the length of the tool's whole text when Text was shortened (MaxResultText).
+	// TextBytes is the length of the tool's whole text when Text was shortened.
 	TextBytes int `json:"text_bytes,omitempty"`
+	// StructuredBytes is the length of the structured content's JSON when it was over the bound
+	// and dropped (Structured is then nil).
+	StructuredBytes int `json:"structured_bytes,omitempty"`
+	// Truncated says the tool's text was shortened or its structured content dropped.
+	Truncated bool `json:"truncated,omitempty"`
 }
-
-// MaxResultText bounds the text of a result kept and returned (head and tail, the cut marked), so
-// one tool answering megabytes cannot swell every response, prompt and log that carries it.
-const MaxResultText = 256 << 10
 
 // Content summarises a non-text content item (image, audio, resource): never dropped silently.
 type Content struct {

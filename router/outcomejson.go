@@ -272,6 +272,10 @@ func (w *jsonWriter) result(r *Result) {
 		w.raw("]")
 	}
 	w.optInt(`,"text_bytes":`, r.TextBytes)
+	w.optInt(`,"structured_bytes":`, r.StructuredBytes)
+	if r.Truncated {
+		w.raw(`,"truncated":true`)
+	}
 	w.raw("}")
 }
 

@@ -103,6 +103,10 @@ const (
 	// check them before routing).
 	DefaultMaxQueryBytes = 16384
 	DefaultMaxHistory    = 20
+	// DefaultMaxResultBytes bounds a tool result's text and, apart, its structured content's JSON
+	// (router.max_result_bytes): a tool answering megabytes cannot swell every response, prompt,
+	// log and kept report that carries its result.
+	DefaultMaxResultBytes = 256 << 10
 )
 
 // DefaultOptions are the model options sent with every call when none are set: deterministic
@@ -141,6 +145,9 @@ type Settings struct {
 	ArgumentsTimeout time.Duration
 	// ExecuteTimeout bounds each tool call.
 	ExecuteTimeout time.Duration
+	// MaxResultBytes bounds what a tool result carries: its text (longer keeps its head and tail,
+	// the cut marked) and its structured content's JSON (longer is dropped), each apart.
+	MaxResultBytes int
 	// RepairAttempts is how many times invalid arguments are sent back to the model.
 	RepairAttempts int
 	OnModelFailure FailureMode
@@ -276,6 +283,7 @@ func New(chat Chatter, inv Inventory, tools ToolCaller, set Settings, log *slog.
 	orDefault(&set.Deadline, DefaultDeadline)
 	orDefault(&set.ContextReserve, DefaultContextReserve)
 	orDefault(&set.MaxResponseBytes, provider.DefaultMaxResponseBytes)
+	orDefault(&set.MaxResultBytes, DefaultMaxResultBytes)
 	if set.Approvals != nil {
 		orDefault(&set.AutoExecute, DefaultAutoExecute)
 		orDefault(&set.HeldShare, approval.DefaultShare)

@@ -173,10 +173,13 @@ func (h *handlers) consoleRecent(c *fiber.Ctx) error {
 	}
 	out := struct {
 		Capacity int               `json:"capacity"`
+		Bytes    int               `json:"bytes"`
+		MaxBytes int               `json:"max_bytes"`
 		Requests []console.Summary `json:"requests"`
 	}{Requests: []console.Summary{}}
 	if r := h.d.Console.Recent; r != nil {
 		out.Capacity, out.Requests = r.Cap(), r.List()
+		out.Bytes, out.MaxBytes = r.Bytes()
 	}
 	return c.JSON(out)
 }

@@ -36,7 +36,7 @@ func BenchmarkConsoleRoutePath(b *testing.B) {
 		d := server.Deps{Router: rt, Observer: observe.Fanout{}}
 		if on {
 			name = "on"
-			recent := console.NewRecent(100)
+			recent := console.NewRecent(100, 0)
 			d.Observer = observe.Fanout{recent}
 			d.Console = &server.Console{Files: files, Recent: recent}
 		}

@@ -30,7 +30,7 @@ func consoleApp(t *testing.T, keys bool, seen *[]string) (*fiber.App, *console.R
 	if err != nil {
 		t.Fatal(err)
 	}
-	recent := console.NewRecent(2)
+	recent := console.NewRecent(2, 0)
 	rt := routerFunc(func(context.Context, router.Request) (*router.Outcome, error) {
 		return &router.Outcome{Calls: []router.Call{}, Stopped: router.StopNoTool}, nil
 	})

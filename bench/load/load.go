@@ -451,13 +451,17 @@ func startSidecar(ctx context.Context, o Options, modelURL string, overlay map[s
 }
 
 // peakRSSMB reads the process's peak resident set size from /proc (Linux); 0 elsewhere.
-func (s *sidecar) peakRSSMB() float64 {
+func (s *sidecar) peakRSSMB() float64 { return s.statusMB("VmHWM:") }
+
+// statusMB reads one of the process's memory figures (VmRSS:, VmHWM:) from /proc/PID/status, in
+// MiB; 0 where /proc has none.
+func (s *sidecar) statusMB(field string) float64 {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(raw), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(line, field); ok {
 			f := strings.Fields(rest)
 			if len(f) >= 1 {
 				kb, _ := strconv.ParseFloat(f[0], 64)
@@ -467,6 +471,33 @@ func (s *sidecar) peakRSSMB() float64 {
 	}
 	return 0
 }
+
+// Sidecar is a toolrouter process started by Start, for benchmarks that drive it themselves.
+type Sidecar struct{ s *sidecar }
+
+// Start starts o.Binary on 127.0.0.1 with the fake model at modelURL and config merged over the
+// base configuration (listen and ollama), as a load test does, and waits until it serves (at most
+// o.StartTimeout, default 60 s). The caller must Stop it.
+func Start(ctx context.Context, o Options, modelURL string, config map[string]any) (*Sidecar, error) {
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = 60 * time.Second
+	}
+	s, err := startSidecar(ctx, o, modelURL, config)
+	if err != nil {
+		return nil, err
+	}
+	return &Sidecar{s: s}, nil
+}
+
+// URL is the sidecar's base URL.
+func (s *Sidecar) URL() string { return s.s.url }
+
+// RSSMB is the process's resident memory now (VmRSS), in MiB; PeakRSSMB its peak (VmHWM).
+func (s *Sidecar) RSSMB() float64     { return s.s.statusMB("VmRSS:") }
+func (s *Sidecar) PeakRSSMB() float64 { return s.s.peakRSSMB() }
+
+// Stop shuts the sidecar down (SIGTERM, killed after 15 s).
+func (s *Sidecar) Stop() error { return s.s.stop() }
 
 // stop asks the sidecar to shut down (SIGTERM) and waits; it is killed after 15 s.
 func (s *sidecar) stop() error {

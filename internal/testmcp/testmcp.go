@@ -56,6 +56,9 @@ const RawSchema = `{"$schema":"https://json-schema.org/draft/2020-12/schema","ty
 //   - barrier: {parties: integer} returns once that many barrier calls are running at the same
 //     time (or its call is cancelled), so a test can prove calls overlap without sleeping
 //   - long: {bytes: integer} answers that many bytes of text
+//   - records: {bytes: integer} answers structured content {"records": [...]} whose JSON is at
+//     least that many bytes, and the text "N records"; it is read-only (readOnlyHint), so it
+//     runs under every safety.auto_execute level
 func NewFaults() *Faults {
 	f := &Faults{MCPServer: server.NewMCPServer("faults", "1.0.0", server.WithToolCapabilities(true)), release: make(chan struct{})}
 	f.AddTool(mcp.NewTool("barrier", mcp.WithDescription("Waits for its peers."),
@@ -86,6 +89,13 @@ func NewFaults() *Faults {
 				fmt.Fprintf(&b, "line %d of a long tool result. ", i)
 			}
 			return mcp.NewToolResultText(b.String()[:int(n)]), nil
+		}))
+	f.AddTool(mcp.NewTool("records", mcp.WithDescription("Lists records."), mcp.WithReadOnlyHintAnnotation(true),
+		mcp.WithNumber("bytes", mcp.Required(), mcp.Description("Length of the records' JSON"))),
+		f.record(func(_ context.Context, args map[string]any) (*mcp.CallToolResult, error) {
+			n, _ := args["bytes"].(float64)
+			recs := Records(int(n))
+			return mcp.NewToolResultStructured(map[string]any{"records": recs}, fmt.Sprintf("%d records", len(recs))), nil
 		}))
 	f.AddTool(mcp.NewTool("fail", mcp.WithDescription("Always fails.")), f.record(func(context.Context, map[string]any) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultError("the tool failed on purpose"), nil
@@ -142,6 +152,17 @@ func (f *Faults) Intervals() []Interval {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]Interval(nil), f.intervals...)
+}
+
+// Records returns records whose JSON array is at least n bytes: objects of about 100 bytes each,
+// as a listing tool would answer.
+func Records(n int) []any {
+	var recs []any
+	for size := 2; size < n; size += 100 {
+		recs = append(recs, map[string]any{"id": float64(len(recs)), "name": fmt.Sprintf("record %08d", len(recs)),
+			"note": "a row of a listing that a read-only tool answers in full"})
+	}
+	return recs
 }
 
 // EnvServe is the environment variable that makes a test binary serve Faults over stdio.

@@ -34,8 +34,9 @@ func (r *Router) execute(reqCtx context.Context, j *journal, tool *inventory.Too
 	switch {
 	case err == nil:
 		c.Result = convertResult(res)
+		c.Result.dropStructured(r.set.MaxResultBytes)
 		r.redactResult(c.Result)
-		c.Result.bound(r.set.MaxResultBytes) // after masking: a credential across the cut is masked whole
+		c.Result.cutText(r.set.MaxResultBytes)
 		if c.Result.Truncated {
 			releaseMemory()
 		}
@@ -96,21 +97,26 @@ func convertResult(res *mcp.CallToolResult) *Result {
 	return out
 }
 
-// bound cuts what the result carries to limit bytes, before anything keeps, logs, shows or
-// returns it. A text over limit keeps its head and tail with the cut marked (TextBytes is its
-// whole length). Structured content whose JSON is over limit is dropped (StructuredBytes is its
-// JSON's length), so that what a client gets still parses and never claims to be the whole; when
-// the tool sent no text, Text carries that JSON's head and tail instead. Either cut sets Truncated.
-func (res *Result) bound(limit int) {
-	if res.Structured != nil {
-		if jsonSize(res.Structured, limit) > limit {
-			res.StructuredBytes = jsonSize(res.Structured, math.MaxInt)
-			if res.Text == "" {
-				res.Text = string(marshal(res.Structured)) // cut below, like any text
-			}
-			res.Structured, res.Truncated = nil, true
-		}
+// dropStructured is the first half of a result's bound, before anything keeps, logs, shows or
+// returns it, and before it is masked: structured content whose JSON is over limit is dropped
+// (StructuredBytes is its JSON's length), so that what a client gets still parses and never
+// claims to be the whole, and nothing is spent masking what is dropped; when the tool sent no
+// text, Text carries that JSON instead, to be masked and then cut (cutText). It sets Truncated.
+func (res *Result) dropStructured(limit int) {
+	if res.Structured == nil || jsonSize(res.Structured, limit) <= limit {
+		return
 	}
+	res.StructuredBytes = jsonSize(res.Structured, math.MaxInt)
+	if res.Text == "" {
+		res.Text = string(marshal(res.Structured))
+	}
+	res.Structured, res.Truncated = nil, true
+}
+
+// cutText is the second half, after masking, so that a credential across the cut is masked
+// whole: a text over limit keeps its head and tail with the cut marked (TextBytes is its whole
+// length), and Truncated is set.
+func (res *Result) cutText(limit int) {
 	if len(res.Text) > limit {
 		res.TextBytes, res.Text, res.Truncated = len(res.Text), prompts.Shorten(res.Text, limit), true
 	}

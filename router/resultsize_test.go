@@ -58,7 +58,8 @@ func TestBound(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := tc.in
-			r.bound(1000)
+			r.dropStructured(1000)
+			r.cutText(1000)
 			if !tc.wantText(r.Text) || (r.Structured != nil) != tc.wantStructured || r.TextBytes != tc.wantTextBytes ||
 				r.StructuredBytes != tc.wantStructuredBytes || r.Truncated != tc.wantTruncated {
 				t.Errorf("got text %q (%d bytes), structured kept %v, text_bytes %d, structured_bytes %d, truncated %v; want structured kept %v, text_bytes %d, structured_bytes %d, truncated %v",

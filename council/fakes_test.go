@@ -21,12 +21,12 @@ import (
 
 // turn is what a scripted model does with one request.
 type turn struct {
-	text     string
-	status   int    // an HTTP error status
-	errMsg   string // its message
-	hang     bool   // never answer
-	flood    bool   // answer without end
-	delay    time.Duration
+	text   string
+	status int    // an HTTP error status
+	errMsg string // its message
+	hang   bool   // never answer
+	flood  bool   // answer without end
+	delay  time.Duration
 	// cutAfter, on the Ollama wire, sends that many pieces of text and then drops the connection,
 	// or stalls until the client gives up with hang.
 	cutAfter int

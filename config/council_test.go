@@ -51,7 +51,7 @@ func TestLoadCouncil(t *testing.T) {
 		Chairman:     Member{Name: "chairman", Provider: "openai", Model: "gpt-4o", Timeout: defaultMember().Timeout},
 		PeerReview:   true,
 		Quorum:       2,
-		StageTimeout: d("90s"), MaxEvidenceBytes: 16384,
+		StageTimeout: d("90s"), MaxEvidenceBytes: 16384, StreamDeliberation: true,
 	}
 	if !reflect.DeepEqual(c.Council, want) {
 		t.Errorf("council:\ngot  %+v\nwant %+v", c.Council, want)

@@ -7,7 +7,10 @@
 // reason; the council goes on when at least Quorum members answered stage 1. When the chairman
 // fails, the best-ranked member answer is returned, flagged as a fallback, with the chairman's
 // error. Run emits the stage events a council front end knows (stage1_start … stage3_complete) as
-// it goes.
+// it goes, and between them the answers as the models write them: the members' (stage1_delta,
+// stage1_answer) and the chairman's (stage3_delta), so that a reader sees the final answer form
+// instead of waiting for all of it. Words of a chairman that fails after writing some are never
+// silently followed by the fallback: a marker between them says what happened.
 //
 // The package owns the deliberation only. It does not decide whether a query needs the council
 // (the HTTP handler does, from the router's outcome), it knows no provider or wire protocol (a

@@ -221,3 +221,26 @@ func TestChairmanFailsMidAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamedChairmanBounded: a chairman whose answer does not end streams no more than the
+// response limit before it is cut, and the fallback follows its marker.
+func TestStreamedChairmanBounded(t *testing.T) {
+	a, _ := newMember(t, spec{name: "a", modelID: "ma", wire: ollamaWire, script: standard("407")})
+	chair, _ := newMember(t, spec{name: "chair", modelID: "mc", wire: ollamaWire, script: chairScript(turn{flood: true})})
+	var events []council.Event
+	res, err := council.New([]council.Member{a}, chair, council.Options{}).Run(context.Background(), council.Input{Query: query}, collectAll(&events))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := deltas(events, council.Stage3Delta)
+	sent := 0
+	for _, d := range ds[:len(ds)-2] {
+		sent += len(d.Text)
+	}
+	if sent == 0 || sent > provider.DefaultMaxResponseBytes {
+		t.Errorf("the chairman streamed %d bytes, want some and at most the limit %d", sent, provider.DefaultMaxResponseBytes)
+	}
+	if m := ds[len(ds)-2]; !m.Fallback || !strings.Contains(m.Text, "too large") || res.Final != "407" {
+		t.Errorf("got marker %q and final %q, want a marker naming the limit, then a's answer", m.Text, res.Final)
+	}
+}

@@ -25,9 +25,10 @@ const (
 	sectionConsole   = "load-console"
 	sectionPath      = "load-path"
 	sectionRouteCost = "route-cost"
+	sectionStream    = "council-stream"
 )
 
-var docSections = []string{sectionAccuracy, sectionLoad, sectionFeatures, sectionConsole, sectionPath, sectionRetrieval, sectionRouteCost}
+var docSections = []string{sectionAccuracy, sectionLoad, sectionFeatures, sectionConsole, sectionPath, sectionRetrieval, sectionRouteCost, sectionStream}
 
 // notYetRun is a section's body before its command first ran.
 var notYetRun = map[string]string{
@@ -38,6 +39,7 @@ var notYetRun = map[string]string{
 	sectionPath:      "## The sidecar's own path\n\nNot generated yet: run `go run ./bench load -path`.\n",
 	sectionRetrieval: "## Retrieval: the phase-1 shortlist\n\nNot generated yet: run `go run ./bench retrieval`.\n",
 	sectionRouteCost: "## Route cost on a real Ollama\n\nNot generated yet: run `go run ./bench cost -ollama URL -model NAME`.\n",
+	sectionStream:    "## Time to the first words of a council\n\nNot generated yet: run `go run ./bench stream`.\n",
 }
 
 func beginMarker(name string) string {

@@ -5,6 +5,7 @@
 //	go run ./bench load [flags]       drive /v1/route of the sidecar against a zero-latency fake model
 //	go run ./bench retrieval [flags]  recall and cost of the phase-1 shortlist (no model)
 //	go run ./bench cost [flags]       what a route costs on a real Ollama server, by round and inventory size
+//	go run ./bench stream [flags]     when a council completion's first words reach the client
 //	go run ./bench sample [flags]     write a seeded sample of MetaTool's all_clean_data.csv
 //
 // Run writes each answer to cases.jsonl in -out as it is made (-resume continues an interrupted run
@@ -38,7 +39,7 @@ func main() {
 // run dispatches a command line.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cmd := "run"
-	if len(args) > 0 && (args[0] == "run" || args[0] == "load" || args[0] == "retrieval" || args[0] == "cost" || args[0] == "sample") {
+	if len(args) > 0 && (args[0] == "run" || args[0] == "load" || args[0] == "retrieval" || args[0] == "cost" || args[0] == "stream" || args[0] == "sample") {
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
@@ -48,6 +49,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runRetrieval(ctx, args, stdout, stderr)
 	case "cost":
 		return runCost(ctx, args, stdout, stderr)
+	case "stream":
+		return runStream(ctx, args, stdout, stderr)
 	case "sample":
 		return runSample(args, stdout)
 	}

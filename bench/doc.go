@@ -26,9 +26,10 @@ const (
 	sectionPath      = "load-path"
 	sectionRouteCost = "route-cost"
 	sectionStream    = "council-stream"
+	sectionStreamOn  = "council-stream-ollama"
 )
 
-var docSections = []string{sectionAccuracy, sectionLoad, sectionFeatures, sectionConsole, sectionPath, sectionRetrieval, sectionRouteCost, sectionStream}
+var docSections = []string{sectionAccuracy, sectionLoad, sectionFeatures, sectionConsole, sectionPath, sectionRetrieval, sectionRouteCost, sectionStream, sectionStreamOn}
 
 // notYetRun is a section's body before its command first ran.
 var notYetRun = map[string]string{
@@ -40,6 +41,7 @@ var notYetRun = map[string]string{
 	sectionRetrieval: "## Retrieval: the phase-1 shortlist\n\nNot generated yet: run `go run ./bench retrieval`.\n",
 	sectionRouteCost: "## Route cost on a real Ollama\n\nNot generated yet: run `go run ./bench cost -ollama URL -model NAME`.\n",
 	sectionStream:    "## Time to the first words of a council\n\nNot generated yet: run `go run ./bench stream`.\n",
+	sectionStreamOn:  "## Time to the first words of a council on a real Ollama\n\nNot generated yet: run `go run ./bench stream -ollama URL -model NAME`.\n",
 }
 
 func beginMarker(name string) string {

@@ -146,13 +146,17 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	defer side.Stop()
 
 	const query = "What is 17 times 23, plus 16? Explain how you got it."
+	singleTokens := 0
+	if real {
+		singleTokens = *chairTokens
+	}
 	client := &http.Client{}
 	loadStart := loadAverage()
 	var council []streaming.CouncilRun
 	var single []streaming.Completion
 	for i := 0; i <= *reps; i++ {
 		proxy.Take()
-		c, start, err := streaming.Stream(ctx, client, side.URL(), "council", query)
+		c, start, err := streaming.Stream(ctx, client, side.URL(), "council", query, 0)
 		if err != nil {
 			return err
 		}
@@ -160,7 +164,8 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err != nil {
 			return err
 		}
-		s, _, err := streaming.Stream(ctx, client, side.URL(), chair, query)
+		// The single model writes as much as the chairman may.
+		s, _, err := streaming.Stream(ctx, client, side.URL(), chair, query, singleTokens)
 		if err != nil {
 			return err
 		}
@@ -173,7 +178,11 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	cmdline := strings.Join(append([]string{"go run ./bench stream"}, relArgs(args)...), " ")
 	md := streamMarkdown(cmdline, time.Now(), what, council, single, loadStart, loadAverage())
-	if err := updateDoc(*doc, sectionStream, "## Time to the first words of a council\n\n"+streamIntro+md); err != nil {
+	section, head := sectionStream, "## Time to the first words of a council\n\n"+streamIntro
+	if real {
+		section, head = sectionStreamOn, "## Time to the first words of a council on a real Ollama\n\nAs above, on a real Ollama server.\n\n"
+	}
+	if err := updateDoc(*doc, section, head+md); err != nil {
 		return err
 	}
 	fmt.Fprint(stdout, md)

@@ -186,9 +186,13 @@ type Completion struct {
 }
 
 // Stream makes one streamed chat completion of model with query at the sidecar's base URL and
-// times what arrives.
-func Stream(ctx context.Context, c *http.Client, base, model, query string) (Completion, time.Time, error) {
-	body, _ := json.Marshal(map[string]any{"model": model, "stream": true, "messages": []map[string]string{{"role": "user", "content": query}}})
+// times what arrives; maxTokens, when > 0, is sent as max_tokens.
+func Stream(ctx context.Context, c *http.Client, base, model, query string, maxTokens int) (Completion, time.Time, error) {
+	in := map[string]any{"model": model, "stream": true, "messages": []map[string]string{{"role": "user", "content": query}}}
+	if maxTokens > 0 {
+		in["max_tokens"] = maxTokens
+	}
+	body, _ := json.Marshal(in)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/chat/completions", bytes.NewReader(body))
 	if err != nil {
 		return Completion{}, time.Time{}, err

@@ -271,7 +271,9 @@ func TestUpdateDoc(t *testing.T) {
 		{sectionFeatures, "## Features\n\nfeatures one\n", []string{"load two", "accuracy two", "retrieval one", "features one"}, "Not generated yet: run `go run ./bench load -features`."},
 		{sectionConsole, "## Console\n\nconsole one\n", []string{"features one", "console one"}, "Not generated yet: run `go run ./bench load -console`."},
 		{sectionPath, "## Path\n\npath one\n", []string{"console one", "path one"}, "Not generated yet: run `go run ./bench load -path`."},
-		{sectionRouteCost, "## Route cost\n\nroute cost one\n", []string{"load two", "accuracy two", "retrieval one", "features one", "console one", "path one", "route cost one"}, "Not generated yet"},
+		{sectionRouteCost, "## Route cost\n\nroute cost one\n", []string{"load two", "accuracy two", "retrieval one", "features one", "console one", "path one", "route cost one"}, "Not generated yet: run `go run ./bench cost"},
+		{sectionStream, "## Stream\n\nstream one\n", []string{"route cost one", "stream one"}, "Not generated yet: run `go run ./bench stream`."},
+		{sectionStreamOn, "## Stream on Ollama\n\nstream two\n", []string{"load two", "accuracy two", "retrieval one", "features one", "console one", "path one", "route cost one", "stream one", "stream two"}, "Not generated yet"},
 	}
 	for i, st := range steps {
 		if err := updateDoc(path, st.section, st.body); err != nil {

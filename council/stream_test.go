@@ -172,13 +172,16 @@ func TestChairmanFailsMidAnswer(t *testing.T) {
 	cases := []struct {
 		name    string
 		chair   turn
-		timeout time.Duration
-		reason  string // in the chairman's error and the marker
-		sent    int    // pieces of the chairman's that went out
+		timeout time.Duration // the chairman's
+		stage   time.Duration // council.stage_timeout
+		reason  string        // in the chairman's error and the marker
+		sent    int           // pieces of the chairman's that went out
 	}{
 		{name: "connection dropped", chair: turn{text: synthesis, cutAfter: 3}, reason: "EOF", sent: 3},
 		{name: "stalls past its timeout", chair: turn{text: synthesis, cutAfter: 2, hang: true}, timeout: 300 * time.Millisecond,
 			reason: "member chair: timed out after 300ms", sent: 2},
+		{name: "stalls past the stage's timeout", chair: turn{text: synthesis, cutAfter: 4, hang: true}, stage: 400 * time.Millisecond,
+			reason: "stage 3: timed out after 400ms", sent: 4},
 		{name: "fails before a word", chair: turn{status: 500, errMsg: "overloaded"}, reason: "overloaded"},
 	}
 	for _, tc := range cases {
@@ -187,7 +190,7 @@ func TestChairmanFailsMidAnswer(t *testing.T) {
 			b, _ := newMember(t, spec{name: "b", modelID: "mb", wire: ollamaWire, script: standard("B says 391. quality=1")})
 			chair, _ := newMember(t, spec{name: "chair", modelID: "mc", wire: ollamaWire, timeout: tc.timeout, script: chairScript(tc.chair)})
 			var events []council.Event
-			res, err := council.New([]council.Member{a, b}, chair, council.Options{PeerReview: true, Quorum: 2}).
+			res, err := council.New([]council.Member{a, b}, chair, council.Options{PeerReview: true, Quorum: 2, StageTimeout: tc.stage}).
 				Run(context.Background(), council.Input{Query: query}, collectAll(&events))
 			if err != nil {
 				t.Fatal(err)

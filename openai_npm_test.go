@@ -277,11 +277,7 @@ func TestOpenAIClientCouncil(t *testing.T) {
 		t.Fatalf("decoding the script's report %s: %v", stdout, err)
 	}
 
-	// The fake sends 8 characters a piece.
-	var pieces []string
-	for s := synthesis; s != ""; s = s[min(8, len(s)):] {
-		pieces = append(pieces, s[:min(8, len(s))])
-	}
+	pieces := fakeollama.Pieces(synthesis)
 	for _, tc := range []struct {
 		name      string
 		got       councilClientStream

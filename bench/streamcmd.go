@@ -103,7 +103,7 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		upstream = fake.URL
 		what = fmt.Sprintf("the fake model (internal/fakeollama): every call waits %s before its first piece and %s before each further one; "+
 			"members write %d pieces, reviews %d, the chairman and the single model %d",
-			*fakePrefill, *fakePiece, len(pieces(fakeMemberText)), len(pieces(fakeReviewText)), len(pieces(fakeChairText)))
+			*fakePrefill, *fakePiece, len(fakeollama.Pieces(fakeMemberText)), len(fakeollama.Pieces(fakeReviewText)), len(fakeollama.Pieces(fakeChairText)))
 	}
 	proxy, err := streaming.NewProxy(upstream)
 	if err != nil {
@@ -195,9 +195,6 @@ var (
 	fakeReviewText = "Both answers reach 407 and show the steps.\n\nFINAL RANKING:\n1. Response A\n2. Response B"
 	fakeChairText  = strings.Repeat("The council agrees that 17 times 23 is 391, and 391 plus 16 is 407; each step was checked. ", 9)
 )
-
-// pieces is how many pieces the fake sends text in: 8 characters a piece.
-func pieces(s string) []struct{} { return make([]struct{}, (len([]rune(s))+7)/8) }
 
 // fakeStreamModel answers the router as the load test's plumbing model does, and the council's
 // and the single model's calls with fixed texts, prefill then each piece at a fixed pace.

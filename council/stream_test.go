@@ -8,26 +8,13 @@ import (
 	"time"
 
 	"toolrouter/council"
+	"toolrouter/internal/fakeollama"
 	"toolrouter/provider"
 )
 
 // synthesis is a chairman's answer long enough to come in many pieces (the fakes send 8 runes a
 // piece).
 const synthesis = "The tool computed 407 for 17*23+4^2. Tokyo's time could not be checked: the zone name was misspelt."
-
-// pieces splits s as the fakes stream it: 8 runes a piece.
-func pieces(s string) []string {
-	var out []string
-	r := []rune(s)
-	for len(r) > 8 {
-		out = append(out, string(r[:8]))
-		r = r[8:]
-	}
-	if len(r) > 0 {
-		out = append(out, string(r))
-	}
-	return out
-}
 
 // deltas returns the Data of the events of type typ, in order.
 func deltas(events []council.Event, typ council.EventType) []council.Delta {
@@ -73,7 +60,7 @@ func TestChairmanStreams(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := texts(deltas(events, council.Stage3Delta))
-			if want := pieces(synthesis); !slices.Equal(got, want) {
+			if want := fakeollama.Pieces(synthesis); !slices.Equal(got, want) {
 				t.Fatalf("stage3_delta texts: got %q, want the %d pieces the server sent, in order: %q", got, len(want), want)
 			}
 			if joined := strings.Join(got, ""); joined != res.Final || res.Stage3.Response != res.Final || res.Final != synthesis {
@@ -153,8 +140,8 @@ func TestMembersStream(t *testing.T) {
 		if answered < 0 {
 			t.Errorf("%s: no stage1_answer before stage1_complete", want.Model)
 		}
-		if want.Error == "" && !slices.Equal(got, pieces(want.Response)) {
-			t.Errorf("%s: pieces %q, want %q", want.Model, got, pieces(want.Response))
+		if want.Error == "" && !slices.Equal(got, fakeollama.Pieces(want.Response)) {
+			t.Errorf("%s: pieces %q, want %q", want.Model, got, fakeollama.Pieces(want.Response))
 		}
 		if want.Error != "" && (len(got) != 0 || want.Label != "") {
 			t.Errorf("%s failed: got pieces %q and label %q, want none", want.Model, got, want.Label)
@@ -199,7 +186,7 @@ func TestChairmanFailsMidAnswer(t *testing.T) {
 				t.Fatalf("answered by %q with %q, chairman error %q: want the fallback to a's answer, error with %q", res.AnsweredBy, res.Final, res.ChairmanError, tc.reason)
 			}
 			ds := deltas(events, council.Stage3Delta)
-			want := pieces(synthesis)[:tc.sent]
+			want := fakeollama.Pieces(synthesis)[:tc.sent]
 			if got := texts(ds[:min(tc.sent, len(ds))]); !slices.Equal(got, want) {
 				t.Fatalf("chairman's pieces: got %q, want %q", got, want)
 			}

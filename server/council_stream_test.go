@@ -23,20 +23,6 @@ import (
 // piece).
 const chairText = "The council agrees: 2+3 is 5, as the calculator's add tool returned."
 
-// fakePieces splits s as the fake streams it: 8 runes a piece.
-func fakePieces(s string) []string {
-	var out []string
-	r := []rune(s)
-	for len(r) > 8 {
-		out = append(out, string(r[:8]))
-		r = r[8:]
-	}
-	if len(r) > 0 {
-		out = append(out, string(r))
-	}
-	return out
-}
-
 // streamingCouncil is a council of two members, "local" and "remote", whose chairman answers
 // stage 3 with chair (its Content, or chairText when empty), all on one fake Ollama.
 func streamingCouncil(t *testing.T, chair fakeollama.Reply, chairTimeout time.Duration) (*council.Council, *fakeollama.Server) {
@@ -136,7 +122,7 @@ func TestCouncilCompletionStreams(t *testing.T) {
 			if !got.done {
 				t.Fatal("the stream did not end with [DONE]")
 			}
-			if want := fakePieces(chairText); !slices.Equal(got.content, want) {
+			if want := fakeollama.Pieces(chairText); !slices.Equal(got.content, want) {
 				t.Fatalf("content deltas: got %q, want the chairman's %d pieces in order: %q", got.content, len(want), want)
 			}
 			if got.trace["answered_by"] != "council" {
@@ -190,7 +176,7 @@ func TestCouncilCompletionChairmanFails(t *testing.T) {
 			if !got.done || got.trace["answered_by"] != "fallback" {
 				t.Fatalf("done %v, answered_by %v: want [DONE] and fallback", got.done, got.trace["answered_by"])
 			}
-			if len(got.content) != 5 || !slices.Equal(got.content[:3], fakePieces(chairText)[:3]) {
+			if len(got.content) != 5 || !slices.Equal(got.content[:3], fakeollama.Pieces(chairText)[:3]) {
 				t.Fatalf("content deltas %q: want the chairman's 3 pieces, a marker and the fallback's answer", got.content)
 			}
 			if m := got.content[3]; !strings.Contains(m, "chairman stopped") || !strings.Contains(m, tc.reason) {
@@ -218,7 +204,7 @@ func TestCouncilCompletionClientGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := bufio.NewReader(resp.Body)
-	first := fakePieces(chairText)[0]
+	first := fakeollama.Pieces(chairText)[0]
 	for { // up to the chairman's first words: it is writing
 		line, err := r.ReadString('\n')
 		if err != nil {
@@ -285,7 +271,7 @@ func TestAnswerStreamPieces(t *testing.T) {
 			_ = json.Unmarshal([]byte(data[i]), &stage3)
 		}
 	}
-	if !slices.Equal(chair, fakePieces(chairText)) || stage3.Data.Response != strings.Join(chair, "") {
+	if !slices.Equal(chair, fakeollama.Pieces(chairText)) || stage3.Data.Response != strings.Join(chair, "") {
 		t.Errorf("stage3_delta texts %q, stage3_complete %q: want the chairman's pieces, joined in stage3_complete", chair, stage3.Data.Response)
 	}
 	if seen["stage3_delta"] > seen["stage3_complete"] || seen["stage1_answer"] > seen["stage1_complete"] || seen["stage1_delta"] > seen["stage1_complete"] {

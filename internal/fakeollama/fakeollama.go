@@ -543,6 +543,10 @@ func flood(w http.ResponseWriter, size int64, oneLine bool, model string) int64 
 	return written
 }
 
+// Pieces are the pieces a streamed answer's Content (or Thinking) is sent in, in order: 8 runes
+// each, the last one shorter; one line of the NDJSON stream each.
+func Pieces(s string) []string { return chunks(s, 8) }
+
 // chunks splits s into pieces of at most n runes, as a streaming model would.
 func chunks(s string, n int) []string {
 	var out []string

@@ -180,7 +180,10 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	md := streamMarkdown(cmdline, time.Now(), what, council, single, loadStart, loadAverage())
 	section, head := sectionStream, "## Time to the first words of a council\n\n"+streamIntro
 	if real {
-		section, head = sectionStreamOn, "## Time to the first words of a council on a real Ollama\n\nAs above, on a real Ollama server.\n\n"
+		section, head = sectionStreamOn, "## Time to the first words of a council on a real Ollama\n\n"+
+			"As above, on a real Ollama server (`scripts/real-ollama up` starts one with the tiny random-weight models `tiny` and "+
+			"`tiny-json` and prints its URL). The members and the chairman are sent `num_predict`, and the single model as many "+
+			"`max_tokens` as the chairman, so that models that do not stop still end.\n\n"
 	}
 	if err := updateDoc(*doc, section, head+md); err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -170,5 +171,147 @@ func TestOpenAIClient(t *testing.T) {
 	}
 	if run.BadRequest.Param != "n" {
 		t.Errorf("n=2: got param %q, want n", run.BadRequest.Param)
+	}
+}
+
+// councilClientRun is what examples/npm/openai-council.mjs reports.
+type councilClientRun struct {
+	Deliberation, Quiet councilClientStream
+}
+
+type councilClientStream struct {
+	Deltas []struct{ Reasoning, Content string }
+	Finish string
+	Trace  struct {
+		Mode       string
+		AnsweredBy string `json:"answered_by"`
+		Council    struct {
+			Final  string
+			Stage1 []struct{ Model, Label, Response string }
+		}
+	}
+}
+
+// split returns the stream's reasoning and content deltas, and the index of the first content one
+// among all (-1 when none) and of the last reasoning one.
+func (s councilClientStream) split() (reasoning, content []string, firstContent, lastReasoning int) {
+	firstContent, lastReasoning = -1, -1
+	for i, d := range s.Deltas {
+		if d.Reasoning != "" {
+			reasoning, lastReasoning = append(reasoning, d.Reasoning), i
+		}
+		if d.Content != "" {
+			if firstContent < 0 {
+				firstContent = i
+			}
+			content = append(content, d.Content)
+		}
+	}
+	return reasoning, content, firstContent, lastReasoning
+}
+
+// TestOpenAIClientCouncil streams a council completion through the real command line with the
+// official openai npm client (examples/npm/openai-council.mjs), as a chat UI that shows reasoning
+// does: the members' answers and the aggregate ranking arrive as reasoning_content, anonymised,
+// before the chairman's words, which arrive as content in the pieces the model server sent and
+// join to the council's final answer; with reasoning_effort "none" only the content comes.
+func TestOpenAIClientCouncil(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil && os.Getenv("CI") == "true" {
+		t.Fatal("node not found, and CI=true: the openai npm client test must run")
+	}
+	dir := npmservers.Dir(t) // skips without node, installs examples/npm's packages
+	script := filepath.Join(dir, "openai-council.mjs")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "openai", "package.json")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the openai npm package is not installed in %s: %v", dir, err)
+		}
+		t.Skipf("the openai npm package is not installed in %s (npm ci there installs it): %v", dir, err)
+	}
+	const synthesis = "Both members agree, and the calculator confirms it: 2 + 3 = 5."
+	model := fakeollama.NewFunc(t, func(req api.ChatRequest) fakeollama.Reply {
+		prompt := req.Messages[0].Content + req.Messages[len(req.Messages)-1].Content
+		switch {
+		case fakeollama.Selecting(req):
+			return fakeollama.Reply{Content: `{"use_tool":true,"calls":["calculator.add"],"needs_more":false,"direct":false}`}
+		case req.Format != nil:
+			return reply(map[string]any{"a": 2, "b": 3})
+		case strings.Contains(prompt, "You are reviewing answers"):
+			return fakeollama.Reply{Content: "FINAL RANKING:\n1. Response A\n2. Response B"}
+		case strings.Contains(prompt, "You are the chairman"):
+			return fakeollama.Reply{Content: synthesis}
+		case req.Model == "m1":
+			return fakeollama.Reply{Content: "The sum is 5."}
+		}
+		return fakeollama.Reply{Content: "Five."}
+	})
+	model.Models = []string{"fake", "m1", "m2", "m3"}
+
+	key, err := auth.NewKey("npm", auth.Identity{Org: access.DefaultOrg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TOOLROUTER_TEST_OPENAI_KEY", key.Key)
+	entry := key.Entry
+	entry.SHA256, entry.Env = "", "TOOLROUTER_TEST_OPENAI_KEY"
+	path := writeConfig(t, map[string]any{
+		"council": map[string]any{
+			"members":  []map[string]any{{"name": "one", "model": "m1"}, {"name": "two", "model": "m2"}},
+			"chairman": map[string]any{"name": "chair", "model": "m3"},
+		},
+		"auth": map[string]any{"keys": []auth.Key{entry}},
+	})
+	base := serve(t, "-config", path, "-ollama", model.URL, "-model", "fake")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", script)
+	cmd.Env = append(os.Environ(), "TOOLROUTER_BASE_URL="+base+"/v1", "TOOLROUTER_API_KEY="+key.Key)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node %s: %v\n%s", script, err, stderr.String())
+	}
+	var run councilClientRun
+	if err := json.Unmarshal(stdout, &run); err != nil {
+		t.Fatalf("decoding the script's report %s: %v", stdout, err)
+	}
+
+	pieces := fakeollama.Pieces(synthesis)
+	for _, tc := range []struct {
+		name      string
+		got       councilClientStream
+		reasoning bool
+	}{
+		{"deliberation", run.Deliberation, true},
+		{"reasoning_effort none", run.Quiet, false},
+	} {
+		reasoning, content, first, last := tc.got.split()
+		if tr := tc.got.Trace; !slices.Equal(content, pieces) || tc.got.Finish != "stop" || tr.Mode != "council" || tr.AnsweredBy != "council" || tr.Council.Final != synthesis {
+			t.Errorf("%s: got content %q finished by %q, x_toolrouter %+v; want the chairman's %d pieces %q by stop, answered by the council",
+				tc.name, content, tc.got.Finish, tr, len(pieces), pieces)
+		}
+		if !tc.reasoning {
+			if len(reasoning) != 0 {
+				t.Errorf("%s: got reasoning %q, want none", tc.name, reasoning)
+			}
+			continue
+		}
+		all := strings.Join(reasoning, "")
+		if last > first {
+			t.Errorf("%s: reasoning after the content began (delta %d after %d):\n%s", tc.name, last, first, all)
+		}
+		want := []string{"The sum is 5.", "Five.", "Aggregate ranking"}
+		for _, a := range tc.got.Trace.Council.Stage1 {
+			want = append(want, a.Label)
+		}
+		for _, w := range want {
+			if !strings.Contains(all, w) {
+				t.Errorf("%s: reasoning lacks %q:\n%s", tc.name, w, all)
+			}
+		}
+		if strings.Contains(all, "one") || strings.Contains(all, "two") {
+			t.Errorf("%s: reasoning names a member, want the anonymous labels:\n%s", tc.name, all)
+		}
 	}
 }

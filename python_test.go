@@ -57,7 +57,7 @@ func TestPythonClient(t *testing.T) {
 			"route: use_tool=true tools=clock.current_time",
 			"event select_start", "event select_complete: tools clock.current_time", "event tool_result: clock.current_time -> ",
 			"event stage1_start: one, two", "event stage1_complete", "event stage2_start: one, two", "event stage2_complete",
-			"event stage3_start: chair", "event stage3_complete",
+			"event stage3_start: chair", "It is now, in UTC.\nevent stage3_complete", // the answer as the chairman writes it
 			"answered_by: council", "final: It is now, in UTC.",
 		}},
 		{"refused without a key", "", 1, []string{"toolrouter: missing_credential"}},

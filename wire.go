@@ -544,6 +544,7 @@ func serverOptions(cfg config.Config, red *redact.Redactor, logger *slog.Logger,
 		Listen: cfg.Listen, AllowedHosts: cfg.HTTP.AllowedHosts, AdminReadyz: cfg.Auth.Configured(), Redactor: red,
 		Models: chatModels(cfg), RouterProvider: cfg.Router.Provider, MaxEvidenceBytes: cfg.Council.MaxEvidenceBytes,
 		AdminMetrics: cfg.Auth.Configured(),
+		Deliberation: &answer.Deliberation{Show: cfg.Council.StreamDeliberation, Names: cfg.Council.ReasoningNames},
 	}
 }
 

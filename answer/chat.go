@@ -107,9 +107,13 @@ const (
 
 // ChatTrace is how a chat completion was answered (the OpenAI door's x_toolrouter field).
 type ChatTrace struct {
-	Mode    string          `json:"mode"`
-	Routing *router.Outcome `json:"routing,omitempty"`
-	Council *council.Result `json:"council,omitempty"`
+	Mode string `json:"mode"`
+	// AnsweredBy, in ModeCouncil, says who wrote the answer: "council" (the chairman),
+	// "fallback" (the chairman failed: a member's answer; see council.chairman_error) or
+	// "approval_required".
+	AnsweredBy string          `json:"answered_by,omitempty"`
+	Routing    *router.Outcome `json:"routing,omitempty"`
+	Council    *council.Result `json:"council,omitempty"`
 	// CompletionUsage is the answering model's call, apart from the routing's (in routing.usage)
 	// and the council's (in council.usage).
 	CompletionUsage *CompletionUsage `json:"completion_usage,omitempty"`
@@ -142,6 +146,8 @@ type Chat struct {
 	MaxEvidenceBytes int
 	// CheckTimeout bounds Check's question to the provider.
 	CheckTimeout time.Duration
+	// Deliberation is what a streamed council completion shows as reasoning.
+	Deliberation Deliberation
 }
 
 // Check is the one place a chat completion's model name is found known or not, before the
@@ -172,7 +178,9 @@ func (c *Chat) Check(ctx context.Context, model string) error {
 	return nil
 }
 
-// Run answers in for id. onDelta, when not nil, gets the answer's text and thinking as they come.
+// Run answers in for id. onDelta, when not nil, gets the answer's text and thinking as they come:
+// for model "council", the chairman's words as it writes them and, before them, the deliberation
+// as thinking (see Deliberation).
 // The result is never nil: on an error it holds what was done, for the request's report.
 func (c *Chat) Run(ctx context.Context, in ChatRequest, id access.Identity, onDelta func(Delta)) (*ChatResult, error) {
 	res := &ChatResult{}
@@ -193,17 +201,25 @@ func (c *Chat) Run(ctx context.Context, in ChatRequest, id access.Identity, onDe
 	}
 	if in.Model == CouncilModel {
 		res.Trace.Mode = ModeCouncil
-		out, err := c.Answers.Run(ctx, req, Always, nil)
+		var emit func(Event)
+		var stream *councilStream
+		if onDelta != nil {
+			// The chairman's words go out as it writes them, the deliberation before them as
+			// reasoning.
+			stream = &councilStream{onDelta: onDelta, reasoning: c.Deliberation.shows(in.Think), names: c.Deliberation.Names}
+			emit = stream.event
+		}
+		out, err := c.Answers.Run(ctx, req, Always, emit)
 		res.Answered = out
 		if out != nil {
-			res.Trace.Routing, res.Trace.Council = out.Routing, out.Council
+			res.Trace.Routing, res.Trace.Council, res.Trace.AnsweredBy = out.Routing, out.Council, out.AnsweredBy
 		}
 		if err != nil {
 			return res, err
 		}
 		res.Text, res.Finish = out.Final, "stop"
 		res.Usage = tokens(out.Usage.Total.PromptTokens, out.Usage.Total.CompletionTokens)
-		if onDelta != nil && res.Text != "" {
+		if stream != nil && !stream.sentText && res.Text != "" {
 			onDelta(Delta{Text: res.Text})
 		}
 		return res, nil

@@ -26,9 +26,13 @@ const (
 	sectionPath      = "load-path"
 	sectionRouteCost = "route-cost"
 	sectionMemory    = "memory"
+	sectionWaiting   = "approvals-waiting"
+	sectionStream    = "council-stream"
+	sectionStreamOn  = "council-stream-ollama"
 )
 
-var docSections = []string{sectionAccuracy, sectionLoad, sectionFeatures, sectionConsole, sectionPath, sectionMemory, sectionRetrieval, sectionRouteCost}
+var docSections = []string{sectionAccuracy, sectionLoad, sectionFeatures, sectionConsole, sectionPath, sectionMemory, sectionWaiting,
+	sectionRetrieval, sectionRouteCost, sectionStream, sectionStreamOn}
 
 // notYetRun is a section's body before its command first ran.
 var notYetRun = map[string]string{
@@ -40,6 +44,9 @@ var notYetRun = map[string]string{
 	sectionRetrieval: "## Retrieval: the phase-1 shortlist\n\nNot generated yet: run `go run ./bench retrieval`.\n",
 	sectionRouteCost: "## Route cost on a real Ollama\n\nNot generated yet: run `go run ./bench cost -ollama URL -model NAME`.\n",
 	sectionMemory:    "## Memory under large tool results\n\nNot generated yet: run `go run ./bench memory`.\n",
+	sectionWaiting:   "## Routes waiting for approval\n\nNot generated yet: run `go run ./bench approvals`.\n",
+	sectionStream:    "## Time to the first words of a council\n\nNot generated yet: run `go run ./bench stream`.\n",
+	sectionStreamOn:  "## Time to the first words of a council on a real Ollama\n\nNot generated yet: run `go run ./bench stream -ollama URL -model NAME`.\n",
 }
 
 func beginMarker(name string) string {

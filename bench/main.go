@@ -6,6 +6,8 @@
 //	go run ./bench retrieval [flags]  recall and cost of the phase-1 shortlist (no model)
 //	go run ./bench cost [flags]       what a route costs on a real Ollama server, by round and inventory size
 //	go run ./bench memory [flags]     the sidecar's memory under tool results of megabytes
+//	go run ./bench approvals [flags]  what routes that wait for a person's decision hold
+//	go run ./bench stream [flags]     when a council completion's first words reach the client
 //	go run ./bench sample [flags]     write a seeded sample of MetaTool's all_clean_data.csv
 //
 // Run writes each answer to cases.jsonl in -out as it is made (-resume continues an interrupted run
@@ -39,7 +41,8 @@ func main() {
 // run dispatches a command line.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cmd := "run"
-	if len(args) > 0 && (args[0] == "run" || args[0] == "load" || args[0] == "retrieval" || args[0] == "cost" || args[0] == "memory" || args[0] == "sample") {
+	if len(args) > 0 && (args[0] == "run" || args[0] == "load" || args[0] == "retrieval" || args[0] == "cost" || args[0] == "memory" ||
+		args[0] == "approvals" || args[0] == "stream" || args[0] == "sample") {
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
@@ -51,6 +54,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runCost(ctx, args, stdout, stderr)
 	case "memory":
 		return runMemory(ctx, args, stdout, stderr)
+	case "approvals":
+		return runApprovals(ctx, args, stdout, stderr)
+	case "stream":
+		return runStream(ctx, args, stdout, stderr)
 	case "sample":
 		return runSample(args, stdout)
 	}

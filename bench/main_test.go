@@ -272,7 +272,10 @@ func TestUpdateDoc(t *testing.T) {
 		{sectionConsole, "## Console\n\nconsole one\n", []string{"features one", "console one"}, "Not generated yet: run `go run ./bench load -console`."},
 		{sectionPath, "## Path\n\npath one\n", []string{"console one", "path one"}, "Not generated yet: run `go run ./bench load -path`."},
 		{sectionMemory, "## Memory\n\nmemory one\n", []string{"path one", "memory one"}, "Not generated yet: run `go run ./bench memory`."},
-		{sectionRouteCost, "## Route cost\n\nroute cost one\n", []string{"load two", "accuracy two", "retrieval one", "features one", "console one", "path one", "memory one", "route cost one"}, "Not generated yet"},
+		{sectionWaiting, "## Waiting\n\nwaiting one\n", []string{"memory one", "waiting one"}, "Not generated yet: run `go run ./bench approvals`."},
+		{sectionRouteCost, "## Route cost\n\nroute cost one\n", []string{"load two", "accuracy two", "retrieval one", "features one", "console one", "path one", "memory one", "route cost one"}, "Not generated yet: run `go run ./bench cost"},
+		{sectionStream, "## Stream\n\nstream one\n", []string{"route cost one", "stream one"}, "Not generated yet: run `go run ./bench stream`."},
+		{sectionStreamOn, "## Stream on Ollama\n\nstream two\n", []string{"load two", "accuracy two", "retrieval one", "features one", "console one", "path one", "memory one", "waiting one", "route cost one", "stream one", "stream two"}, "Not generated yet"},
 	}
 	for i, st := range steps {
 		if err := updateDoc(path, st.section, st.body); err != nil {

@@ -548,6 +548,13 @@ type Council struct {
 	// model (head and tail kept);
 	// a negative value shows results whole.
 	MaxEvidenceBytes int `koanf:"max_evidence_bytes" json:"max_evidence_bytes"`
+	// StreamDeliberation shows stages 1 and 2 as reasoning (reasoning_content) in a streamed chat
+	// completion of model "council", before the chairman's answer; a request's
+	// reasoning_effort "none" turns it off for that request.
+	StreamDeliberation bool `koanf:"stream_deliberation" json:"stream_deliberation"`
+	// ReasoningNames names the members in that reasoning; otherwise they are their answers'
+	// anonymous labels ("Response B").
+	ReasoningNames bool `koanf:"reasoning_names" json:"reasoning_names"`
 }
 
 // Enabled reports whether the council has members.

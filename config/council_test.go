@@ -51,7 +51,7 @@ func TestLoadCouncil(t *testing.T) {
 		Chairman:     Member{Name: "chairman", Provider: "openai", Model: "gpt-4o", Timeout: defaultMember().Timeout},
 		PeerReview:   true,
 		Quorum:       2,
-		StageTimeout: d("90s"), MaxEvidenceBytes: 16384,
+		StageTimeout: d("90s"), MaxEvidenceBytes: 16384, StreamDeliberation: true,
 	}
 	if !reflect.DeepEqual(c.Council, want) {
 		t.Errorf("council:\ngot  %+v\nwant %+v", c.Council, want)
@@ -82,6 +82,8 @@ func TestLoadCouncilEnv(t *testing.T) {
 		"TOOLROUTER_OLLAMA__HOST":                             "http://gpu-box:11434",
 		"TOOLROUTER_COUNCIL__STAGE_TIMEOUT":                   "45",
 		"TOOLROUTER_COUNCIL__CHAIRMAN__PRICE_PROMPT_PER_MTOK": "2.5",
+		"TOOLROUTER_COUNCIL__STREAM_DELIBERATION":             "false",
+		"TOOLROUTER_COUNCIL__REASONING_NAMES":                 "true",
 	} {
 		t.Setenv(k, v)
 	}
@@ -91,7 +93,8 @@ func TestLoadCouncilEnv(t *testing.T) {
 	}
 	co := c.Council
 	if co.PeerReview || co.Quorum != 3 || co.Chairman.Model != "gpt-4.1" || co.Chairman.Provider != "openai" ||
-		co.Chairman.Options["temperature"] != 0.2 || co.StageTimeout != d("45s") || co.Chairman.PricePromptPerMTok != 2.5 || len(co.Members) != 3 {
+		co.Chairman.Options["temperature"] != 0.2 || co.StageTimeout != d("45s") || co.Chairman.PricePromptPerMTok != 2.5 || len(co.Members) != 3 ||
+		co.StreamDeliberation || !co.ReasoningNames {
 		t.Errorf("council: got %+v, want the environment's values over the file's", co)
 	}
 	if got := c.Providers["vllm"].BaseURL; got != "http://other:8000/v1" {

@@ -14,9 +14,11 @@ import (
 // Anonymisation. Reviewers (stage 2) and the chairman (stage 3) see the answers as "Response A",
 // "Response B", …, never a member's name or model id:
 //
-//   - Labels are a permutation of the answering members chosen from a hash of the query: stable
-//     for one query (reproducible runs, identical prompts for every reviewer) but different from
-//     query to query, so "Response A" is not always the first configured member.
+//   - Labels are a permutation of the members chosen from a hash of the query: stable for one
+//     query (reproducible runs, identical prompts for every reviewer) but different from query
+//     to query, so "Response A" is not always the first configured member. A member's label is
+//     known before it answers (its answer is shown labelled as it arrives); a member that fails
+//     leaves its label unused.
 //   - Every member's name and model id (and the parts of an id such as "llama3.1" in
 //     "llama3.1:8b" or "gpt-4o" in "openai/gpt-4o") are replaced by "[model]" in the answers and
 //     reviews shown to other models, case-insensitively, so an answer that says "As GPT-4o, …"
@@ -25,24 +27,19 @@ import (
 //
 // The label-to-member map is returned in the Result for the caller, never shown to a model.
 
-// label gives each member that answered stage 1 its anonymous label, and fills LabelToModel.
-func label(res *Result, query string) {
-	var idx []int
-	for i, a := range res.Stage1 {
-		if a.Error == "" {
-			idx = append(idx, i)
-		}
-	}
+// labels gives each of n members, in order, the anonymous label its answer has when it answers:
+// known before stage 1 ends, so that its answer can be shown labelled as soon as it is in. A member
+// that fails leaves its label unused (Response A and Response C, when Response B's member failed).
+func labels(query string, n int) []string {
 	h := fnv.New64a()
 	h.Write([]byte(query))
 	seed := h.Sum64()
-	perm := rand.New(rand.NewPCG(seed, seed>>1|1)).Perm(len(idx))
-	res.LabelToModel = make(map[string]string, len(idx))
-	for k, i := range idx {
-		l := labelName(perm[k])
-		res.Stage1[i].Label = l
-		res.LabelToModel[l] = res.Stage1[i].Model
+	perm := rand.New(rand.NewPCG(seed, seed>>1|1)).Perm(n)
+	out := make([]string, n)
+	for i, p := range perm {
+		out[i] = labelName(p)
 	}
+	return out
 }
 
 // labelName is "Response A" … "Response Z", then "Response AA" ….

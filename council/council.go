@@ -7,7 +7,10 @@
 // reason; the council goes on when at least Quorum members answered stage 1. When the chairman
 // fails, the best-ranked member answer is returned, flagged as a fallback, with the chairman's
 // error. Run emits the stage events a council front end knows (stage1_start … stage3_complete) as
-// it goes.
+// it goes, and between them the answers as the models write them: the members' (stage1_delta,
+// stage1_answer) and the chairman's (stage3_delta), so that a reader sees the final answer form
+// instead of waiting for all of it. Words of a chairman that fails after writing some are never
+// silently followed by the fallback: a marker between them says what happened.
 //
 // The package owns the deliberation only. It does not decide whether a query needs the council
 // (the HTTP handler does, from the router's outcome), it knows no provider or wire protocol (a
@@ -23,6 +26,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -36,6 +40,14 @@ import (
 // Ollama and OpenAI-compatible servers.
 type Model interface {
 	Complete(ctx context.Context, msgs []provider.Message) (provider.Answer, error)
+}
+
+// StreamingModel is a Model that passes its answer's text on as the server sends it;
+// provider.ChatModel is one. onText is called on the calling goroutine, before CompleteStream
+// returns.
+type StreamingModel interface {
+	Model
+	CompleteStream(ctx context.Context, msgs []provider.Message, onText func(string)) (provider.Answer, error)
 }
 
 // Member is one model of the council, or its chairman.
@@ -161,16 +173,18 @@ type Evidence struct {
 
 // Run deliberates on in. emit, when not nil, is called with each stage event in order
 // (stage1_start, stage1_complete, then stage2_start and stage2_complete when peer review runs —
-// it needs two answers — then stage3_start and stage3_complete) on the goroutine that called Run;
-// it should not block, and must not modify the event's data.
+// it needs two answers — then stage3_start and stage3_complete), and between them with the
+// pieces of the answers as the models write them (stage1_delta, stage1_answer, stage3_delta;
+// see Delta). It is called from Run's goroutine or a member call's, never concurrently; it
+// should not block for long (a member's call waits for it), and must not modify the event's
+// data. A model that implements StreamingModel is streamed; any other sends its answer as one
+// piece once it has it.
 //
 // The error is a *QuorumError (errors.Is ErrQuorum) when fewer than Quorum members answered stage
 // 1, or the context's error when the caller gave up during stage 1; the partial Result is returned
 // with it. A failing chairman is not an error: the Result is a fallback (see Result.AnsweredBy).
 func (c *Council) Run(ctx context.Context, in Input, emit func(Event)) (*Result, error) {
-	if emit == nil {
-		emit = func(Event) {}
-	}
+	emit = serialised(emit)
 	start := time.Now()
 	res := &Result{}
 	defer func() { res.Usage.total(time.Since(start)) }()
@@ -189,19 +203,33 @@ func (c *Council) Run(ctx context.Context, in Input, emit func(Event)) (*Result,
 	msgs = append(msgs, provider.Message{Role: "system", Content: system})
 	msgs = append(msgs, in.History...)
 	msgs = append(msgs, provider.Message{Role: "user", Content: in.Query})
+	slots := labels(in.Query, len(c.members))
+	answerOf := func(i int, call call) Answer {
+		a := Answer{Model: c.members[i].Name, ModelID: c.members[i].ModelID, Response: call.text, Error: call.reason, Usage: call.usage}
+		if call.reason == "" {
+			a.Label = slots[i]
+		}
+		return a
+	}
 	t := time.Now()
-	calls := c.fanOut(ctx, 1, c.members, func(int) []provider.Message { return msgs })
+	calls := c.fanOut(ctx, 1, c.members, func(int) []provider.Message { return msgs }, watch{
+		text: func(i int, piece string) {
+			emit(Event{Type: Stage1Delta, Data: Delta{Model: c.members[i].Name, Label: slots[i], Text: piece}})
+		},
+		done: func(i int, call call) { emit(Event{Type: Stage1Answer, Data: answerOf(i, call)}) },
+	})
 	res.Usage.Stage1 = stageUsage(time.Since(t), calls)
 	answered := 0
+	res.LabelToModel = map[string]string{}
 	for i, call := range calls {
-		res.Stage1 = append(res.Stage1, Answer{Model: c.members[i].Name, ModelID: c.members[i].ModelID, Response: call.text, Error: call.reason, Usage: call.usage})
+		res.Stage1 = append(res.Stage1, answerOf(i, call))
 		if call.reason != "" {
 			res.skip(c.members[i].Name, 1, call.reason)
 			continue
 		}
+		res.LabelToModel[slots[i]] = c.members[i].Name
 		answered++
 	}
-	label(res, in.Query)
 	emit(Event{Type: Stage1Complete, Data: res.Stage1})
 	if answered < c.opts.Quorum {
 		if ctx.Err() != nil {
@@ -228,9 +256,13 @@ func (c *Council) Run(ctx context.Context, in Input, emit func(Event)) (*Result,
 		return res, fmt.Errorf("council: %w", err)
 	}
 	t = time.Now()
+	sent := false // some of the chairman's text went out in stage3_delta
 	chair := c.fanOut(ctx, 3, []Member{c.chairman}, func(int) []provider.Message {
 		return append(slices.Clone(in.History), provider.Message{Role: "user", Content: prompt})
-	})[0]
+	}, watch{text: func(_ int, piece string) {
+		sent = true
+		emit(Event{Type: Stage3Delta, Data: Delta{Text: piece}})
+	}})[0]
 	res.Usage.Stage3 = stageUsage(time.Since(t), []call{chair})
 	syn := Synthesis{Model: c.chairman.Name, ModelID: c.chairman.ModelID, Response: chair.text, Usage: chair.usage}
 	if chair.reason == "" {
@@ -245,6 +277,12 @@ func (c *Council) Run(ctx context.Context, in Input, emit func(Event)) (*Result,
 		res.skip(c.chairman.Name, 3, chair.reason)
 		c.log.Warn("council chairman failed; answering with the best-ranked member",
 			"chairman", c.chairman.Name, "reason", chair.reason, "fallback", best.Model)
+		// Words of the chairman's may be out already: they are not taken back, but the
+		// fallback never follows them silently.
+		if sent {
+			emit(Event{Type: Stage3Delta, Data: Delta{Text: fallbackMarker(chair.reason, best.Label, len(res.AggregateRankings) > 0), Fallback: true}})
+		}
+		emit(Event{Type: Stage3Delta, Data: Delta{Text: best.Response, Fallback: true}})
 	}
 	syn.AnsweredBy = res.AnsweredBy
 	res.Stage3 = &syn
@@ -273,7 +311,7 @@ func (c *Council) review(ctx context.Context, in Input, evidence []prompts.Counc
 		labels[i] = a.Label
 	}
 	t := time.Now()
-	calls := c.fanOut(ctx, 2, reviewers, func(int) []provider.Message { return msgs })
+	calls := c.fanOut(ctx, 2, reviewers, func(int) []provider.Message { return msgs }, watch{})
 	res.Usage.Stage2 = stageUsage(time.Since(t), calls)
 	var reviews []prompts.CouncilReview
 	for i, call := range calls {
@@ -303,14 +341,23 @@ type call struct {
 	usage  CallUsage
 }
 
+// watch is what a stage is told of its calls as they go; a nil field is not told.
+type watch struct {
+	// text receives each piece of member i's answer text as it arrives (on the call's goroutine);
+	// a model that does not stream sends its whole answer as one piece once it has it.
+	text func(i int, piece string)
+	// done receives member i's outcome as soon as its call ends.
+	done func(i int, c call)
+}
+
 // fanOut calls every member of a stage concurrently, each with its own timeout inside the stage's,
-// and returns their outcomes in the members' order.
+// and returns their outcomes in the members' order; w is told of each call as it goes.
 //
 // Policy for a failing member: skip and record. A member that errors, times out or answers with
 // nothing gets a reason and the others carry on; no member's failure cancels another's call
 // (every goroutine returns nil, so errgroup never cancels the group). Whether enough members
 // answered is the caller's decision (the quorum after stage 1).
-func (c *Council) fanOut(ctx context.Context, stage int, members []Member, msgs func(i int) []provider.Message) []call {
+func (c *Council) fanOut(ctx context.Context, stage int, members []Member, msgs func(i int) []provider.Message, w watch) []call {
 	if c.opts.StageTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, c.opts.StageTimeout, &timeoutError{what: fmt.Sprintf("stage %d", stage), d: c.opts.StageTimeout})
@@ -325,7 +372,14 @@ func (c *Council) fanOut(ctx context.Context, stage int, members []Member, msgs 
 	g.SetLimit(max(limit, 1))
 	for i, m := range members {
 		g.Go(func() error {
-			out[i] = c.call(gctx, stage, m, msgs(i))
+			var onText func(string)
+			if w.text != nil {
+				onText = func(piece string) { w.text(i, piece) }
+			}
+			out[i] = c.call(gctx, stage, m, msgs(i), onText)
+			if w.done != nil {
+				w.done(i, out[i])
+			}
 			return nil
 		})
 	}
@@ -333,7 +387,10 @@ func (c *Council) fanOut(ctx context.Context, stage int, members []Member, msgs 
 	return out
 }
 
-func (c *Council) call(ctx context.Context, stage int, m Member, msgs []provider.Message) call {
+// call makes one member's call. onText, when not nil, receives the answer's text as it comes: a
+// StreamingModel's pieces as they arrive, any other model's whole answer once it is in (and
+// not when it failed).
+func (c *Council) call(ctx context.Context, stage int, m Member, msgs []provider.Message, onText func(string)) call {
 	if m.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, m.Timeout, &timeoutError{what: "member " + m.Name, d: m.Timeout})
@@ -347,7 +404,14 @@ func (c *Council) call(ctx context.Context, stage int, m Member, msgs []provider
 	if m.Model == nil {
 		err = errors.New("no model configured")
 	} else if err = ctx.Err(); err == nil {
-		comp, err = m.Model.Complete(ctx, msgs)
+		if sm, ok := m.Model.(StreamingModel); ok && onText != nil {
+			comp, err = sm.CompleteStream(ctx, msgs, onText)
+		} else {
+			comp, err = m.Model.Complete(ctx, msgs)
+			if err == nil && onText != nil && comp.Text != "" {
+				onText(comp.Text)
+			}
+		}
 	}
 	st := comp.Stats
 	out := call{text: comp.Text, usage: CallUsage{PromptTokens: st.PromptTokens, CompletionTokens: st.DecodeTokens, DurationMS: ms(time.Since(start)), Breakdown: st.Breakdown}}
@@ -368,6 +432,30 @@ func (c *Council) call(ctx context.Context, stage int, m Member, msgs []provider
 		c.log.Warn("council call failed; member skipped", "stage", stage, "member", m.Name, "reason", out.reason)
 	}
 	return out
+}
+
+// serialised returns emit (a no-op when nil) made safe to call from several goroutines: the calls
+// are one at a time, in the order they take the lock.
+func serialised(emit func(Event)) func(Event) {
+	if emit == nil {
+		return func(Event) {}
+	}
+	var mu sync.Mutex // guards calls of emit: one event at a time
+	return func(ev Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		emit(ev)
+	}
+}
+
+// fallbackMarker is the text sent between a chairman's words and the fallback answer after it
+// failed: what happened, why, and whose answer follows.
+func fallbackMarker(reason, label string, ranked bool) string {
+	whose := "the first member's answer"
+	if ranked {
+		whose = "the best-ranked member's answer"
+	}
+	return fmt.Sprintf("\n\n[The chairman stopped before finishing (%s). What follows is %s, %s, in its place.]\n\n", reason, whose, label)
 }
 
 // timeoutError is the cause of a member's or a stage's deadline.

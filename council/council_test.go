@@ -25,7 +25,19 @@ var evidence = []council.Evidence{
 
 const query = "What is 17*23+4^2, and what time is it in Tokyo?"
 
+// collect keeps the stage events (starts and completes), without the pieces between them.
 func collect(events *[]council.Event) func(council.Event) {
+	return func(e council.Event) {
+		switch e.Type {
+		case council.Stage1Delta, council.Stage1Answer, council.Stage3Delta:
+		default:
+			*events = append(*events, e)
+		}
+	}
+}
+
+// collectAll keeps every event.
+func collectAll(events *[]council.Event) func(council.Event) {
 	return func(e council.Event) { *events = append(*events, e) }
 }
 
@@ -436,7 +448,7 @@ func TestSecretsAbsent(t *testing.T) {
 	var events []council.Event
 	res, err := council.New([]council.Member{a, b}, chair, council.Options{PeerReview: true, Quorum: 1,
 		Logger: slog.New(slog.NewJSONHandler(&logs, nil))}).
-		Run(context.Background(), council.Input{Query: "q"}, collect(&events))
+		Run(context.Background(), council.Input{Query: "q"}, collectAll(&events))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,12 +21,15 @@ import (
 
 // turn is what a scripted model does with one request.
 type turn struct {
-	text     string
-	status   int    // an HTTP error status
-	errMsg   string // its message
-	hang     bool   // never answer
-	flood    bool   // answer without end
-	delay    time.Duration
+	text   string
+	status int    // an HTTP error status
+	errMsg string // its message
+	hang   bool   // never answer
+	flood  bool   // answer without end
+	delay  time.Duration
+	// cutAfter, on the Ollama wire, sends that many pieces of text and then drops the connection,
+	// or stalls until the client gives up with hang.
+	cutAfter int
 	prompt   int // token counts reported
 	complete int
 	// cached, load, prefill and decode are the server's cached prompt tokens and times (the
@@ -96,7 +99,7 @@ func newMember(t testing.TB, s spec) (council.Member, *recorder) {
 				msgs = append(msgs, m.Content)
 			}
 			tr := handle(msgs)
-			return fakeollama.Reply{Content: tr.text, Status: tr.status, Error: tr.errMsg, Hang: tr.hang, Delay: tr.delay,
+			return fakeollama.Reply{Content: tr.text, Status: tr.status, Error: tr.errMsg, Hang: tr.hang, Delay: tr.delay, CutAfter: tr.cutAfter,
 				PromptTokens: tr.prompt, CompletionTokens: tr.complete, Flood: flood(tr),
 				CachedTokens: tr.cached, LoadDuration: tr.load, PrefillDuration: tr.prefill, DecodeDuration: tr.decode}
 		})

@@ -55,7 +55,18 @@ var ErrPromptOverWindow = errors.New("prompt over the model's context window")
 // server's final message is an error (ErrNoDone), never a silently truncated text; so is one past
 // MaxResponseBytes (ErrResponseTooLarge).
 func (m ChatModel) Complete(ctx context.Context, msgs []Message) (Answer, error) {
-	stream, off := m.Stream, false
+	return m.complete(ctx, msgs, m.Stream, nil)
+}
+
+// CompleteStream is Complete with the answer streamed, whatever m.Stream says: onText receives
+// each piece of the answer's text as the server sends it, before the call returns. The bounds are
+// Complete's; a piece past MaxResponseBytes is not passed on.
+func (m ChatModel) CompleteStream(ctx context.Context, msgs []Message, onText func(string)) (Answer, error) {
+	return m.complete(ctx, msgs, true, onText)
+}
+
+func (m ChatModel) complete(ctx context.Context, msgs []Message, stream bool, onText func(string)) (Answer, error) {
+	off := false
 	req := &api.ChatRequest{Model: m.Model, Messages: make([]api.Message, len(msgs)), Stream: &stream, Options: m.Options,
 		Truncate: &off, Shift: &off}
 	for i, msg := range msgs {
@@ -70,7 +81,7 @@ func (m ChatModel) Complete(ctx context.Context, msgs []Message) (Answer, error)
 	if m.KeepAlive != 0 {
 		req.KeepAlive = &api.Duration{Duration: m.KeepAlive}
 	}
-	a, err := Call(ctx, m.Client, req, CallOptions{MaxResponseBytes: m.MaxResponseBytes})
+	a, err := Call(ctx, m.Client, req, CallOptions{MaxResponseBytes: m.MaxResponseBytes, OnText: onText})
 	if err != nil {
 		return a, fmt.Errorf("model %s: %w", m.Model, err)
 	}

@@ -42,7 +42,7 @@ func builtinServer(name string) config.Server {
 }
 
 // newEnvWith wires the router to model, the calculator, the fault server and any extra servers.
-func newEnvWith(t *testing.T, set router.Settings, model *fakeollama.Server, extra ...map[string]config.Server) *env {
+func newEnvWith(t testing.TB, set router.Settings, model *fakeollama.Server, extra ...map[string]config.Server) *env {
 	t.Helper()
 	faults := testmcp.NewFaults()
 	servers := map[string]config.Server{"calculator": builtinServer("calculator"), "faults": builtinServer("faults")}

@@ -93,6 +93,9 @@ type Options struct {
 	// MaxEvidenceBytes bounds each tool result a chat completion's model is shown; default
 	// config.Default's council.max_evidence_bytes; negative shows results whole.
 	MaxEvidenceBytes int
+	// Deliberation is what a streamed council completion shows of stages 1 and 2 as reasoning;
+	// nil: config.Default's council.stream_deliberation and council.reasoning_names.
+	Deliberation *answer.Deliberation
 	// AdminMetrics serves GET /metrics only to identities with admin scope (others get 403). Set
 	// it when callers authenticate: the metrics name servers, tools and models.
 	AdminMetrics bool
@@ -176,7 +179,8 @@ func build(d Deps, o Options, listening string) (*fiber.App, *handlers) {
 	if d.Council != nil {
 		h.ans.Council = d.Council
 	}
-	h.chat = &answer.Chat{Router: d.Router, Answers: h.ans, MaxEvidenceBytes: o.MaxEvidenceBytes, CheckTimeout: o.ProbeTimeout}
+	h.chat = &answer.Chat{Router: d.Router, Answers: h.ans, MaxEvidenceBytes: o.MaxEvidenceBytes, CheckTimeout: o.ProbeTimeout,
+		Deliberation: *o.Deliberation}
 	if d.Completer != nil {
 		h.chat.Completer = d.Completer
 	}
@@ -316,6 +320,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxEvidenceBytes == 0 {
 		o.MaxEvidenceBytes = def.Council.MaxEvidenceBytes
+	}
+	if o.Deliberation == nil {
+		o.Deliberation = &answer.Deliberation{Show: def.Council.StreamDeliberation, Names: def.Council.ReasoningNames}
 	}
 	if o.StreamHeartbeat <= 0 {
 		o.StreamHeartbeat = 2 * time.Second

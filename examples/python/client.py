@@ -95,7 +95,19 @@ def show(kind, event):
         print(f"event {kind}: {call.get('server')}.{call.get('tool')} -> {result.get('text', call.get('error'))}")
     elif kind.endswith("_start") and kind.startswith("stage"):
         print(f"event {kind}: {', '.join(event.get('data', {}).get('members', []))}")
+    elif kind == "stage1_delta":
+        pass  # a piece of a member's answer; stage1_answer has it whole
+    elif kind == "stage1_answer":
+        a = event.get("data", {})
+        print(f"event {kind}: {a.get('label') or a.get('model') + ' did not answer'}")
+    elif kind == "stage3_delta":
+        # The final answer as the chairman writes it, piece by piece.
+        print(event.get("data", {}).get("text", ""), end="", flush=True)
+        show.writing = True
     else:
+        if getattr(show, "writing", False):
+            print()
+            show.writing = False
         print(f"event {kind}")
 
 

@@ -60,6 +60,13 @@ type Reply struct {
 	Flood int64
 	// OneLine makes a Flood one NDJSON line that never ends instead of many.
 	OneLine bool
+	// CutAfter, when > 0 and the request streams, sends only the first CutAfter pieces of Content
+	// and then drops the connection: a server that dies mid-answer. With Hang it stalls there
+	// instead, until the client gives up (Aborted then receives).
+	CutAfter int
+	// PieceDelay waits this long before each streamed piece of Content: a model decoding at a
+	// known pace (for benchmarks and for tests of what arrives when).
+	PieceDelay time.Duration
 }
 
 // Server is a fake Ollama.
@@ -246,19 +253,11 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reply := s.answer(req)
-	if reply.Delay > 0 {
-		t := time.NewTimer(reply.Delay)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			return
-		case <-s.quit:
-			return
-		}
+	if reply.Delay > 0 && !s.wait(r, reply.Delay) {
+		return
 	}
 	switch {
-	case reply.Hang:
+	case reply.Hang && reply.CutAfter == 0:
 		select {
 		case <-r.Context().Done():
 			select {
@@ -313,7 +312,14 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			f.Flush()
 		}
 	}
-	for _, chunk := range chunks(reply.Content, 8) {
+	for i, chunk := range chunks(reply.Content, 8) {
+		if reply.CutAfter > 0 && i == reply.CutAfter {
+			s.cut(r, reply.Hang)
+			return
+		}
+		if reply.PieceDelay > 0 && !s.wait(r, reply.PieceDelay) {
+			return
+		}
 		piece := api.ChatResponse{Model: req.Model, CreatedAt: time.Now().UTC(), Message: api.Message{Role: "assistant", Content: chunk}}
 		if len(logprobs) > 0 {
 			piece.Logprobs, logprobs = logprobs[:1], logprobs[1:]
@@ -327,6 +333,36 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		final.Message.ToolCalls = reply.ToolCalls
 		final.Logprobs = logprobs
 		writeJSON(w, final)
+	}
+}
+
+// cut ends a stream mid-answer: it stalls until the client gives up when hang, else it drops
+// the connection.
+func (s *Server) cut(r *http.Request, hang bool) {
+	if !hang {
+		panic(http.ErrAbortHandler) // net/http closes the connection without a log line
+	}
+	select {
+	case <-r.Context().Done():
+		select {
+		case s.aborted <- struct{}{}:
+		default:
+		}
+	case <-s.quit:
+	}
+}
+
+// wait waits d; false when the client or the server went away first.
+func (s *Server) wait(r *http.Request, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	case <-s.quit:
+		return false
 	}
 }
 
@@ -513,6 +549,10 @@ func flood(w http.ResponseWriter, size int64, oneLine bool, model string) int64 
 	}
 	return written
 }
+
+// Pieces are the pieces a streamed answer's Content (or Thinking) is sent in, in order: 8 runes
+// each, the last one shorter; one line of the NDJSON stream each.
+func Pieces(s string) []string { return chunks(s, 8) }
 
 // chunks splits s into pieces of at most n runes, as a streaming model would.
 func chunks(s string, n int) []string {

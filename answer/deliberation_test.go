@@ -41,7 +41,9 @@ func TestCouncilChatDeltas(t *testing.T) {
 	stage1 := council.Event{Type: council.Stage1Answer, Data: council.Answer{Model: "alpha", Label: "Response B", Response: "It is 5."}}
 	ranking := council.Event{Type: council.Stage2Complete, Metadata: council.Stage2Metadata{AggregateRankings: []council.Aggregate{
 		{Model: "alpha", Label: "Response B", AverageRank: 1, RankingsCount: 2}}}}
-	piece := func(s string) council.Event { return council.Event{Type: council.Stage3Delta, Data: council.Delta{Text: s}} }
+	piece := func(s string) council.Event {
+		return council.Event{Type: council.Stage3Delta, Data: council.Delta{Text: s}}
+	}
 	off := api.ThinkValue{Value: false}
 	tests := []struct {
 		name        string

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"toolrouter/approval"
+	"toolrouter/approval/storetest"
 )
 
 // TestHeldCalls: a call held through one replica is honoured by another on the same database
@@ -174,6 +175,9 @@ func resetHeld(t *testing.T, s *Store) {
 	if _, err := s.db.ExecContext(t.Context(), `DELETE FROM held_calls`); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := s.db.ExecContext(t.Context(), `DELETE FROM held_decisions`); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // fillHeld adds n calls to s's held_calls in one statement, keyed prefix1 to prefixN, expiring at
@@ -310,5 +314,18 @@ func TestHeldConcurrentSQLite(t *testing.T) {
 	wg.Wait()
 	if len(failed) > 0 {
 		t.Errorf("%d of %d holds failed, the first: %v", len(failed), workers*each, failed[0])
+	}
+}
+
+// TestHeldListing: the usage database lists held calls, gives them back by key and keeps
+// decisions as Memory does, on SQLite and PostgreSQL.
+func TestHeldListing(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			s := b.open(t)()
+			defer s.Close()
+			resetHeld(t, s)
+			storetest.Listing(t, s)
+		})
 	}
 }

@@ -126,8 +126,8 @@ const MaxDecisions = 10_000
 // Decided is a decision on a held call, as recorded: who decided what, when, about which call.
 type Decided struct {
 	// ID is the call's public id (Key).
-	ID      string    `json:"id"`
-	Outcome Decision  `json:"outcome"`
+	ID      string   `json:"id"`
+	Outcome Decision `json:"outcome"`
 	// By is who decided: the identity ("org/team/agent"), and the key's name or token's subject
 	// after a space when known; "" for a call withdrawn or expired.
 	By        string    `json:"by,omitempty"`

@@ -263,6 +263,21 @@ func (w *watchers) rateLimited(level, limit string) {
 	}
 }
 
+// heldCall counts a held call's outcome in the metrics, when they are on.
+func (w *watchers) heldCall(outcome string) {
+	if w.metrics != nil {
+		w.metrics.HeldCall(outcome)
+	}
+}
+
+// heldCall counts a held call's outcome, once the observers are built (the router is built
+// before them).
+func (p *parts) heldCall(d approval.Decision) {
+	if p.watch != nil {
+		p.watch.heldCall(string(d))
+	}
+}
+
 // redisUp sets the rate limits' Redis gauge, when metrics are on.
 func (w *watchers) redisUp(up bool) {
 	if w.metrics != nil {
@@ -519,6 +534,8 @@ func newRouter(p *parts) *router.Router {
 		HeldShare: approval.Share{Calls: cfg.Safety.MaxHeldPerIdentity, Bytes: cfg.Safety.MaxHeldBytesPerIdentity,
 			ArgumentBytes: cfg.Safety.MaxHeldArgumentBytes},
 		ApprovalWait:    cfg.Safety.ApprovalWait.D(),
+		Approvers:       cfg.Safety.Approvers,
+		OnHeld:          p.heldCall,
 		ResultsMayWiden: cfg.Safety.ResultsMayWiden,
 		Redactor:        p.red,
 	}, p.logger)

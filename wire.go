@@ -271,10 +271,13 @@ func (w *watchers) heldCall(outcome string) {
 }
 
 // heldCall counts a held call's outcome, once the observers are built (the router is built
-// before them).
-func (p *parts) heldCall(d approval.Decision) {
+// before them), and marks it in the console's recent requests.
+func (p *parts) heldCall(d approval.Decision, held approval.Call) {
 	if p.watch != nil {
 		p.watch.heldCall(string(d))
+	}
+	if p.recent != nil && d != router.OutcomeHeld {
+		p.recent.Decided(held.RequestID, held.Step, string(d))
 	}
 }
 

@@ -196,9 +196,10 @@ type Settings struct {
 	// Queue lists held calls and takes them by id for Held and Decide, and records decisions
 	// (nil: Approvals, when it is one).
 	Queue Queue
-	// OnHeld, if not nil, is told of each call held (approval.Decision "held") and of each
-	// outcome of one: approved, declined, withdrawn, and expired when a decision came too late.
-	OnHeld func(approval.Decision)
+	// OnHeld, if not nil, is told of each call held (OutcomeHeld) and of each outcome of one:
+	// approved, declined, withdrawn, and expired when a decision came too late; held is the call
+	// (its request and step), as far as known.
+	OnHeld func(d approval.Decision, held approval.Call)
 	// ResultsMayWiden lets rounds after the first choose tools round 1 was not offered, and
 	// search after round 1 (safety.results_may_widen).
 	ResultsMayWiden bool

@@ -163,7 +163,7 @@ func (r *Router) hold(ctx context.Context, j *journal, id access.Identity, tool 
 		j.callEvent(EventToolResult, c.Round, c)
 		return false
 	}
-	r.count(OutcomeHeld)
+	r.count(OutcomeHeld, held)
 	p := Pending{Step: c.Step, Server: tool.Server, Tool: tool.Name, Arguments: c.Arguments, Reason: reason, Token: token, ExpiresAt: expires}
 	c.Error = &Error{Code: CodeApprovalRequired, Message: "the call awaits approval: " + reason}
 	c.Pending = &p

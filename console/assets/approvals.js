@@ -33,7 +33,7 @@ export function render(root, {signal}) {
     skew = new Date(r.now).getTime() - Date.now();
     status.className = 'muted small';
     status.textContent = `${r.approvals.length} held call${r.approvals.length === 1 ? '' : 's'} you may decide, soonest to expire first; refreshes every ${EVERY / 1000} s.`;
-    clear(list).append(r.approvals.length ? r.approvals.map(card) : h('p', {class: 'muted'}, 'Nothing awaits your approval.'));
+    clear(list).append(...(r.approvals.length ? r.approvals.map(card) : [h('p', {class: 'muted'}, 'Nothing awaits your approval.')]));
     if (r.decisions) {
       clear(decisions).append(h('section', {class: 'card', 'aria-labelledby': 'approvals-decided-title'},
         h('h2', {id: 'approvals-decided-title'}, 'Decisions'),

@@ -133,3 +133,22 @@ func TestShareCountsUnexpiredOnly(t *testing.T) {
 		t.Errorf("after the first call expired: got %v, want it held", err)
 	}
 }
+
+// TestMemoryDecisionsBounded: Memory keeps the newest MaxDecisions decisions.
+func TestMemoryDecisionsBounded(t *testing.T) {
+	m := NewMemory()
+	ctx := context.Background()
+	at := time.Now()
+	for i := range MaxDecisions + 5 {
+		if err := m.RecordDecision(ctx, Decided{ID: fmt.Sprint(i), Outcome: Approved, At: at.Add(time.Duration(i) * time.Millisecond)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ds, err := m.Decisions(ctx, MaxDecisions+10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != MaxDecisions || ds[0].ID != fmt.Sprint(MaxDecisions+4) || ds[len(ds)-1].ID != "5" {
+		t.Errorf("got %d decisions, newest %q, oldest %q; want %d, from %d down to 5", len(ds), ds[0].ID, ds[len(ds)-1].ID, MaxDecisions, MaxDecisions+4)
+	}
+}

@@ -226,13 +226,14 @@ func (k *Keeper) Take(ctx context.Context, token, identity string, check func(Ca
 }
 
 // TakeKey is Take by the call's public id (Key) rather than its token, for a person who decides
-// in the console: the same refusals, but for the identity's, which check does (who may decide
-// is the caller's policy). An id that is not a key is ErrUnknownToken.
-func (k *Keeper) TakeKey(ctx context.Context, key string, check func(Call) error) (Call, error) {
+// in the console: the same refusals, in the same order, but for the identity's, which whose makes
+// instead (who may decide is the caller's policy), before anything else is told of the call;
+// then check, as Take's. An id that is not a key is ErrUnknownToken.
+func (k *Keeper) TakeKey(ctx context.Context, key string, whose, check func(Call) error) (Call, error) {
 	if !isKey(key) {
 		return Call{}, ErrUnknownToken
 	}
-	return k.take(ctx, key, nil, check)
+	return k.take(ctx, key, whose, check)
 }
 
 // take is Take by key: whose, when not nil, refuses before the expiry and use are checked.

@@ -15,7 +15,7 @@ import (
 // (approval.Key) and records decisions; *approval.Keeper satisfies it.
 type Queue interface {
 	List(ctx context.Context, identity string, limit int, keep func(approval.Call) bool) ([]approval.Listed, error)
-	TakeKey(ctx context.Context, key string, check func(approval.Call) error) (approval.Call, error)
+	TakeKey(ctx context.Context, key string, whose, check func(approval.Call) error) (approval.Call, error)
 	Record(ctx context.Context, d approval.Decided) error
 	Decisions(ctx context.Context, limit int) ([]approval.Decided, error)
 }
@@ -79,6 +79,8 @@ func (r *Router) Decide(ctx context.Context, viewer access.Identity, admin bool,
 		if !r.mayDecide(viewer, admin, h) {
 			return ErrNotApprover
 		}
+		return nil
+	}, func(h approval.Call) error {
 		var err error
 		if owner, err = access.ParseIdentity(h.Identity); err != nil && h.Identity != "" {
 			return fmt.Errorf("reading the held call's identity: %w", err)

@@ -55,6 +55,8 @@ func TestDecide(t *testing.T) {
 		{name: "an admin, where the org names none", owner: globex, viewer: lead, admin: true, decision: approval.Approved, wantRuns: 1},
 		{name: "not an admin, where the org names none", owner: globex, viewer: lead, decision: approval.Approved, want: router.ErrNotApprover},
 		{name: "expired", owner: dev, viewer: dev, ttl: time.Nanosecond, decision: approval.Approved, want: approval.ErrExpired},
+		{name: "another org's identity, on an expired call, learns only that it may not decide", owner: dev, viewer: globex,
+			ttl: time.Nanosecond, decision: approval.Approved, want: router.ErrNotApprover},
 		{name: "used", owner: dev, viewer: dev, used: true, decision: approval.Approved, want: approval.ErrUsed},
 		{name: "the tool's definition changed", owner: dev, viewer: ops, pin: "a-definition-since-replaced", decision: approval.Approved,
 			want: router.ErrToolChanged},
@@ -108,7 +110,7 @@ func TestDecide(t *testing.T) {
 				t.Errorf("the call ran %d times, want %d", n, tc.wantRuns)
 			}
 			if tc.want != nil {
-				if errors.Is(tc.want, router.ErrNotApprover) {
+				if errors.Is(tc.want, router.ErrNotApprover) && tc.ttl == 0 {
 					// Refused, the call is left for the identity that asked.
 					if _, _, err := e.router.Decide(ctx, tc.owner, false, id, approval.Declined); err != nil {
 						t.Errorf("the identity that asked, after a refused decision: %v", err)

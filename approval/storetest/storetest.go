@@ -68,22 +68,31 @@ func Listing(t *testing.T, store approval.Store) {
 		t.Errorf("listing what keep selects: got %v, want acme/dev's call", got)
 	}
 
+	refuse := func(approval.Call) error { return errRefused }
 	for _, tc := range []struct {
-		name  string
-		key   string
-		check func(approval.Call) error
-		want  error
+		name         string
+		key          string
+		whose, check func(approval.Call) error
+		want         error
 	}{
-		{"not a key", "tra_token", nil, approval.ErrUnknownToken},
-		{"a key never held", approval.Key("tra_never"), nil, approval.ErrUnknownToken},
-		{"expired", expired, nil, approval.ErrExpired},
-		{"used", used, nil, approval.ErrUsed},
-		{"refused by the check, left unused", ops1, func(approval.Call) error { return errRefused }, errRefused},
-		{"taken", ops1, nil, nil},
-		{"taken twice", ops1, nil, approval.ErrUsed},
+		{"not a key", "tra_token", nil, nil, approval.ErrUnknownToken},
+		{"a key never held", approval.Key("tra_never"), nil, nil, approval.ErrUnknownToken},
+		{"expired", expired, nil, nil, approval.ErrExpired},
+		{"used", used, nil, nil, approval.ErrUsed},
+		{"expired, not the caller's to decide: told only that", expired, refuse, nil, errRefused},
+		{"used, not the caller's to decide: told only that", used, refuse, nil, errRefused},
+		{"refused by the check, left unused", ops1, nil, refuse, errRefused},
+		{"not the caller's to decide, left unused", ops1, refuse, nil, errRefused},
+		{"taken", ops1, func(c approval.Call) error {
+			if c.Identity != "acme/ops" {
+				return errRefused
+			}
+			return nil
+		}, nil, nil},
+		{"taken twice", ops1, nil, nil, approval.ErrUsed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := k.TakeKey(ctx, tc.key, tc.check)
+			c, err := k.TakeKey(ctx, tc.key, tc.whose, tc.check)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("got %v, want %v", err, tc.want)
 			}

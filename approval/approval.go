@@ -293,9 +293,9 @@ type Listed struct {
 }
 
 // List returns the unexpired, unused calls held that keep selects (all when nil), at most limit,
-// soonest to expire first. It reads the Store a page at a time, and at most MaxHeld records, so
-// that its cost is bounded however many calls keep refuses; identity, if not "", reads only
-// that identity's.
+// soonest to expire first. It reads the Store a page at a time, and at most MaxHeld records, and
+// keeps at most limit of them between pages, so that its time and memory are bounded however many
+// calls are held; identity, if not "", reads only that identity's.
 func (k *Keeper) List(ctx context.Context, identity string, limit int, keep func(Call) bool) ([]Listed, error) {
 	var (
 		out  []Listed
@@ -318,21 +318,29 @@ func (k *Keeper) List(ctx context.Context, identity string, limit int, keep func
 			}
 		}
 		read += len(page)
+		out = soonest(out, limit) // what is kept stays within limit and a page
 		if len(page) < f.Limit {
 			break
 		}
 		f.After = page[len(page)-1].Key
 	}
-	slices.SortFunc(out, func(a, b Listed) int {
+	return soonest(out, 0), nil
+}
+
+// soonest sorts ls soonest to expire first and keeps the first limit (all when limit is 0 or
+// less).
+func soonest(ls []Listed, limit int) []Listed {
+	slices.SortFunc(ls, func(a, b Listed) int {
 		if c := a.Call.ExpiresAt.Compare(b.Call.ExpiresAt); c != 0 {
 			return c
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
+	if limit > 0 && len(ls) > limit {
+		clear(ls[limit:]) // the calls left out go, arguments and all
+		ls = ls[:limit]
 	}
-	return out, nil
+	return ls
 }
 
 // Record keeps a decision on a held call; its errors are the Store's.

@@ -152,3 +152,32 @@ func TestMemoryDecisionsBounded(t *testing.T) {
 		t.Errorf("got %d decisions, newest %q, oldest %q; want %d, from %d down to 5", len(ds), ds[0].ID, ds[len(ds)-1].ID, MaxDecisions, MaxDecisions+4)
 	}
 }
+
+// TestListPages: List reads every page of the Store and answers the soonest to expire of what
+// keep selects, at most limit.
+func TestListPages(t *testing.T) {
+	k := NewKeeper(NewMemory(), time.Hour)
+	ctx := context.Background()
+	start := time.Now()
+	n := 3*DefaultPage + 7
+	for i := range n {
+		at := start.Add(time.Duration(n-i) * time.Second) // held later, expires sooner
+		k.now = func() time.Time { return at }
+		if _, _, err := k.Hold(ctx, Call{Identity: fmt.Sprint("acme/t", i%2), Tool: fmt.Sprint(i)}, Share{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k.now = time.Now
+	got, err := k.List(ctx, "", 3, func(c Call) bool { return c.Identity == "acme/t1" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tools []string
+	for _, l := range got {
+		tools = append(tools, l.Call.Tool)
+	}
+	// The last held of acme/t1 (odd i) expire soonest.
+	if want := []string{fmt.Sprint(n - 2), fmt.Sprint(n - 4), fmt.Sprint(n - 6)}; fmt.Sprint(tools) != fmt.Sprint(want) {
+		t.Errorf("got %v, want %v", tools, want)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // TestMemoryBounded: a full Memory drops expired calls to make room and refuses a new one when
@@ -179,5 +180,31 @@ func TestListPages(t *testing.T) {
 	// The last held of acme/t1 (odd i) expire soonest.
 	if want := []string{fmt.Sprint(n - 2), fmt.Sprint(n - 4), fmt.Sprint(n - 6)}; fmt.Sprint(tools) != fmt.Sprint(want) {
 		t.Errorf("got %v, want %v", tools, want)
+	}
+}
+
+// TestClipQuery: a query past MaxQueryBytes is cut on a rune boundary and marked; a shorter one is
+// kept whole.
+func TestClipQuery(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		q    string
+	}{
+		{"short", "wipe the staging database"},
+		{"exactly the bound", strings.Repeat("a", MaxQueryBytes)},
+		{"long", strings.Repeat("a", 5000)},
+		{"long, multi-byte runes across the cut", strings.Repeat("é", 3000)},
+		{"long, a four-byte rune at the cut", strings.Repeat("a", MaxQueryBytes-4) + strings.Repeat("😀", 10)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ClipQuery(tc.q)
+			switch {
+			case len(tc.q) <= MaxQueryBytes && got != tc.q:
+				t.Errorf("got %q, want it whole", got)
+			case len(tc.q) > MaxQueryBytes && (len(got) > MaxQueryBytes || !strings.HasSuffix(got, "…") || !utf8.ValidString(got) ||
+				!strings.HasPrefix(tc.q, strings.TrimSuffix(got, "…")) || len(got) < MaxQueryBytes-6):
+				t.Errorf("got %d bytes %q…, want at most %d valid bytes, a prefix of the query, marked", len(got), got[:min(len(got), 20)], MaxQueryBytes)
+			}
+		})
 	}
 }

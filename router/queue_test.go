@@ -3,6 +3,7 @@ package router_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,18 +143,21 @@ func TestDecide(t *testing.T) {
 }
 
 // TestDecideResumesTheWaitingRoute: a decision in the console on a call whose route waits goes to
-// that route, which runs the call: Decide runs nothing itself.
+// that route, which runs the call: Decide runs nothing itself. The listing shows the query, with
+// the credentials in it masked.
 func TestDecideResumesTheWaitingRoute(t *testing.T) {
 	keeper := approval.NewKeeper(approval.NewMemory(), time.Hour)
 	e := newEnv(t, router.Settings{Approvals: keeper, Access: kioskAccess(t), ApprovalWait: time.Minute},
 		choose(false, false, "faults.echo"), args(`{"message": "wipe it"}`), choose(false, false))
-	out, err := e.router.Route(context.Background(), router.Request{Query: "echo it", Identity: acme, OnEvent: func(ev router.Event) {
+	query := "echo it to https://bob:hunter2@example.com"
+	out, err := e.router.Route(context.Background(), router.Request{Query: query, Identity: acme, OnEvent: func(ev router.Event) {
 		if ev.Type != router.EventApprovalRequired {
 			return
 		}
 		listed, err := e.router.Held(context.Background(), acme, false)
-		if err != nil || len(listed) != 1 || listed[0].Call.Query != "echo it" {
-			t.Errorf("listing: got %+v, %v; want the held call with its query", listed, err)
+		if err != nil || len(listed) != 1 || !strings.HasPrefix(listed[0].Call.Query, "echo it to https://") ||
+			strings.Contains(listed[0].Call.Query, "hunter2") {
+			t.Errorf("listing: got %+v, %v; want the held call with its query, its credential masked", listed, err)
 			return
 		}
 		c, _, err := e.router.Decide(context.Background(), acme, false, listed[0].ID, approval.Approved)

@@ -25,7 +25,8 @@ import (
 // tag in them stays text), the query, who asked and why; Approve makes the waiting route run it,
 // exactly once, and answer with its result; Decline makes the next route go on without it, the
 // tool not run. The recent requests show each request's call as approved or declined, not as a
-// call that ran unasked.
+// call that ran unasked. A link to a call (#/approvals/ID) opens the page at it, and says when it
+// no longer awaits a decision.
 func TestConsoleApprovals(t *testing.T) {
 	chrome := chromium(t)
 	bin := buildBinary(t)
@@ -144,8 +145,17 @@ func TestConsoleApprovals(t *testing.T) {
 	t.Run("decline", func(t *testing.T) {
 		done := route("wipe the staging database again")
 		b.open(t, "approvals")
-		b.do(t, "declining", chromedp.WaitVisible(chromedp.CSS(`[data-held] button[data-action="decline"]`)),
-			chromedp.Click(chromedp.CSS(`[data-held] button[data-action="decline"]`)),
+		b.do(t, "waiting for the held call", chromedp.WaitVisible(chromedp.CSS(`[data-held] button[data-action="decline"]`)))
+		ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+		defer cancel()
+		id, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("[data-held]").dataset.held`))
+		if err != nil || len(id) != 64 {
+			t.Fatalf("the held call's id: %q, %v", id, err)
+		}
+		// A notice's link names the call: the page opens at it.
+		b.open(t, "approvals/"+id)
+		b.do(t, "declining", chromedp.WaitVisible(chromedp.CSS(`[data-held="`+id+`"].wanted button[data-action="decline"]`)),
+			chromedp.Click(chromedp.CSS(`[data-held="`+id+`"] button[data-action="decline"]`)),
 			chromedp.WaitVisible(chromedp.CSS(`#approvals-result [data-decided="declined"]`)))
 		r := await(t, done)
 		if c := r.outcome.Calls[0]; c.Error == nil || c.Error.Code != "declined" || c.Result != nil {
@@ -158,7 +168,8 @@ func TestConsoleApprovals(t *testing.T) {
 		if got := b.rows(t, "#recent-table"); len(got) == 0 || !strings.Contains(got[0], "declined: ops.wipe") || strings.Contains(got[0], "✓") {
 			t.Errorf("recent requests: got %q, want the request's call declined", got)
 		}
-		b.open(t, "approvals")
+		b.open(t, "approvals/"+id)
+		b.do(t, "following a link to a call decided", chromedp.WaitVisible(chromedp.ID("approvals-gone")))
 		if got := b.text(t, "#approvals-decisions"); !strings.Contains(got, "approved") || !strings.Contains(got, "declined") {
 			t.Errorf("decisions: got %q, want the approval and the decline", got)
 		}

@@ -8,7 +8,8 @@ import {get, post, APIError} from './api.js';
 
 const EVERY = 5000; // ms between refreshes of the list
 
-export function render(root, {signal}) {
+export function render(root, {args, signal}) {
+  const wanted = args[0] || ''; // #/approvals/ID (a notice's link) opens the page at that call
   const status = h('p', {id: 'approvals-status', class: 'muted small', role: 'status'}, 'Loading…');
   const list = h('div', {id: 'approvals-list'});
   const result = h('div', {id: 'approvals-result', 'aria-live': 'polite'});
@@ -16,6 +17,7 @@ export function render(root, {signal}) {
   root.append(h('h1', {}, 'Approvals'), status, result, list, decisions);
   let busy = false; // a decision is being sent: the list waits for its answer
   let skew = 0; // the server's clock minus this browser's, ms
+  let shown = false; // the wanted call was looked for
 
   async function refresh() {
     if (busy) return;
@@ -34,6 +36,16 @@ export function render(root, {signal}) {
     status.className = 'muted small';
     status.textContent = `${r.approvals.length} held call${r.approvals.length === 1 ? '' : 's'} you may decide, soonest to expire first; refreshes every ${EVERY / 1000} s.`;
     clear(list).append(...(r.approvals.length ? r.approvals.map(card) : [h('p', {class: 'muted'}, 'Nothing awaits your approval.')]));
+    if (wanted && !shown) {
+      shown = true;
+      const el = list.querySelector(`[data-held="${CSS.escape(wanted)}"]`);
+      if (el) {
+        el.classList.add('wanted');
+        el.scrollIntoView({block: 'start'});
+      } else {
+        result.append(h('p', {class: 'muted', id: 'approvals-gone'}, 'The call this link names is no longer awaiting a decision you may make: decided, expired, or not yours to decide.'));
+      }
+    }
     if (r.decisions) {
       clear(decisions).append(h('section', {class: 'card', 'aria-labelledby': 'approvals-decided-title'},
         h('h2', {id: 'approvals-decided-title'}, 'Decisions'),

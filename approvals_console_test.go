@@ -26,7 +26,7 @@ import (
 // exactly once, and answer with its result; Decline makes the next route go on without it, the
 // tool not run. The recent requests show each request's call as approved or declined, not as a
 // call that ran unasked. A link to a call (#/approvals/ID) opens the page at it, and says when it
-// no longer awaits a decision.
+// no longer awaits a decision. The metrics count the two calls held, one approved, one declined.
 func TestConsoleApprovals(t *testing.T) {
 	chrome := chromium(t)
 	bin := buildBinary(t)
@@ -175,6 +175,21 @@ func TestConsoleApprovals(t *testing.T) {
 		}
 		b.shot(t, "approvals-decided")
 		b.clean(t)
+	})
+
+	t.Run("metrics", func(t *testing.T) {
+		resp, err := http.Get(p.Base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		for _, want := range []string{`toolrouter_held_calls_total{outcome="held"} 2`, `toolrouter_held_calls_total{outcome="approved"} 1`,
+			`toolrouter_held_calls_total{outcome="declined"} 1`, `toolrouter_held_calls_total{outcome="expired"} 0`} {
+			if !strings.Contains(string(raw), want) {
+				t.Errorf("metrics: want %s", want)
+			}
+		}
 	})
 }
 

@@ -230,7 +230,7 @@ func (p *parts) serve(ctx context.Context, o runOptions) error {
 	m := p.models
 	deps := server.Deps{Router: p.rt, Inventory: p.inv, Model: m.probe, Auth: authn, Access: p.orgs, Estimates: p.est, Reload: rl,
 		Completer: m.completer, Observer: p.fanout, Metrics: p.watch.handler, Limiter: p.lim}
-	deps.Approver, deps.Calls = p.inv, p.rt
+	deps.Approver, deps.Calls, deps.Queue = p.inv, p.rt, p.rt
 	if p.ranker != nil {
 		deps.Search = p.rt
 	}

@@ -265,6 +265,24 @@ func (w *watchers) rateLimited(level, limit string) {
 	}
 }
 
+// heldCall counts a held call's outcome in the metrics, when they are on.
+func (w *watchers) heldCall(outcome string) {
+	if w.metrics != nil {
+		w.metrics.HeldCall(outcome)
+	}
+}
+
+// heldCall counts a held call's outcome, once the observers are built (the router is built
+// before them), and marks it in the console's recent requests.
+func (p *parts) heldCall(d approval.Decision, held approval.Call) {
+	if p.watch != nil {
+		p.watch.heldCall(string(d))
+	}
+	if p.recent != nil && d != router.OutcomeHeld {
+		p.recent.Decided(held.RequestID, held.Step, string(d))
+	}
+}
+
 // redisUp sets the rate limits' Redis gauge, when metrics are on.
 func (w *watchers) redisUp(up bool) {
 	if w.metrics != nil {
@@ -527,7 +545,9 @@ func newRouter(p *parts) *router.Router {
 		HeldShare: approval.Share{Calls: cfg.Safety.MaxHeldPerIdentity, Bytes: cfg.Safety.MaxHeldBytesPerIdentity,
 			ArgumentBytes: cfg.Safety.MaxHeldArgumentBytes},
 		ApprovalWait:    cfg.Safety.ApprovalWait.D(),
-		OnHeld:          p.onHeld,
+		NotifyHeld:      p.onHeld,
+		Approvers:       cfg.Safety.Approvers,
+		OnHeld:          p.heldCall,
 		ResultsMayWiden: cfg.Safety.ResultsMayWiden,
 		Redactor:        p.red,
 	}, p.logger)

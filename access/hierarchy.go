@@ -18,6 +18,8 @@ type Org struct {
 	ApprovalWait `koanf:",squash"`
 	// ApprovalWebhook replaces safety's approval_webhook for the org.
 	ApprovalWebhook Webhook `koanf:"approval_webhook" json:"approval_webhook,omitzero"`
+	// Approvers replaces safety's approvers for the org's held calls.
+	Approvers `koanf:",squash"`
 }
 
 // Team is one team of an org: its lists narrow the org's.
@@ -33,6 +35,8 @@ type Team struct {
 	HeldShare `koanf:",squash"`
 	// ApprovalWait replaces the org's approval_wait for the team.
 	ApprovalWait `koanf:",squash"`
+	// Approvers replaces the org's approvers for the team's held calls.
+	Approvers `koanf:",squash"`
 }
 
 // Agent is one agent of a team: its lists narrow the team's.
@@ -47,6 +51,8 @@ type Agent struct {
 	HeldShare `koanf:",squash"`
 	// ApprovalWait replaces the team's approval_wait for the agent.
 	ApprovalWait `koanf:",squash"`
+	// Approvers replaces the team's approvers for the agent's held calls.
+	Approvers `koanf:",squash"`
 }
 
 // Has reports whether the hierarchy defines id's org, team and agent. With no orgs at all every

@@ -59,6 +59,7 @@ func (o Orgs) Validate() error {
 		auto(key, org.AutoExecute)
 		shares(key, org.HeldShare, org.ApprovalWait)
 		errs = append(errs, org.ApprovalWebhook.Problems(key+".approval_webhook")...)
+		errs = append(errs, org.Approvers.problems(key)...)
 		for t, team := range org.Teams {
 			key := key + ".teams." + t
 			names(key, t)
@@ -66,6 +67,7 @@ func (o Orgs) Validate() error {
 			limits(key, team.Limits)
 			auto(key, team.AutoExecute)
 			shares(key, team.HeldShare, team.ApprovalWait)
+			errs = append(errs, team.Approvers.problems(key)...)
 			for a, agent := range team.Agents {
 				key := key + ".agents." + a
 				names(key, a)
@@ -73,6 +75,7 @@ func (o Orgs) Validate() error {
 				limits(key, agent.Limits)
 				auto(key, agent.AutoExecute)
 				shares(key, agent.HeldShare, agent.ApprovalWait)
+				errs = append(errs, agent.Approvers.problems(key)...)
 			}
 		}
 	}

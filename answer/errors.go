@@ -174,6 +174,10 @@ func Classify(err error, red *redact.Redactor, log *slog.Logger) *Problem {
 		e = Problem{Status: http.StatusGone, Code: "token_expired", Message: err.Error()}
 	case errors.Is(err, approval.ErrUsed):
 		e = Problem{Status: http.StatusConflict, Code: "token_used", Message: err.Error()}
+	case errors.Is(err, router.ErrNotApprover):
+		e = Problem{Status: http.StatusForbidden, Code: "not_approver", Message: err.Error() + ": it is not yours, and you are not among its approvers (safety.approvers)"}
+	case errors.Is(err, router.ErrNoQueue):
+		e = Problem{Status: http.StatusNotFound, Code: "approvals_off", Message: err.Error()}
 	case errors.Is(err, router.ErrToolChanged):
 		e = Problem{Status: http.StatusConflict, Code: "tool_changed", Message: err.Error()}
 	case errors.Is(err, router.ErrToolUnavailable):

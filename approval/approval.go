@@ -16,8 +16,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Call is a held call: what runs when its token is presented.
@@ -26,7 +28,9 @@ type Call struct {
 	RequestID string `json:"request_id"`
 	Step      int    `json:"step"`
 	// Identity is who the call was chosen for ("org/team/agent"): only it may approve.
-	Identity  string         `json:"identity"`
+	Identity string `json:"identity"`
+	// Query is the request's query (masked, at most MaxQueryBytes), for the person who decides.
+	Query     string         `json:"query,omitempty"`
 	Server    string         `json:"server"`
 	Tool      string         `json:"tool"`
 	Arguments map[string]any `json:"arguments"`
@@ -88,6 +92,65 @@ type Store interface {
 	Held(ctx context.Context, key string) (record []byte, used, found bool, err error)
 	// UseHeld marks key used and reports whether this call did: false when it was used already.
 	UseHeld(ctx context.Context, key string) (bool, error)
+	// ListHeld returns the unexpired, unused records that f selects, in key order.
+	ListHeld(ctx context.Context, f Filter) ([]Record, error)
+	// RecordDecision keeps d, dropping the oldest decisions past MaxDecisions.
+	RecordDecision(ctx context.Context, d Decided) error
+	// Decisions returns the newest decisions, at most limit, newest first: those recorded and the
+	// calls that expired unused (Expired, at their expiry) while the Store keeps them.
+	Decisions(ctx context.Context, limit int) ([]Decided, error)
+}
+
+// Filter selects held calls for ListHeld.
+type Filter struct {
+	// Identity, if not "", selects that identity's calls only.
+	Identity string
+	// After, if not "", selects the calls whose key sorts after it (the last key of a page).
+	After string
+	// Limit is how many records at most (a page); 0 is DefaultPage.
+	Limit int
+}
+
+// DefaultPage is how many records ListHeld returns at most when its Filter sets no Limit.
+const DefaultPage = 100
+
+// Record is a held call as a Store lists it: its key and its record.
+type Record struct {
+	Key    string
+	Record []byte
+}
+
+// MaxDecisions bounds the decisions a Store keeps: past it, the oldest are dropped.
+const MaxDecisions = 10_000
+
+// Decided is a decision on a held call, as recorded: who decided what, when, about which call.
+type Decided struct {
+	// ID is the call's public id (Key).
+	ID      string   `json:"id"`
+	Outcome Decision `json:"outcome"`
+	// By is who decided: the identity ("org/team/agent"), and the key's name or token's subject
+	// after a space when known; "" for a call withdrawn or expired.
+	By        string    `json:"by,omitempty"`
+	At        time.Time `json:"at"`
+	RequestID string    `json:"request_id,omitempty"`
+	Identity  string    `json:"identity"`
+	Server    string    `json:"server"`
+	Tool      string    `json:"tool"`
+}
+
+// MaxQueryBytes bounds Call.Query: a longer query is cut (on a rune boundary) and marked.
+const MaxQueryBytes = 1024
+
+// ClipQuery returns q cut to MaxQueryBytes, on a rune boundary, with "…" when it was cut.
+func ClipQuery(q string) string {
+	if len(q) <= MaxQueryBytes {
+		return q
+	}
+	n := MaxQueryBytes - len("…")
+	for n > 0 && !utf8.RuneStart(q[n]) {
+		n-- // not inside a rune
+	}
+	return q[:n] + "…"
 }
 
 // Errors of Take, one per refusal.
@@ -154,7 +217,27 @@ func (k *Keeper) Take(ctx context.Context, token, identity string, check func(Ca
 	if !strings.HasPrefix(token, tokenPrefix) {
 		return Call{}, ErrUnknownToken
 	}
-	kk := key(token)
+	return k.take(ctx, key(token), func(c Call) error {
+		if c.Identity != identity {
+			return ErrOtherIdentity
+		}
+		return nil
+	}, check)
+}
+
+// TakeKey is Take by the call's public id (Key) rather than its token, for a person who decides
+// in the console: the same refusals, in the same order, but for the identity's, which whose makes
+// instead (who may decide is the caller's policy), before anything else is told of the call;
+// then check, as Take's. An id that is not a key is ErrUnknownToken.
+func (k *Keeper) TakeKey(ctx context.Context, key string, whose, check func(Call) error) (Call, error) {
+	if !isKey(key) {
+		return Call{}, ErrUnknownToken
+	}
+	return k.take(ctx, key, whose, check)
+}
+
+// take is Take by key: whose, when not nil, refuses before the expiry and use are checked.
+func (k *Keeper) take(ctx context.Context, kk string, whose, check func(Call) error) (Call, error) {
 	record, used, found, err := k.store.Held(ctx, kk)
 	if err != nil {
 		return Call{}, fmt.Errorf("reading the held call: %w", err)
@@ -162,15 +245,16 @@ func (k *Keeper) Take(ctx context.Context, token, identity string, check func(Ca
 	if !found {
 		return Call{}, ErrUnknownToken
 	}
-	var c Call
-	d := json.NewDecoder(bytes.NewReader(record))
-	d.UseNumber() // the arguments' numbers exactly as held, as validation decodes them
-	if err := d.Decode(&c); err != nil {
-		return Call{}, fmt.Errorf("reading the held call: %w", err)
+	c, err := decode(record)
+	if err != nil {
+		return Call{}, err
+	}
+	if whose != nil {
+		if err := whose(c); err != nil {
+			return Call{}, err
+		}
 	}
 	switch {
-	case c.Identity != identity:
-		return Call{}, ErrOtherIdentity
 	case !k.now().Before(c.ExpiresAt):
 		return Call{}, ErrExpired
 	case used:
@@ -189,6 +273,135 @@ func (k *Keeper) Take(ctx context.Context, token, identity string, check func(Ca
 		return Call{}, ErrUsed
 	}
 	return c, nil
+}
+
+// decode reads a held call's record.
+func decode(record []byte) (Call, error) {
+	var c Call
+	d := json.NewDecoder(bytes.NewReader(record))
+	d.UseNumber() // the arguments' numbers exactly as held, as validation decodes them
+	if err := d.Decode(&c); err != nil {
+		return Call{}, fmt.Errorf("reading the held call: %w", err)
+	}
+	return c, nil
+}
+
+// Listed is a held call as Keeper.List gives it: its public id (Key) and the call.
+type Listed struct {
+	ID   string `json:"id"`
+	Call Call   `json:"call"`
+}
+
+// List returns the unexpired, unused calls held that keep selects (all when nil), at most limit,
+// soonest to expire first. It reads the Store a page at a time, and at most MaxHeld records, and
+// keeps at most limit of them between pages, so that its time and memory are bounded however many
+// calls are held; identity, if not "", reads only that identity's.
+func (k *Keeper) List(ctx context.Context, identity string, limit int, keep func(Call) bool) ([]Listed, error) {
+	var (
+		out  []Listed
+		f    = Filter{Identity: identity, Limit: DefaultPage}
+		read int
+		now  = k.now()
+	)
+	for read < MaxHeld {
+		page, err := k.store.ListHeld(ctx, f)
+		if err != nil {
+			return nil, fmt.Errorf("listing held calls: %w", err)
+		}
+		for _, r := range page {
+			c, err := decode(r.Record)
+			if err != nil {
+				return nil, fmt.Errorf("listing held calls: %w", err)
+			}
+			if now.Before(c.ExpiresAt) && (keep == nil || keep(c)) {
+				out = append(out, Listed{ID: r.Key, Call: c})
+			}
+		}
+		read += len(page)
+		out = soonest(out, limit) // what is kept stays within limit and a page
+		if len(page) < f.Limit {
+			break
+		}
+		f.After = page[len(page)-1].Key
+	}
+	return soonest(out, 0), nil
+}
+
+// soonest sorts ls soonest to expire first and keeps the first limit (all when limit is 0 or
+// less).
+func soonest(ls []Listed, limit int) []Listed {
+	slices.SortFunc(ls, func(a, b Listed) int {
+		if c := a.Call.ExpiresAt.Compare(b.Call.ExpiresAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	if limit > 0 && len(ls) > limit {
+		clear(ls[limit:]) // the calls left out go, arguments and all
+		ls = ls[:limit]
+	}
+	return ls
+}
+
+// Record keeps a decision on a held call; its errors are the Store's.
+func (k *Keeper) Record(ctx context.Context, d Decided) error {
+	if d.At.IsZero() {
+		d.At = k.now().UTC().Truncate(time.Millisecond)
+	}
+	if err := k.store.RecordDecision(ctx, d); err != nil {
+		return fmt.Errorf("recording a decision: %w", err)
+	}
+	return nil
+}
+
+// Decisions returns the newest decisions recorded, at most limit, newest first, with the calls
+// that expired undecided.
+func (k *Keeper) Decisions(ctx context.Context, limit int) ([]Decided, error) {
+	ds, err := k.store.Decisions(ctx, limit)
+	if err != nil {
+		return nil, fmt.Errorf("reading decisions: %w", err)
+	}
+	return ds, nil
+}
+
+// Expired is the outcome of a held call nobody decided before it expired, and Withdrawn of one
+// whose waiting route's client left; both are recorded, never handed to a route.
+const (
+	Expired   Decision = "expired"
+	Withdrawn Decision = "withdrawn"
+)
+
+// ExpiredOf is what a Store lists for a held call whose record expired unused; false when the
+// record cannot be read.
+func ExpiredOf(key string, record []byte) (Decided, bool) {
+	c, err := decode(record)
+	if err != nil {
+		return Decided{}, false
+	}
+	return Decided{ID: key, Outcome: Expired, At: c.ExpiresAt, RequestID: c.RequestID, Identity: c.Identity, Server: c.Server, Tool: c.Tool}, true
+}
+
+// MergeDecisions merges two lists each newest first into one, newest first, at most limit.
+func MergeDecisions(a, b []Decided, limit int) []Decided {
+	out := append(slices.Clone(a), b...)
+	slices.SortStableFunc(out, func(x, y Decided) int { return y.At.Compare(x.At) })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}
+
+// isKey reports whether s is a key as key writes it: 64 lower-case hex digits.
+func isKey(s string) bool {
+	if len(s) != 2*sha256.Size {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // Key is what a token's call is stored under, and its public id: the token's SHA-256, in hex.

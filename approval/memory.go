@@ -3,6 +3,7 @@ package approval
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 )
@@ -23,9 +24,10 @@ const MaxClockSkew = time.Minute
 // Memory is a Store in the process, for a toolrouter without a usage database: its tokens are
 // honoured by this process only, and lost when it stops. It is safe for concurrent use.
 type Memory struct {
-	mu   sync.Mutex
-	held map[string]*memoryHeld
-	now  func() time.Time
+	mu        sync.Mutex // guards held and decisions
+	held      map[string]*memoryHeld
+	decisions []Decided // oldest first, at most MaxDecisions
+	now       func() time.Time
 }
 
 type memoryHeld struct {
@@ -94,4 +96,58 @@ func (m *Memory) UseHeld(_ context.Context, key string) (bool, error) {
 	}
 	h.used = true
 	return true, nil
+}
+
+// ListHeld returns the unexpired, unused records f selects, in key order.
+func (m *Memory) ListHeld(_ context.Context, f Filter) ([]Record, error) {
+	if f.Limit <= 0 {
+		f.Limit = DefaultPage
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	keys := make([]string, 0, len(m.held))
+	for k, h := range m.held {
+		if !h.used && now.Before(h.expires) && k > f.After && (f.Identity == "" || h.identity == f.Identity) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	keys = keys[:min(len(keys), f.Limit)]
+	out := make([]Record, len(keys))
+	for i, k := range keys {
+		out[i] = Record{Key: k, Record: m.held[k].record}
+	}
+	return out, nil
+}
+
+// RecordDecision keeps d, dropping the oldest past MaxDecisions.
+func (m *Memory) RecordDecision(_ context.Context, d Decided) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.decisions) >= MaxDecisions {
+		m.decisions = slices.Delete(m.decisions, 0, len(m.decisions)-MaxDecisions+1)
+	}
+	m.decisions = append(m.decisions, d)
+	return nil
+}
+
+// Decisions returns the newest decisions and expired calls, at most limit, newest first.
+func (m *Memory) Decisions(_ context.Context, limit int) ([]Decided, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	var recorded, expired []Decided
+	for i := len(m.decisions) - 1; i >= 0 && len(recorded) < limit; i-- {
+		recorded = append(recorded, m.decisions[i])
+	}
+	for k, h := range m.held {
+		if !h.used && !now.Before(h.expires) {
+			if d, ok := ExpiredOf(k, h.record); ok {
+				expired = append(expired, d)
+			}
+		}
+	}
+	slices.SortFunc(expired, func(a, b Decided) int { return b.At.Compare(a.At) })
+	return MergeDecisions(recorded, expired, limit), nil
 }

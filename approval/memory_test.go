@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // TestMemoryBounded: a full Memory drops expired calls to make room and refuses a new one when
@@ -131,5 +132,79 @@ func TestShareCountsUnexpiredOnly(t *testing.T) {
 	now = now.Add(time.Minute)
 	if err := m.PutHeld(ctx, "new", Held{Identity: "acme", Expires: now.Add(time.Hour), Record: []byte("{}")}, share); err != nil {
 		t.Errorf("after the first call expired: got %v, want it held", err)
+	}
+}
+
+// TestMemoryDecisionsBounded: Memory keeps the newest MaxDecisions decisions.
+func TestMemoryDecisionsBounded(t *testing.T) {
+	m := NewMemory()
+	ctx := context.Background()
+	at := time.Now()
+	for i := range MaxDecisions + 5 {
+		if err := m.RecordDecision(ctx, Decided{ID: fmt.Sprint(i), Outcome: Approved, At: at.Add(time.Duration(i) * time.Millisecond)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ds, err := m.Decisions(ctx, MaxDecisions+10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != MaxDecisions || ds[0].ID != fmt.Sprint(MaxDecisions+4) || ds[len(ds)-1].ID != "5" {
+		t.Errorf("got %d decisions, newest %q, oldest %q; want %d, from %d down to 5", len(ds), ds[0].ID, ds[len(ds)-1].ID, MaxDecisions, MaxDecisions+4)
+	}
+}
+
+// TestListPages: List reads every page of the Store and answers the soonest to expire of what
+// keep selects, at most limit.
+func TestListPages(t *testing.T) {
+	k := NewKeeper(NewMemory(), time.Hour)
+	ctx := context.Background()
+	start := time.Now()
+	n := 3*DefaultPage + 7
+	for i := range n {
+		at := start.Add(time.Duration(n-i) * time.Second) // held later, expires sooner
+		k.now = func() time.Time { return at }
+		if _, _, err := k.Hold(ctx, Call{Identity: fmt.Sprint("acme/t", i%2), Tool: fmt.Sprint(i)}, Share{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k.now = time.Now
+	got, err := k.List(ctx, "", 3, func(c Call) bool { return c.Identity == "acme/t1" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tools []string
+	for _, l := range got {
+		tools = append(tools, l.Call.Tool)
+	}
+	// The last held of acme/t1 (odd i) expire soonest.
+	if want := []string{fmt.Sprint(n - 2), fmt.Sprint(n - 4), fmt.Sprint(n - 6)}; fmt.Sprint(tools) != fmt.Sprint(want) {
+		t.Errorf("got %v, want %v", tools, want)
+	}
+}
+
+// TestClipQuery: a query past MaxQueryBytes is cut on a rune boundary and marked; a shorter one is
+// kept whole.
+func TestClipQuery(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		q    string
+	}{
+		{"short", "wipe the staging database"},
+		{"exactly the bound", strings.Repeat("a", MaxQueryBytes)},
+		{"long", strings.Repeat("a", 5000)},
+		{"long, multi-byte runes across the cut", strings.Repeat("é", 3000)},
+		{"long, a four-byte rune at the cut", strings.Repeat("a", MaxQueryBytes-4) + strings.Repeat("😀", 10)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ClipQuery(tc.q)
+			switch {
+			case len(tc.q) <= MaxQueryBytes && got != tc.q:
+				t.Errorf("got %q, want it whole", got)
+			case len(tc.q) > MaxQueryBytes && (len(got) > MaxQueryBytes || !strings.HasSuffix(got, "…") || !utf8.ValidString(got) ||
+				!strings.HasPrefix(tc.q, strings.TrimSuffix(got, "…")) || len(got) < MaxQueryBytes-6):
+				t.Errorf("got %d bytes %q…, want at most %d valid bytes, a prefix of the query, marked", len(got), got[:min(len(got), 20)], MaxQueryBytes)
+			}
+		})
 	}
 }

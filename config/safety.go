@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 	"slices"
 
@@ -29,6 +30,10 @@ type Safety struct {
 	// ApprovalWebhook is where a notice of each held call goes, signed (package notify); each
 	// org may name its own.
 	ApprovalWebhook access.Webhook `koanf:"approval_webhook" json:"approval_webhook,omitzero"`
+	// Approvers are who may decide on held calls in the console beside the identity that asked:
+	// identities ("acme/ops"), identity globs ("acme/*/lead") or keys' names; each level of orgs
+	// may name its own (access.Approvers). None anywhere: admins (auth.admins).
+	Approvers []string `koanf:"approvers" json:"approvers,omitempty"`
 	// MaxHeldPerIdentity is how many calls each identity may have awaiting approval at once, and
 	// MaxHeldBytesPerIdentity how many bytes their records may take; each level of orgs may set
 	// its own (access.HeldShare). A call over either is refused with approvals_full.
@@ -95,6 +100,11 @@ func (v *validator) safety(c Config) {
 	}
 	if s.ApprovalWait < 0 {
 		v.add("safety.approval_wait", "must be >= 0 (0: no wait), got %s", s.ApprovalWait)
+	}
+	for i, p := range s.Approvers {
+		if r := access.CheckApprover(p); r != "" {
+			v.add(fmt.Sprintf("safety.approvers[%d]", i), "%s", r)
+		}
 	}
 	if s.ApprovalTTL <= 0 {
 		v.add("safety.approval_ttl", "must be positive, got %s", s.ApprovalTTL)

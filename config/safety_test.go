@@ -53,6 +53,8 @@ func TestSafetyConfig(t *testing.T) {
 			[]string{"servers.clock.tools.now.hints"}},
 		{"held shares not positive", `{"safety": {"max_held_per_identity": 0, "max_held_bytes_per_identity": -1, "max_held_argument_bytes": 0}}`,
 			[]string{"safety.max_held_per_identity", "safety.max_held_bytes_per_identity", "safety.max_held_argument_bytes"}},
+		{"bad approvers", `{"safety": {"approvers": ["acme/ops", "has space"]}, "orgs": {"acme": {"teams": {"ops": {"approvers": ["acme/["]}}}}}`,
+			[]string{"safety.approvers[1]", "orgs.acme.teams.ops.approvers[0]"}},
 		{"an org's held share negative", `{"orgs": {"acme": {"max_held_per_identity": -5, "teams": {"ops": {"max_held_bytes_per_identity": -1}}}}}`,
 			[]string{"orgs.acme.max_held_per_identity", "orgs.acme.teams.ops.max_held_bytes_per_identity"}},
 	}
@@ -85,5 +87,18 @@ func TestHeldShareConfig(t *testing.T) {
 	}
 	if org, team := shares.Orgs["acme"], shares.Orgs["acme"].Teams["ops"]; org.HeldShare.Calls != 500 || team.HeldShare.Bytes != 1024 {
 		t.Errorf("got acme's share %+v and ops' %+v, want 500 calls and 1024 bytes", org.HeldShare, team.HeldShare)
+	}
+}
+
+// TestApproversConfig: safety's approvers and an org's load from the file.
+func TestApproversConfig(t *testing.T) {
+	clearEnv(t)
+	c, err := Load(writeFile(t, `{"safety": {"approvers": ["root@example"]},
+		"orgs": {"acme": {"approvers": ["acme/ops", "acme/*/lead"], "teams": {"ops": {}}}}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, org := strings.Join(c.Safety.Approvers, ","), strings.Join(c.Orgs["acme"].Approvers.Approvers, ","); got != "root@example" || org != "acme/ops,acme/*/lead" {
+		t.Errorf("got safety's approvers %q and acme's %q", got, org)
 	}
 }

@@ -321,3 +321,52 @@ func BenchmarkRecentObserve(b *testing.B) {
 		r.Observe(ctx, rep)
 	}
 }
+
+// TestRecentHeld: a request whose calls were held is summarised with each held call's state, not
+// as calls that ran: held while awaiting a decision, expired past its token's expiry, approved
+// when approved while its route waited, declined or withdrawn by its code, and approved or
+// declined when decided after it answered (Decided).
+func TestRecentHeld(t *testing.T) {
+	now := time.Now()
+	tests := []struct {
+		name    string
+		call    router.Call
+		pending []router.Pending
+		trace   []router.Step
+		decided string // Decided's outcome after the request answered; "" none
+		want    string
+	}{
+		{name: "awaiting", call: heldCall(router.CodeApprovalRequired), pending: []router.Pending{{Step: 1, ExpiresAt: now.Add(time.Hour)}}, want: "held"},
+		{name: "wait ran out", call: heldCall(router.CodeApprovalTimeout), pending: []router.Pending{{Step: 1, ExpiresAt: now.Add(time.Hour)}}, want: "held"},
+		{name: "expired", call: heldCall(router.CodeApprovalRequired), pending: []router.Pending{{Step: 1, ExpiresAt: now.Add(-time.Second)}}, want: "expired"},
+		{name: "approved in the route", call: router.Call{Step: 1, Server: "fs", Tool: "delete", Result: &router.Result{Text: "ok"}},
+			trace: []router.Step{{Kind: router.StepApproved, Call: 1}}, want: "approved"},
+		{name: "declined in the route", call: heldCall(router.CodeDeclined), want: "declined"},
+		{name: "withdrawn", call: heldCall(router.CodeWithdrawn), want: "withdrawn"},
+		{name: "approved later", call: heldCall(router.CodeApprovalRequired), pending: []router.Pending{{Step: 1, ExpiresAt: now.Add(time.Hour)}},
+			decided: "approved", want: "approved"},
+		{name: "declined later", call: heldCall(router.CodeApprovalRequired), pending: []router.Pending{{Step: 1, ExpiresAt: now.Add(time.Hour)}},
+			decided: "declined", want: "declined"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := report("/v1/route", 1)
+			rep.Outcome = &router.Outcome{RequestID: "req-1", UseTool: true, Calls: []router.Call{tc.call, {Step: 2, Server: "calculator", Tool: "add"}},
+				Pending: tc.pending, Trace: tc.trace}
+			r := NewRecent(2, 0)
+			r.Observe(context.Background(), rep)
+			if tc.decided != "" {
+				r.Decided("req-1", 1, tc.decided)
+				r.Decided("another-request", 1, "declined")
+			}
+			got := r.List()[0].Held
+			if len(got) != 1 || got[0].Tool != "fs.delete" || got[0].State != tc.want {
+				t.Errorf("held: got %+v, want fs.delete %s (and the call that ran not listed)", got, tc.want)
+			}
+		})
+	}
+}
+
+func heldCall(code string) router.Call {
+	return router.Call{Step: 1, Server: "fs", Tool: "delete", Error: &router.Error{Code: code, Message: "…"}}
+}

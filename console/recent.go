@@ -38,6 +38,14 @@ type kept struct {
 	id   uint64
 	size int
 	rep  observe.Report
+	// decided are the decisions on its held calls made after it answered (Decided).
+	decided []decision
+}
+
+// decision is what became of a held call of a kept request: its step and the outcome.
+type decision struct {
+	step    int
+	outcome string
 }
 
 // DefaultRecentBytes is ui.recent_requests_bytes's default: about 64 reports carrying a tool
@@ -92,6 +100,24 @@ func (r *Recent) Observe(_ context.Context, rep *observe.Report) {
 	r.slots[r.last%n] = kept{id: r.last, size: size, rep: c}
 	r.bytes += size
 	r.mu.Unlock()
+}
+
+// Decided notes what became of the held call at step of the request requestID (its outcome's
+// request_id), decided after the request answered: "approved", "declined", "withdrawn" or
+// "expired". A request the ring no longer keeps, or never kept, is left alone.
+func (r *Recent) Decided(requestID string, step int, outcome string) {
+	if requestID == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range r.slots {
+		k := &r.slots[i]
+		if k.rep.Outcome != nil && k.rep.Outcome.RequestID == requestID {
+			k.decided = append(k.decided, decision{step: step, outcome: outcome})
+			return
+		}
+	}
 }
 
 // withoutTokens returns o without the tokens of its held calls, which approve them: the ring keeps
@@ -247,6 +273,18 @@ type Summary struct {
 	ModelCalls       int `json:"model_calls"`
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
+	// Held are the calls that a person's approval stopped, and what became of each as far as
+	// this server knows.
+	Held []HeldCall `json:"held,omitempty"`
+}
+
+// HeldCall is a call of a request that was held for approval.
+type HeldCall struct {
+	Step int    `json:"step"`
+	Tool string `json:"tool"` // qualified
+	// State is "held" (awaiting a decision), "approved", "declined", "withdrawn" (its waiting
+	// request's client left) or "expired" (nobody decided in time).
+	State string `json:"state"`
 }
 
 // Detail is one kept request whole: its summary, its routing outcome (as /v1/route answers it)
@@ -284,6 +322,7 @@ func summarise(k kept) Summary {
 				s.Tools = append(s.Tools, c.Server+"."+c.Tool)
 			}
 		}
+		s.Held = heldCalls(o, k.decided, time.Now())
 		s.ModelCalls += o.Usage.LLMCalls
 		s.PromptTokens += o.Usage.PromptTokens
 		s.CompletionTokens += o.Usage.CompletionTokens
@@ -300,6 +339,46 @@ func summarise(k kept) Summary {
 		s.CompletionTokens += m.CompletionTokens
 	}
 	return s
+}
+
+// heldCalls are o's calls that were held, and their states: from their codes and trace (a call
+// approved while its route waited ran in it), then the decisions made after the request answered;
+// a call still held past its token's expiry is expired.
+func heldCalls(o *router.Outcome, decided []decision, now time.Time) []HeldCall {
+	var out []HeldCall
+	for _, c := range o.Calls {
+		state := ""
+		if c.Error != nil {
+			switch c.Error.Code {
+			case router.CodeApprovalRequired, router.CodeApprovalTimeout:
+				state = "held"
+			case router.CodeDeclined:
+				state = "declined"
+			case router.CodeWithdrawn:
+				state = "withdrawn"
+			}
+		}
+		if state == "" && slices.ContainsFunc(o.Trace, func(s router.Step) bool { return s.Kind == router.StepApproved && s.Call == c.Step }) {
+			state = "approved"
+		}
+		if state == "" {
+			continue
+		}
+		for _, d := range decided {
+			if d.step == c.Step {
+				state = d.outcome
+			}
+		}
+		if state == "held" {
+			for _, p := range o.Pending {
+				if p.Step == c.Step && !p.ExpiresAt.IsZero() && !now.Before(p.ExpiresAt) {
+					state = "expired"
+				}
+			}
+		}
+		out = append(out, HeldCall{Step: c.Step, Tool: c.Server + "." + c.Tool, State: state})
+	}
+	return out
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

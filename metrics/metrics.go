@@ -9,6 +9,7 @@ package metrics
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -68,6 +69,7 @@ type Metrics struct {
 	toolCalls       *prometheus.CounterVec
 	toolDuration    *prometheus.HistogramVec
 	rateLimited     *prometheus.CounterVec
+	heldCalls       *prometheus.CounterVec
 	redisUp         prometheus.Gauge
 	usageDropped    prometheus.Counter
 	usageFileLost   prometheus.Counter
@@ -132,12 +134,18 @@ func New(o Options) *Metrics {
 		"Tool call execution time, by server.", "server")
 	m.rateLimited = counter("toolrouter_rate_limited_total",
 		"Requests refused by a rate limit, by level and limit.", "level", "limit")
+	m.heldCalls = counter("toolrouter_held_calls_total",
+		"Calls held for a person's approval (held) and their outcomes: approved, declined, withdrawn (the waiting "+
+			"route's client left), expired (a decision came after the call expired).", "outcome")
+	for _, o := range HeldOutcomes {
+		m.heldCalls.WithLabelValues(o).Add(0)
+	}
 	m.redisUp = prometheus.NewGauge(prometheus.GaugeOpts{Name: "toolrouter_rate_limit_redis_up",
 		Help: "1 when the rate limiter's Redis answered its last command, 0 when it did not."})
 	m.usageDropped = prometheus.NewCounter(prometheus.CounterOpts{Name: "toolrouter_usage_dropped_total",
 		Help: "Usage records dropped because the recorder's queue was full."})
 	m.reg.MustRegister(m.requests, m.requestDuration, m.decisions, m.modelCalls, m.modelDuration, m.modelTokens, m.modelParts, m.modelCallTokens,
-		m.confidence, m.toolCalls, m.toolDuration, m.rateLimited, m.redisUp, m.usageDropped,
+		m.confidence, m.toolCalls, m.toolDuration, m.rateLimited, m.heldCalls, m.redisUp, m.usageDropped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.usageFileLost = prometheus.NewCounter(prometheus.CounterOpts{Name: "toolrouter_usage_file_lost_total",
 		Help: "Times the usage SQLite file was found deleted or replaced while in use, and created again at usage.path."})
@@ -161,6 +169,17 @@ func (m *Metrics) Handler() http.Handler {
 // limiter's closed sets (the level of the hierarchy, the kind of limit), never from a request.
 func (m *Metrics) RateLimited(level, limit string) {
 	m.rateLimited.WithLabelValues(level, limit).Inc()
+}
+
+// HeldOutcomes are the outcome labels of toolrouter_held_calls_total, a closed set.
+var HeldOutcomes = []string{"held", "approved", "declined", "withdrawn", "expired"}
+
+// HeldCall counts a call held for approval (outcome "held") or one of its outcomes; an outcome
+// outside HeldOutcomes is not counted.
+func (m *Metrics) HeldCall(outcome string) {
+	if slices.Contains(HeldOutcomes, outcome) {
+		m.heldCalls.WithLabelValues(outcome).Inc()
+	}
 }
 
 // RedisUp sets whether the rate limiter's Redis is reachable.

@@ -43,3 +43,21 @@ func TestToolSafetyMetrics(t *testing.T) {
 	s.want(t, "toolrouter_tools_pin_changed", map[string]string{"server": "kb"}, 0)
 	s.want(t, "toolrouter_inventory_tools", map[string]string{"server": "kb"}, 0)
 }
+
+// TestHeldCallMetrics: held calls and their outcomes are counted by outcome, every outcome shown
+// from the start (0), and an outcome outside the closed set adds no series.
+func TestHeldCallMetrics(t *testing.T) {
+	m := metrics.New(metrics.Options{})
+	for _, o := range []string{"held", "held", "approved", "declined", "withdrawn", "expired", "held", "not-an-outcome"} {
+		m.HeldCall(o)
+	}
+	h := httptest.NewServer(m.Handler())
+	t.Cleanup(h.Close)
+	s := get(t, h.URL, nil)
+	for outcome, want := range map[string]float64{"held": 3, "approved": 1, "declined": 1, "withdrawn": 1, "expired": 1} {
+		s.want(t, "toolrouter_held_calls_total", map[string]string{"outcome": outcome}, want)
+	}
+	if v, ok := s.value("toolrouter_held_calls_total", map[string]string{"outcome": "not-an-outcome"}); ok {
+		t.Errorf("an outcome outside the set was counted: %v", v)
+	}
+}

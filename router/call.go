@@ -80,9 +80,14 @@ func (r *Router) Decline(ctx context.Context, id access.Identity, token string) 
 	if r.set.Approvals == nil {
 		return approval.ErrUnknownToken
 	}
-	if _, err := r.set.Approvals.Take(ctx, token, id.String(), nil); err != nil {
+	held, err := r.set.Approvals.Take(ctx, token, id.String(), nil)
+	if err != nil {
+		if errors.Is(err, approval.ErrExpired) {
+			r.count(approval.Expired, held)
+		}
 		return err
 	}
+	r.decided(ctx, approval.Key(token), held, id, approval.Declined)
 	r.resume(approval.Key(token), approval.Declined)
 	return nil
 }
@@ -114,30 +119,17 @@ func (r *Router) Approve(ctx context.Context, id access.Identity, token string) 
 		snap = r.inv.Snapshot()
 		tool *inventory.Tool
 	)
-	held, err = r.set.Approvals.Take(ctx, token, id.String(), func(h approval.Call) error {
-		qualified := inventory.Qualify(h.Server, h.Tool)
-		if r.set.Access != nil {
-			if _, permits := r.set.Access.Policy(id); !permits(qualified) {
-				return fmt.Errorf("%w %q", ErrUnknownTool, qualified)
-			}
-		}
-		t, ok := snap.Tool(qualified)
-		switch {
-		case !ok:
-			return fmt.Errorf("%w %q", ErrUnknownTool, qualified)
-		case t.Pin != h.Pin:
-			return fmt.Errorf("%w: %s", ErrToolChanged, qualified)
-		case !t.Available || t.Schema == nil:
-			return fmt.Errorf("%w: %s: %s", ErrToolUnavailable, qualified, t.Unavailable)
-		case !serverUp(snap, t.Server):
-			return fmt.Errorf("%w: %s: server %s is not up", ErrToolUnavailable, qualified, t.Server)
-		}
-		tool = t
-		return nil
+	held, err = r.set.Approvals.Take(ctx, token, id.String(), func(h approval.Call) (err error) {
+		tool, err = r.approvable(snap, id, h)
+		return err
 	})
 	if err != nil {
+		if errors.Is(err, approval.ErrExpired) {
+			r.count(approval.Expired, held)
+		}
 		return nil, held, err
 	}
+	r.decided(ctx, approval.Key(token), held, id, approval.Approved)
 	if r.resume(approval.Key(token), approval.Approved) {
 		return nil, held, nil // the route that held it waits, and runs it
 	}

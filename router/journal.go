@@ -20,6 +20,7 @@ import (
 type journal struct {
 	id       string
 	identity string // who the request acts for, as Identity.String writes it
+	query    string // the request's query, for the calls it holds ("" for a call made directly)
 	start    time.Time
 	model    string
 	recorder Recorder

@@ -51,6 +51,10 @@ func (p policy) Policy(access.Identity) (string, func(string) bool) { return "te
 func (p policy) AutoExecute(_ access.Identity, top access.AutoExecute) access.AutoExecute { return top }
 func (p policy) HeldShare(_ access.Identity, top access.HeldShare) access.HeldShare       { return top }
 func (p policy) ApprovalWait(_ access.Identity, top time.Duration) time.Duration          { return top }
+func (p policy) Approvers(_ access.Identity, top []string) access.Approvers {
+	return access.Approvers{Approvers: top}
+}
+func (p policy) NamesApprover(access.Identity) bool { return false }
 
 // TestPinnedToolsComeFirst: the pinned tools a caller may use head every shortlist, in inventory
 // order and marked, whatever the query, count against the budget, and are not shown twice; tools

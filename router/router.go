@@ -197,9 +197,19 @@ type Settings struct {
 	// (safety.approval_wait), set per level by Access; 0 answers at once with the call held.
 	// Approved (Approve, Decline) in the same process meanwhile, the call runs in the route.
 	ApprovalWait time.Duration
-	// OnHeld, if set, hears of each call held for approval, under its key (approval.Key), before
-	// anyone may decide it: a webhook tells a person. It must not block.
-	OnHeld func(id access.Identity, key string, c approval.Call)
+	// NotifyHeld, if set, hears of each call held for approval, under its key (approval.Key),
+	// before anyone may decide it: a webhook tells a person. It must not block.
+	NotifyHeld func(id access.Identity, key string, c approval.Call)
+	// Approvers are who may decide on held calls beside the identity that asked (Decide,
+	// safety.approvers), replaced per level by Access; none anywhere leaves it to admins.
+	Approvers []string
+	// Queue lists held calls and takes them by id for Held and Decide, and records decisions
+	// (nil: Approvals, when it is one).
+	Queue Queue
+	// OnHeld, if not nil, is told of each call held (OutcomeHeld) and of each outcome of one:
+	// approved, declined, withdrawn, and expired when a decision came too late; held is the call
+	// (its request and step), as far as known.
+	OnHeld func(d approval.Decision, held approval.Call)
 	// ResultsMayWiden lets rounds after the first choose tools round 1 was not offered, and
 	// search after round 1 (safety.results_may_widen).
 	ResultsMayWiden bool
@@ -234,6 +244,10 @@ type Access interface {
 	HeldShare(id access.Identity, top access.HeldShare) access.HeldShare
 	// ApprovalWait is the identity's approval wait under the top one.
 	ApprovalWait(id access.Identity, top time.Duration) time.Duration
+	// Approvers are who may decide on the identity's held calls beside it, under the top list.
+	Approvers(id access.Identity, top []string) access.Approvers
+	// NamesApprover reports whether any level names viewer among its approvers.
+	NamesApprover(viewer access.Identity) bool
 }
 
 // Router runs the rounds. It is safe for concurrent use.
@@ -377,6 +391,7 @@ func (r *Router) Route(ctx context.Context, req Request) (*Outcome, error) {
 	x := &st.run
 	*x = run{r: r, j: newJournal(r.set.Model, req.Identity.String(), r.set.Recorder, r.set.Redactor, req.OnEvent), budget: budget,
 		deadline: deadline.Round(time.Millisecond), seen: st.seen[:0], id: req.Identity}
+	x.j.query = req.Query
 
 	r.learnContextLength(ctx)
 	snap := r.inv.Snapshot()

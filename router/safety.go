@@ -145,8 +145,8 @@ func (r *Router) hold(ctx context.Context, j *journal, id access.Identity, tool 
 	if ok {
 		return true
 	}
-	held := approval.Call{RequestID: j.id, Step: c.Step, Identity: id.String(), Server: tool.Server, Tool: tool.Name,
-		Arguments: c.Arguments, Pin: tool.Pin, Reason: reason}
+	held := approval.Call{RequestID: j.id, Step: c.Step, Identity: id.String(), Query: approval.ClipQuery(r.set.Redactor.Text(j.query)),
+		Server: tool.Server, Tool: tool.Name, Arguments: c.Arguments, Pin: tool.Pin, Reason: reason}
 	token, expires, err := r.set.Approvals.Hold(ctx, held, r.heldShare(id))
 	if err != nil {
 		r.log.Warn("holding a call for approval", "tool", tool.Qualified, "err", err, "request_id", j.id)
@@ -163,6 +163,7 @@ func (r *Router) hold(ctx context.Context, j *journal, id access.Identity, tool 
 		j.callEvent(EventToolResult, c.Round, c)
 		return false
 	}
+	r.count(OutcomeHeld, held)
 	p := Pending{Step: c.Step, Server: tool.Server, Tool: tool.Name, Arguments: c.Arguments, Reason: reason, Token: token, ExpiresAt: expires}
 	c.Error = &Error{Code: CodeApprovalRequired, Message: "the call awaits approval: " + reason}
 	c.Pending = &p
@@ -181,9 +182,9 @@ func (r *Router) hold(ctx context.Context, j *journal, id access.Identity, tool 
 			defer end()
 		}
 	}
-	if r.set.OnHeld != nil {
+	if r.set.NotifyHeld != nil {
 		held.ExpiresAt = expires
-		r.set.OnHeld(id, key, held)
+		r.set.NotifyHeld(id, key, held)
 	}
 	if j.listening() {
 		j.event(Event{Type: EventApprovalRequired, Round: c.Round, Call: copyCall(c), Pending: &p})
@@ -231,10 +232,14 @@ func (r *Router) await(ctx context.Context, j *journal, tool *inventory.Tool, c 
 			// The client went away: nobody is left to use the call's result.
 			burn, cancel := context.WithTimeout(context.WithoutCancel(ctx), withdrawTimeout)
 			defer cancel()
-			if _, err := r.set.Approvals.Withdraw(burn, key); err != nil {
+			if won, err := r.set.Approvals.Withdraw(burn, key); err != nil {
 				r.log.Warn("withdrawing a held call whose client left; its token stays valid until it expires",
 					"tool", tool.Qualified, "err", err, "request_id", j.id)
 			} else {
+				if won {
+					r.decided(burn, key, approval.Call{RequestID: j.id, Identity: j.identity, Server: tool.Server, Tool: tool.Name},
+						access.Identity{}, approval.Withdrawn)
+				}
 				decide(StepDeclined, "the client left while the call waited for approval: withdrawn")
 				c.Error = &Error{Code: CodeWithdrawn, Message: "the client left before a decision: the call was withdrawn and did not run"}
 			}

@@ -50,7 +50,8 @@ func (h *handlers) consoleFiles(app *fiber.App) {
 
 // consoleAPI routes what only the console reads, after authentication: /ui/api/about (the
 // build, the caller's identity and scope; for admins, the usage store and the rate limits'
-// backend) and the recent requests (admins). They are logged, not observed.
+// backend), the recent requests (admins) and the approvals. They are logged, not observed, but
+// for a decision that runs a call.
 func (h *handlers) consoleAPI(app *fiber.App) {
 	if h.d.Console == nil {
 		return
@@ -58,6 +59,8 @@ func (h *handlers) consoleAPI(app *fiber.App) {
 	app.Get(pathConsole+"/api/about", h.consoleAbout)
 	app.Get(pathConsole+"/api/requests", h.consoleRecent)
 	app.Get(pathConsole+"/api/requests/*", h.consoleRequest) // a wildcard: unrouted knows no :params
+	app.Get(pathApprovals, h.consoleApprovals)
+	app.Post(pathApprovals+"/*", h.consoleDecide) // {id}/approve, {id}/decline
 }
 
 // consoleFile answers one of the console's files with its ETag (304 when the client has it),

@@ -131,6 +131,9 @@ type Deps struct {
 	// Calls, if not nil, runs held calls for POST /v1/approve (nil: no call is ever held, and
 	// every token is unknown).
 	Calls CallApprover
+	// Queue, if not nil, serves the console's approvals (GET /ui/api/approvals, POST
+	// /ui/api/approvals/{id}/approve and …/decline); nil: they answer 404 approvals_off.
+	Queue Queue
 	// Completer, if not nil, makes the model calls of POST /v1/chat/completions.
 	Completer answer.Completer
 	// Metrics, if not nil, serves GET /metrics (the Prometheus exposition).

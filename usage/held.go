@@ -33,6 +33,19 @@ var heldShareSchema = []string{
 	`CREATE INDEX held_calls_identity ON held_calls (identity, expires_ms)`,
 }
 
+// heldDecisionsSchema is schema version 5: the decisions on held calls (who decided what, when,
+// about which call), at most approval.MaxDecisions rows. A call that expired undecided is not a
+// row: Decisions reads it from held_calls while they keep it.
+func heldDecisionsSchema(d dialect) []string {
+	return []string{
+		`CREATE TABLE held_decisions (
+			id ` + d.id + `,
+			key TEXT NOT NULL, decided_ms BIGINT NOT NULL, outcome TEXT NOT NULL, decider TEXT NOT NULL,
+			request_id TEXT NOT NULL, identity TEXT NOT NULL, server TEXT NOT NULL, tool TEXT NOT NULL)`,
+		`CREATE INDEX held_decisions_decided ON held_decisions (decided_ms)`,
+	}
+}
+
 // heldKept is how long a held call stays after it expired (a late approval is told "expired",
 // not "unknown"), before PutHeld drops it; sooner when the table is full (see PutHeld).
 const heldKept = 24 * time.Hour
@@ -191,4 +204,116 @@ func (s *Store) UseHeld(ctx context.Context, key string) (bool, error) {
 		return false, fmt.Errorf("using a held call's token: %w", err)
 	}
 	return n == 1, nil
+}
+
+// ListHeld returns the unexpired, unused held calls f selects, in key order.
+func (s *Store) ListHeld(ctx context.Context, f approval.Filter) ([]approval.Record, error) {
+	s.dbMu.RLock()
+	defer s.dbMu.RUnlock()
+	if f.Limit <= 0 {
+		f.Limit = approval.DefaultPage
+	}
+	q := `SELECT key, record FROM held_calls WHERE used_ms = 0 AND expires_ms > ? AND key > ?`
+	args := []any{time.Now().UnixMilli(), f.After}
+	if f.Identity != "" {
+		q += ` AND identity = ?`
+		args = append(args, f.Identity)
+	}
+	q += ` ORDER BY key LIMIT ?`
+	args = append(args, f.Limit)
+	rows, err := s.db.QueryContext(ctx, s.d.q(q), args...)
+	if err != nil {
+		return nil, fmt.Errorf("listing held calls: %w", err)
+	}
+	defer rows.Close()
+	var out []approval.Record
+	for rows.Next() {
+		var key, record string
+		if err := rows.Scan(&key, &record); err != nil {
+			return nil, fmt.Errorf("listing held calls: %w", err)
+		}
+		out = append(out, approval.Record{Key: key, Record: []byte(record)})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing held calls: %w", err)
+	}
+	return out, nil
+}
+
+// RecordDecision keeps a decision on a held call, and drops the oldest past
+// approval.MaxDecisions.
+func (s *Store) RecordDecision(ctx context.Context, d approval.Decided) error {
+	s.dbMu.RLock()
+	defer s.dbMu.RUnlock()
+	err := s.heldWrite(ctx, func() error {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = tx.Rollback() }()
+		if _, err := tx.ExecContext(ctx, s.d.q(`INSERT INTO held_decisions (key, decided_ms, outcome, decider, request_id, identity, server, tool)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`), d.ID, d.At.UnixMilli(), string(d.Outcome), d.By, d.RequestID, d.Identity, d.Server, d.Tool); err != nil {
+			return err
+		}
+		// The ids grow with each row: every one below the MaxDecisions-th newest goes.
+		if _, err := tx.ExecContext(ctx, s.d.q(`DELETE FROM held_decisions WHERE id <= (SELECT MAX(id) FROM held_decisions) - ?`),
+			approval.MaxDecisions); err != nil {
+			return err
+		}
+		return tx.Commit()
+	})
+	if err != nil {
+		return fmt.Errorf("recording a decision on a held call: %w", err)
+	}
+	return nil
+}
+
+// Decisions returns the newest decisions, at most limit, newest first: those recorded and the
+// held calls that expired unused.
+func (s *Store) Decisions(ctx context.Context, limit int) ([]approval.Decided, error) {
+	s.dbMu.RLock()
+	defer s.dbMu.RUnlock()
+	rows, err := s.db.QueryContext(ctx, s.d.q(`SELECT key, decided_ms, outcome, decider, request_id, identity, server, tool
+		FROM held_decisions ORDER BY decided_ms DESC, id DESC LIMIT ?`), limit)
+	if err != nil {
+		return nil, fmt.Errorf("reading decisions: %w", err)
+	}
+	var recorded []approval.Decided
+	for rows.Next() {
+		var (
+			d       approval.Decided
+			at      int64
+			outcome string
+		)
+		if err := rows.Scan(&d.ID, &at, &outcome, &d.By, &d.RequestID, &d.Identity, &d.Server, &d.Tool); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("reading decisions: %w", err)
+		}
+		d.At, d.Outcome = time.UnixMilli(at).UTC(), approval.Decision(outcome)
+		recorded = append(recorded, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading decisions: %w", err)
+	}
+	rows, err = s.db.QueryContext(ctx, s.d.q(`SELECT key, record FROM held_calls WHERE used_ms = 0 AND expires_ms <= ?
+		ORDER BY expires_ms DESC LIMIT ?`), time.Now().UnixMilli(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("reading expired held calls: %w", err)
+	}
+	defer rows.Close()
+	var expired []approval.Decided
+	for rows.Next() {
+		var key, record string
+		if err := rows.Scan(&key, &record); err != nil {
+			return nil, fmt.Errorf("reading expired held calls: %w", err)
+		}
+		if d, ok := approval.ExpiredOf(key, []byte(record)); ok {
+			expired = append(expired, d)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading expired held calls: %w", err)
+	}
+	return approval.MergeDecisions(recorded, expired, limit), nil
 }

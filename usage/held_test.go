@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"toolrouter/approval"
+	"toolrouter/approval/storetest"
 )
 
 // TestHeldCalls: a call held through one replica is honoured by another on the same database
@@ -174,6 +175,9 @@ func resetHeld(t *testing.T, s *Store) {
 	if _, err := s.db.ExecContext(t.Context(), `DELETE FROM held_calls`); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := s.db.ExecContext(t.Context(), `DELETE FROM held_decisions`); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // fillHeld adds n calls to s's held_calls in one statement, keyed prefix1 to prefixN, expiring at
@@ -310,5 +314,57 @@ func TestHeldConcurrentSQLite(t *testing.T) {
 	wg.Wait()
 	if len(failed) > 0 {
 		t.Errorf("%d of %d holds failed, the first: %v", len(failed), workers*each, failed[0])
+	}
+}
+
+// TestHeldListing: the usage database lists held calls, gives them back by key and keeps
+// decisions as Memory does, on SQLite and PostgreSQL.
+func TestHeldListing(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			s := b.open(t)()
+			defer s.Close()
+			resetHeld(t, s)
+			storetest.Listing(t, s)
+		})
+	}
+}
+
+// TestHeldDecisionsBounded: held_decisions keeps the newest approval.MaxDecisions decisions: a
+// decision recorded past them drops the oldest.
+func TestHeldDecisionsBounded(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			s := b.open(t)()
+			defer s.Close()
+			resetHeld(t, s)
+			ctx := t.Context()
+			old := time.Now().Add(-time.Hour).UnixMilli()
+			if _, err := s.db.ExecContext(ctx, s.d.q(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+				INSERT INTO held_decisions (key, decided_ms, outcome, decider, request_id, identity, server, tool)
+				SELECT 'old' || CAST(i AS TEXT), CAST(? AS BIGINT), 'approved', 'acme', '', 'acme', 'fs', 'write' FROM n`),
+				approval.MaxDecisions, old); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.RecordDecision(ctx, approval.Decided{ID: "new", Outcome: approval.Declined, By: "acme/ops", At: time.Now(),
+				Identity: "acme", Server: "fs", Tool: "write"}); err != nil {
+				t.Fatal(err)
+			}
+			var n int
+			var oldest string
+			if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM held_decisions`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.db.QueryRowContext(ctx, `SELECT key FROM held_decisions ORDER BY id LIMIT 1`).Scan(&oldest); err != nil {
+				t.Fatal(err)
+			}
+			if n != approval.MaxDecisions || oldest != "old2" {
+				t.Errorf("got %d decisions, the oldest %q; want %d, old1 dropped", n, oldest, approval.MaxDecisions)
+			}
+			ds, err := s.Decisions(ctx, 1)
+			if err != nil || len(ds) != 1 || ds[0].ID != "new" {
+				t.Errorf("the newest: got %+v (%v), want the decision just recorded", ds, err)
+			}
+		})
 	}
 }

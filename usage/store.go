@@ -270,7 +270,7 @@ func migrations(d dialect) [][]string {
 			duration_ms DOUBLE PRECISION NOT NULL, failed INTEGER NOT NULL)`,
 		`CREATE INDEX model_calls_start ON model_calls (start_ms)`,
 		`CREATE INDEX model_calls_request ON model_calls (request_id)`,
-	}, pinsSchema, heldSchema, heldShareSchema}
+	}, pinsSchema, heldSchema, heldShareSchema, heldDecisionsSchema(d)}
 }
 
 // migrate brings the schema to the latest version in one transaction, which concurrent openers

@@ -53,6 +53,22 @@ export async function get(path, {signal, ok = []} = {}) {
   return body;
 }
 
+// post POSTs body as JSON to path and returns the answer's JSON.
+export async function post(path, body, {signal} = {}) {
+  const resp = await fetch(path, {
+    method: 'POST', body: JSON.stringify(body), signal, cache: 'no-store', credentials: 'omit',
+    headers: headers({'Content-Type': 'application/json'}),
+  });
+  let b = null;
+  try {
+    b = await resp.json();
+  } catch {
+    b = null;
+  }
+  if (!resp.ok) throw problem(resp.status, b);
+  return b;
+}
+
 // stream POSTs body as JSON to path and calls onEvent with each event's data (a parsed JSON
 // object whose type is the event's name) as it arrives; it returns once the stream ends.
 export async function stream(path, body, onEvent, {signal} = {}) {

@@ -7,9 +7,10 @@ import * as tools from './tools.js';
 import * as playground from './playground.js';
 import * as usage from './usage.js';
 import * as recent from './recent.js';
+import * as approvals from './approvals.js';
 
-const pages = {overview, tools, playground, usage, recent};
-const titles = {overview: 'Overview', tools: 'Tools', playground: 'Playground', usage: 'Usage', recent: 'Recent requests'};
+const pages = {overview, tools, playground, usage, approvals, recent};
+const titles = {overview: 'Overview', tools: 'Tools', playground: 'Playground', usage: 'Usage', approvals: 'Approvals', recent: 'Recent requests'};
 
 const main = document.getElementById('main');
 const panel = document.getElementById('key-panel');

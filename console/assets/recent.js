@@ -44,7 +44,15 @@ export function render(root, {args, signal}) {
   signal.addEventListener('abort', () => clearInterval(timer));
 }
 
+// statusOf shows a request's status: a request whose calls were held says so, with what became
+// of each (held, approved, declined, withdrawn, expired), rather than that it ran.
 function statusOf(q) {
+  const held = q.held || [];
+  if (held.length && q.status < 400) {
+    const ran = held.every((c) => c.state === 'approved');
+    return h('span', {class: ran ? 'ok' : 'held-status', 'data-held': held.map((c) => c.state).join(' ')},
+      (ran ? '✓ ' : '⏸ ') + q.status + ' ' + held.map((c) => c.state + ': ' + c.tool).join(', '));
+  }
   const bad = q.status >= 400 || q.error_code || q.degraded_reason;
   return h('span', {class: bad ? 'problem' : 'ok'}, (bad ? '✗ ' : '✓ ') + q.status + (q.error_code ? ' ' + q.error_code : '') +
     (q.degraded_reason ? ' (degraded: ' + q.degraded_reason + ')' : ''));

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+	"github.com/ollama/ollama/api"
+
+	"toolrouter/internal/fakeollama"
+)
+
+// TestConsoleApprovals drives the console's Approvals page in headless Chromium against the built
+// binary: a route chooses a destructive tool, which is held, and waits for the decision
+// (safety.approval_wait). The held call shows on the page with its exact arguments as text (a
+// tag in them stays text), the query, who asked and why; Approve makes the waiting route run it,
+// exactly once, and answer with its result; Decline makes the next route go on without it, the
+// tool not run. The recent requests show each request's call as approved or declined, not as a
+// call that ran unasked. A link to a call (#/approvals/ID) opens the page at it, and says when it
+// no longer awaits a decision. The metrics count the two calls held, one approved, one declined.
+func TestConsoleApprovals(t *testing.T) {
+	chrome := chromium(t)
+	bin := buildBinary(t)
+	var runs atomic.Int32
+	srv := mcpserver.NewMCPServer("ops", "1")
+	wipe := mcp.NewTool("wipe", mcp.WithDescription("Wipes a database."), mcp.WithDestructiveHintAnnotation(true),
+		mcp.WithReadOnlyHintAnnotation(false), mcp.WithString("target", mcp.Required(), mcp.Description("the database")))
+	srv.AddTool(wipe, func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		runs.Add(1)
+		return mcp.NewToolResultText("wiped " + req.GetString("target", "")), nil
+	})
+	web := httptest.NewServer(mcpserver.NewStreamableHTTPServer(srv))
+	t.Cleanup(web.Close)
+	const target = `staging <img src=x onerror="window.pwned=1">`
+	model := fakeollama.NewFunc(t, func(req api.ChatRequest) fakeollama.Reply {
+		done := false // the call ran or was declined: the route has nothing more to call
+		for _, m := range req.Messages {
+			done = done || strings.Contains(m.Content, "wiped") || strings.Contains(m.Content, "declined")
+		}
+		switch {
+		case strings.Contains(string(req.Format), `"use_tool"`) && done:
+			return reply(map[string]any{"use_tool": false, "calls": []string{}, "needs_more": false, "direct": true})
+		case strings.Contains(string(req.Format), `"use_tool"`):
+			return reply(map[string]any{"use_tool": true, "calls": []string{"ops.wipe"}, "needs_more": false, "direct": true})
+		case req.Format != nil:
+			return reply(map[string]any{"target": target})
+		}
+		return fakeollama.Reply{Content: "done"}
+	})
+	p := startBinary(t, bin, "-config", writeConfig(t, map[string]any{
+		"listen":  "127.0.0.1:0",
+		"ollama":  map[string]any{"host": model.URL, "model": "fake"},
+		"servers": map[string]any{"ops": map[string]any{"purpose": "database operations", "transport": "streamable-http", "url": web.URL + "/mcp", "connect_timeout": "5s"}},
+		"safety":  map[string]any{"approval_wait": "30s"},
+	}))
+	b := newBrowser(t, chrome, p.Base)
+
+	// route sends a query the model answers with ops.wipe, in the background; its outcome
+	// arrives on the channel once the route has its decision.
+	route := func(query string) <-chan routed {
+		out := make(chan routed, 1)
+		go func() {
+			client := &http.Client{Timeout: 90 * time.Second}
+			resp, err := client.Post(p.Base+"/v1/route", "application/json", strings.NewReader(`{"query": "`+query+`"}`))
+			if err != nil {
+				out <- routed{err: err}
+				return
+			}
+			defer resp.Body.Close()
+			raw, _ := io.ReadAll(resp.Body)
+			var r routed
+			r.status, r.raw = resp.StatusCode, string(raw)
+			r.err = json.Unmarshal(raw, &r.outcome)
+			out <- r
+		}()
+		return out
+	}
+	await := func(t *testing.T, ch <-chan routed) routed {
+		t.Helper()
+		select {
+		case r := <-ch:
+			if r.err != nil || r.status != http.StatusOK || len(r.outcome.Calls) == 0 {
+				t.Fatalf("route: %d %s (%v)", r.status, r.raw, r.err)
+			}
+			return r
+		case <-time.After(90 * time.Second):
+			t.Fatal("the route did not answer")
+		}
+		return routed{}
+	}
+
+	t.Run("approve", func(t *testing.T) {
+		done := route("wipe the staging database")
+		b.open(t, "approvals")
+		b.do(t, "waiting for the held call", chromedp.WaitVisible(chromedp.CSS(`[data-held] button[data-action="approve"]`)))
+		card := b.text(t, "[data-held]")
+		for _, want := range []string{"ops.wipe", "wipe the staging database", "destructive", "left"} {
+			if !strings.Contains(card, want) {
+				t.Errorf("the held call's card: got %q, want %q in it", card, want)
+			}
+		}
+		if args := b.text(t, "[data-held] .held-arguments"); !strings.Contains(args, `staging <img src=x onerror=\"window.pwned=1\">`) {
+			t.Errorf("arguments: got %q, want the exact arguments as text", args)
+		}
+		ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+		defer cancel()
+		imgs, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#approvals-list img").length`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pwned, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.pwned === 1`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if imgs != 0 || pwned {
+			t.Errorf("the arguments were rendered as markup: %d img elements, script ran: %v", imgs, pwned)
+		}
+		b.shot(t, "approvals")
+		b.do(t, "approving", chromedp.Click(chromedp.CSS(`[data-held] button[data-action="approve"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`#approvals-result [data-decided="approved"]`)))
+		r := await(t, done)
+		c := r.outcome.Calls[0]
+		if c.Error != nil || c.Result == nil || !strings.Contains(c.Result.Text, "wiped staging") {
+			t.Errorf("the route's call: %s; want it run, with its result", r.raw)
+		}
+		if n := runs.Load(); n != 1 {
+			t.Errorf("the tool ran %d times, want once", n)
+		}
+		b.open(t, "recent")
+		if got := b.rows(t, "#recent-table"); len(got) == 0 || !strings.Contains(got[0], "approved: ops.wipe") {
+			t.Errorf("recent requests: got %q, want the request's call approved", got)
+		}
+		b.clean(t)
+	})
+
+	t.Run("decline", func(t *testing.T) {
+		done := route("wipe the staging database again")
+		b.open(t, "approvals")
+		b.do(t, "waiting for the held call", chromedp.WaitVisible(chromedp.CSS(`[data-held] button[data-action="decline"]`)))
+		ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+		defer cancel()
+		id, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("[data-held]").dataset.held`))
+		if err != nil || len(id) != 64 {
+			t.Fatalf("the held call's id: %q, %v", id, err)
+		}
+		// A notice's link names the call: the page opens at it.
+		b.open(t, "approvals/"+id)
+		b.do(t, "declining", chromedp.WaitVisible(chromedp.CSS(`[data-held="`+id+`"].wanted button[data-action="decline"]`)),
+			chromedp.Click(chromedp.CSS(`[data-held="`+id+`"] button[data-action="decline"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`#approvals-result [data-decided="declined"]`)))
+		r := await(t, done)
+		if c := r.outcome.Calls[0]; c.Error == nil || c.Error.Code != "declined" || c.Result != nil {
+			t.Errorf("the route's call: %s; want it declined, not run", r.raw)
+		}
+		if n := runs.Load(); n != 1 {
+			t.Errorf("the tool ran %d times in all, want once (the approved call only)", n)
+		}
+		b.open(t, "recent")
+		if got := b.rows(t, "#recent-table"); len(got) == 0 || !strings.Contains(got[0], "declined: ops.wipe") || strings.Contains(got[0], "✓") {
+			t.Errorf("recent requests: got %q, want the request's call declined", got)
+		}
+		b.open(t, "approvals/"+id)
+		b.do(t, "following a link to a call decided", chromedp.WaitVisible(chromedp.ID("approvals-gone")))
+		if got := b.text(t, "#approvals-decisions"); !strings.Contains(got, "approved") || !strings.Contains(got, "declined") {
+			t.Errorf("decisions: got %q, want the approval and the decline", got)
+		}
+		b.shot(t, "approvals-decided")
+		b.clean(t)
+	})
+
+	t.Run("metrics", func(t *testing.T) {
+		resp, err := http.Get(p.Base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		for _, want := range []string{`toolrouter_held_calls_total{outcome="held"} 2`, `toolrouter_held_calls_total{outcome="approved"} 1`,
+			`toolrouter_held_calls_total{outcome="declined"} 1`, `toolrouter_held_calls_total{outcome="expired"} 0`} {
+			if !strings.Contains(string(raw), want) {
+				t.Errorf("metrics: want %s", want)
+			}
+		}
+	})
+}
+
+// routed is what POST /v1/route answered.
+type routed struct {
+	status  int
+	raw     string
+	err     error
+	outcome struct {
+		Calls []struct {
+			Error  *struct{ Code, Message string }
+			Result *struct{ Text string }
+		}
+	}
+}

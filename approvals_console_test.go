@@ -17,6 +17,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"toolrouter/internal/fakeollama"
+	"toolrouter/notify"
 )
 
 // TestConsoleApprovals drives the console's Approvals page in headless Chromium against the built
@@ -26,7 +27,9 @@ import (
 // exactly once, and answer with its result; Decline makes the next route go on without it, the
 // tool not run. The recent requests show each request's call as approved or declined, not as a
 // call that ran unasked. A link to a call (#/approvals/ID) opens the page at it, and says when it
-// no longer awaits a decision. The metrics count the two calls held, one approved, one declined.
+// no longer awaits a decision. Each held call's notice reaches the approval webhook (a real local
+// receiver that checks its signature), without the token and with that link. The metrics count
+// the two calls held, one approved, one declined, and the two notices delivered.
 func TestConsoleApprovals(t *testing.T) {
 	chrome := chromium(t)
 	bin := buildBinary(t)
@@ -56,11 +59,37 @@ func TestConsoleApprovals(t *testing.T) {
 		}
 		return fakeollama.Reply{Content: "done"}
 	})
+	const secret, console = "whsec-console-approvals", "https://console.example"
+	notices := make(chan notify.Notice, 4)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var n notify.Notice
+		if err := notify.Verify([]byte(secret), r.Header, body, time.Now(), 5*time.Minute); err != nil || strings.Contains(string(body), "tra_") ||
+			json.Unmarshal(body, &n) != nil {
+			t.Errorf("webhook: a notice that fails its check or carries a token (%v): %s", err, body)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		notices <- n
+	}))
+	t.Cleanup(hook.Close)
+	t.Setenv("TEST_CONSOLE_HOOK_SECRET", secret)
+	notice := func(t *testing.T) notify.Notice {
+		t.Helper()
+		select {
+		case n := <-notices:
+			return n
+		case <-time.After(30 * time.Second):
+			t.Fatal("no notice reached the webhook")
+		}
+		return notify.Notice{}
+	}
 	p := startBinary(t, bin, "-config", writeConfig(t, map[string]any{
 		"listen":  "127.0.0.1:0",
 		"ollama":  map[string]any{"host": model.URL, "model": "fake"},
 		"servers": map[string]any{"ops": map[string]any{"purpose": "database operations", "transport": "streamable-http", "url": web.URL + "/mcp", "connect_timeout": "5s"}},
-		"safety":  map[string]any{"approval_wait": "30s"},
+		"safety": map[string]any{"approval_wait": "30s", "approval_webhook": map[string]any{
+			"url": hook.URL, "secret_env": "TEST_CONSOLE_HOOK_SECRET", "console_url": console}},
 	}))
 	b := newBrowser(t, chrome, p.Base)
 
@@ -125,6 +154,9 @@ func TestConsoleApprovals(t *testing.T) {
 			t.Errorf("the arguments were rendered as markup: %d img elements, script ran: %v", imgs, pwned)
 		}
 		b.shot(t, "approvals")
+		if n := notice(t); n.Tool != "wipe" || n.Server != "ops" || !strings.HasPrefix(n.URL, console+"/ui/#/approvals/") {
+			t.Errorf("notice %+v, want ops.wipe with its console link", n)
+		}
 		b.do(t, "approving", chromedp.Click(chromedp.CSS(`[data-held] button[data-action="approve"]`)),
 			chromedp.WaitVisible(chromedp.CSS(`#approvals-result [data-decided="approved"]`)))
 		r := await(t, done)
@@ -153,7 +185,11 @@ func TestConsoleApprovals(t *testing.T) {
 			t.Fatalf("the held call's id: %q, %v", id, err)
 		}
 		// A notice's link names the call: the page opens at it.
-		b.open(t, "approvals/"+id)
+		n := notice(t)
+		if n.URL != console+"/ui/#/approvals/"+id {
+			t.Fatalf("notice %+v, want the link to call %s", n, id)
+		}
+		b.open(t, strings.TrimPrefix(n.URL, console+"/ui/#/"))
 		b.do(t, "declining", chromedp.WaitVisible(chromedp.CSS(`[data-held="`+id+`"].wanted button[data-action="decline"]`)),
 			chromedp.Click(chromedp.CSS(`[data-held="`+id+`"] button[data-action="decline"]`)),
 			chromedp.WaitVisible(chromedp.CSS(`#approvals-result [data-decided="declined"]`)))
@@ -185,7 +221,8 @@ func TestConsoleApprovals(t *testing.T) {
 		defer resp.Body.Close()
 		raw, _ := io.ReadAll(resp.Body)
 		for _, want := range []string{`toolrouter_held_calls_total{outcome="held"} 2`, `toolrouter_held_calls_total{outcome="approved"} 1`,
-			`toolrouter_held_calls_total{outcome="declined"} 1`, `toolrouter_held_calls_total{outcome="expired"} 0`} {
+			`toolrouter_held_calls_total{outcome="declined"} 1`, `toolrouter_held_calls_total{outcome="expired"} 0`,
+			`toolrouter_approval_notices_total{outcome="delivered"} 2`} {
 			if !strings.Contains(string(raw), want) {
 				t.Errorf("metrics: want %s", want)
 			}

@@ -29,7 +29,9 @@ import (
 // call that ran unasked. A link to a call (#/approvals/ID) opens the page at it, and says when it
 // no longer awaits a decision. Each held call's notice reaches the approval webhook (a real local
 // receiver that checks its signature), without the token and with that link. The metrics count
-// the two calls held, one approved, one declined, and the two notices delivered.
+// the calls held, one approved, one declined, and no notice failed. The requests are a
+// council service's: POST /v1/answer, answered by the tool's result once a person approved. A
+// team whose wait runs out gets its answer without the call, which stays held.
 func TestConsoleApprovals(t *testing.T) {
 	chrome := chromium(t)
 	bin := buildBinary(t)
@@ -45,9 +47,10 @@ func TestConsoleApprovals(t *testing.T) {
 	t.Cleanup(web.Close)
 	const target = `staging <img src=x onerror="window.pwned=1">`
 	model := fakeollama.NewFunc(t, func(req api.ChatRequest) fakeollama.Reply {
-		done := false // the call ran or was declined: the route has nothing more to call
+		done := false // the call ran, was declined or got no decision: the route calls nothing more
 		for _, m := range req.Messages {
-			done = done || strings.Contains(m.Content, "wiped") || strings.Contains(m.Content, "declined")
+			done = done || strings.Contains(m.Content, "wiped") || strings.Contains(m.Content, "declined") ||
+				strings.Contains(m.Content, "no decision")
 		}
 		switch {
 		case strings.Contains(string(req.Format), `"use_tool"`) && done:
@@ -88,6 +91,8 @@ func TestConsoleApprovals(t *testing.T) {
 		"listen":  "127.0.0.1:0",
 		"ollama":  map[string]any{"host": model.URL, "model": "fake"},
 		"servers": map[string]any{"ops": map[string]any{"purpose": "database operations", "transport": "streamable-http", "url": web.URL + "/mcp", "connect_timeout": "5s"}},
+		"orgs": map[string]any{"default": map[string]any{"allow": []string{"*"},
+			"teams": map[string]any{"quick": map[string]any{"approval_wait": "1s"}}}},
 		"safety": map[string]any{"approval_wait": "30s", "approval_webhook": map[string]any{
 			"url": hook.URL, "secret_env": "TEST_CONSOLE_HOOK_SECRET", "console_url": console}},
 	}))
@@ -95,11 +100,12 @@ func TestConsoleApprovals(t *testing.T) {
 
 	// route sends a query the model answers with ops.wipe, in the background; its outcome
 	// arrives on the channel once the route has its decision.
-	route := func(query string) <-chan routed {
+	route := func(query, caller string) <-chan routed {
 		out := make(chan routed, 1)
 		go func() {
 			client := &http.Client{Timeout: 90 * time.Second}
-			resp, err := client.Post(p.Base+"/v1/route", "application/json", strings.NewReader(`{"query": "`+query+`"}`))
+			body := `{"query": "` + query + `", "synthesize": "never", "caller": "` + caller + `"}`
+			resp, err := client.Post(p.Base+"/v1/answer", "application/json", strings.NewReader(body))
 			if err != nil {
 				out <- routed{err: err}
 				return
@@ -108,7 +114,14 @@ func TestConsoleApprovals(t *testing.T) {
 			raw, _ := io.ReadAll(resp.Body)
 			var r routed
 			r.status, r.raw = resp.StatusCode, string(raw)
-			r.err = json.Unmarshal(raw, &r.outcome)
+			var answered struct {
+				Final   string
+				Routing *struct{ Calls []routedCall }
+			}
+			r.err = json.Unmarshal(raw, &answered)
+			if r.err == nil && answered.Routing != nil {
+				r.final, r.outcome.Calls = answered.Final, answered.Routing.Calls
+			}
 			out <- r
 		}()
 		return out
@@ -128,7 +141,7 @@ func TestConsoleApprovals(t *testing.T) {
 	}
 
 	t.Run("approve", func(t *testing.T) {
-		done := route("wipe the staging database")
+		done := route("wipe the staging database", "")
 		b.open(t, "approvals")
 		b.do(t, "waiting for the held call", chromedp.WaitVisible(chromedp.CSS(`[data-held] button[data-action="approve"]`)))
 		card := b.text(t, "[data-held]")
@@ -161,7 +174,7 @@ func TestConsoleApprovals(t *testing.T) {
 			chromedp.WaitVisible(chromedp.CSS(`#approvals-result [data-decided="approved"]`)))
 		r := await(t, done)
 		c := r.outcome.Calls[0]
-		if c.Error != nil || c.Result == nil || !strings.Contains(c.Result.Text, "wiped staging") {
+		if c.Error != nil || c.Result == nil || !strings.Contains(c.Result.Text, "wiped staging") || !strings.Contains(r.final, "wiped staging") {
 			t.Errorf("the route's call: %s; want it run, with its result", r.raw)
 		}
 		if n := runs.Load(); n != 1 {
@@ -175,7 +188,7 @@ func TestConsoleApprovals(t *testing.T) {
 	})
 
 	t.Run("decline", func(t *testing.T) {
-		done := route("wipe the staging database again")
+		done := route("wipe the staging database again", "")
 		b.open(t, "approvals")
 		b.do(t, "waiting for the held call", chromedp.WaitVisible(chromedp.CSS(`[data-held] button[data-action="decline"]`)))
 		ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
@@ -213,6 +226,21 @@ func TestConsoleApprovals(t *testing.T) {
 		b.clean(t)
 	})
 
+	t.Run("no decision in time", func(t *testing.T) {
+		// Team quick waits one second: nobody decides, the request answers without the call,
+		// which stays held (its notice sent), and the tool does not run.
+		r := await(t, route("wipe the staging database quickly", "quick"))
+		if c := r.outcome.Calls[0]; c.Error == nil || c.Error.Code != "approval_timeout" || c.Result != nil {
+			t.Errorf("the route's call: %s; want approval_timeout, not run", r.raw)
+		}
+		if n := notice(t); n.Identity != "default/quick" {
+			t.Errorf("notice %+v, want the call of default/quick", n)
+		}
+		if n := runs.Load(); n != 1 {
+			t.Errorf("the tool ran %d times in all, want once (the approved call only)", n)
+		}
+	})
+
 	t.Run("metrics", func(t *testing.T) {
 		resp, err := http.Get(p.Base + "/metrics")
 		if err != nil {
@@ -220,25 +248,40 @@ func TestConsoleApprovals(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		raw, _ := io.ReadAll(resp.Body)
-		for _, want := range []string{`toolrouter_held_calls_total{outcome="held"} 2`, `toolrouter_held_calls_total{outcome="approved"} 1`,
+		for _, want := range []string{`toolrouter_held_calls_total{outcome="held"} 3`, `toolrouter_held_calls_total{outcome="approved"} 1`,
 			`toolrouter_held_calls_total{outcome="declined"} 1`, `toolrouter_held_calls_total{outcome="expired"} 0`,
-			`toolrouter_approval_notices_total{outcome="delivered"} 2`} {
+			// Each notice reached the receiver (checked above); none failed or was dropped.
+			`toolrouter_approval_notices_total{outcome="failed"} 0`, `toolrouter_approval_notices_total{outcome="dropped"} 0`} {
 			if !strings.Contains(string(raw), want) {
-				t.Errorf("metrics: want %s", want)
+				t.Errorf("metrics: want %s in:\n%s", want, grepLines(string(raw), "toolrouter_held_calls_total", "toolrouter_approval_notices_total"))
 			}
 		}
 	})
 }
 
-// routed is what POST /v1/route answered.
+// routed is what POST /v1/answer answered: its final text and its routing's calls.
 type routed struct {
 	status  int
 	raw     string
 	err     error
-	outcome struct {
-		Calls []struct {
-			Error  *struct{ Code, Message string }
-			Result *struct{ Text string }
+	final   string
+	outcome struct{ Calls []routedCall }
+}
+
+type routedCall struct {
+	Error  *struct{ Code, Message string }
+	Result *struct{ Text string }
+}
+
+// grepLines are the lines of text that start with one of the prefixes.
+func grepLines(text string, prefixes ...string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		for _, p := range prefixes {
+			if strings.HasPrefix(l, p) {
+				out = append(out, l)
+			}
 		}
 	}
+	return strings.Join(out, "\n")
 }

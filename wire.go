@@ -198,6 +198,18 @@ func secrets(cfg config.Config) *redact.Redactor {
 			s = append(s, os.Getenv(k.Env))
 		}
 	}
+	// Approval webhooks: the signing secrets, and the URLs whole, since chat services put the
+	// webhook's secret in its path (an error posting to one names the URL).
+	hooks := []access.Webhook{cfg.Safety.ApprovalWebhook}
+	for _, o := range cfg.Orgs {
+		hooks = append(hooks, o.ApprovalWebhook)
+	}
+	for _, h := range hooks {
+		if h.URL != "" {
+			s = append(s, h.URL, os.Getenv(h.SecretEnv))
+			s = append(s, redact.ServerSecrets(h.URL, nil, nil)...)
+		}
+	}
 	return redact.New(s...)
 }
 

@@ -119,4 +119,12 @@ func TestConfiguredSecrets(t *testing.T) {
 	if got, want := red.String(in), "production sends application/json with REDACTED for REDACTED"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
+	// An approval webhook's URL (chat services keep its secret in the path) and signing secret.
+	t.Setenv("TEST_WIRE_HOOK_SECRET", "whsec-wire-0123456789")
+	cfg.Safety.ApprovalWebhook = access.Webhook{URL: "https://hooks.example/services/T0/B0/xyz987", SecretEnv: "TEST_WIRE_HOOK_SECRET"}
+	red = secrets(cfg)
+	in = `posting to "https://hooks.example/services/T0/B0/xyz987": signed with whsec-wire-0123456789`
+	if got, want := red.String(in), `posting to "REDACTED": signed with REDACTED`; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
 }

@@ -44,7 +44,16 @@ func CheckApprover(p string) string {
 // Names reports whether the list names viewer: its identity is within an identity of the list or
 // matches a glob, or its key's name (token's subject) is in it. An anonymous viewer is named only
 // through its identity.
-func (a Approvers) Names(viewer Identity) bool {
+func (a Approvers) Names(viewer Identity) bool { return a.names(viewer, true) }
+
+// NamesFor reports whether the list names viewer as an approver of owner's held calls: as Names,
+// but a key's name (token's subject) counts only for a viewer of owner's org, so that a key of
+// another org that happens to bear a listed name decides nothing here.
+func (a Approvers) NamesFor(viewer, owner Identity) bool {
+	return a.names(viewer, viewer.Org == owner.Org)
+}
+
+func (a Approvers) names(viewer Identity, byName bool) bool {
 	path := viewer.String()
 	for _, p := range a.Approvers {
 		switch {
@@ -53,7 +62,9 @@ func (a Approvers) Names(viewer Identity) bool {
 				return true
 			}
 		case !viewer.Anonymous && viewer.Name != "" && p == viewer.Name:
-			return true
+			if byName {
+				return true
+			}
 		default:
 			if id, err := ParseIdentity(p); err == nil && viewer.Within(id) {
 				return true

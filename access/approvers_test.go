@@ -33,6 +33,21 @@ func TestApprovers(t *testing.T) {
 			}
 		})
 	}
+	// For a held call of acme's, a key's name counts only within acme: a key of beta that bears
+	// the listed name decides nothing there.
+	acme := Identity{Org: "acme", Team: "dev"}
+	for _, tc := range []struct {
+		viewer Identity
+		want   bool
+	}{
+		{Identity{Org: "acme", Name: "alice@acme"}, true},
+		{Identity{Org: "beta", Name: "alice@acme"}, false},
+		{Identity{Org: "acme", Team: "ops"}, true},
+	} {
+		if got := list.NamesFor(tc.viewer, acme); got != tc.want {
+			t.Errorf("NamesFor(%s %q, %s): got %v, want %v", tc.viewer, tc.viewer.Name, acme, got, tc.want)
+		}
+	}
 
 	h, err := New(Orgs{
 		"acme": {Approvers: Approvers{Approvers: []string{"acme/ops"}}, Teams: map[string]Team{

@@ -74,7 +74,7 @@ var (
 	// ErrShuttingDown is the cause of a request's end when the server shut down before it finished.
 	ErrShuttingDown = errors.New("the server is shutting down")
 	// ErrClientGone is the cause of a request's end when its client closed the connection first.
-	ErrClientGone = errors.New("the client closed the connection")
+	ErrClientGone = router.ErrClientGone
 	// ErrUnknownModel is a Completer's error for a model its provider does not have.
 	ErrUnknownModel = errors.New("model not found")
 	// ErrCompletion wraps a failed completion model call.

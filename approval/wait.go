@@ -33,9 +33,11 @@ func NewWaiters[T any](max int) *Waiters[T] {
 }
 
 // Add registers a wait for the call held under key (its token's hash, Keeper.Key) and returns
-// the channel its decision arrives on, once, and the function that ends the wait; a route calls
-// it however the wait ended. ErrTooManyWaiting when max routes wait already.
-func (w *Waiters[T]) Add(key string) (<-chan T, func(), error) {
+// the channel its decision arrives on, once, and stop, which ends the wait: a route calls it
+// however the wait ended. stop returns a decision that was handed over but not yet received, so
+// that a decision made as the wait times out is never lost: once stop has returned, no decision
+// reaches the route, and Decide reports that none waited. ErrTooManyWaiting when max routes wait.
+func (w *Waiters[T]) Add(key string) (<-chan T, func() (T, bool), error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.m) >= w.max {
@@ -43,11 +45,18 @@ func (w *Waiters[T]) Add(key string) (<-chan T, func(), error) {
 	}
 	ch := make(chan T, 1)
 	w.m[key] = ch
-	return ch, func() {
+	return ch, func() (T, bool) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		if w.m[key] == ch {
 			delete(w.m, key)
+		}
+		select {
+		case d := <-ch:
+			return d, true
+		default:
+			var zero T
+			return zero, false
 		}
 	}, nil
 }

@@ -101,6 +101,24 @@ func (v *validator) safety(c Config) {
 	if s.ApprovalWait < 0 {
 		v.add("safety.approval_wait", "must be >= 0 (0: no wait), got %s", s.ApprovalWait)
 	}
+	// A route that waits as long as its deadline leaves an approved call no time to run.
+	if d := c.Router.Deadline; d > 0 {
+		waits := map[string]Duration{"safety.approval_wait": s.ApprovalWait}
+		for o, org := range c.Orgs {
+			waits["orgs."+o+".approval_wait"] = Duration(org.Wait)
+			for t, team := range org.Teams {
+				waits["orgs."+o+".teams."+t+".approval_wait"] = Duration(team.Wait)
+				for a, agent := range team.Agents {
+					waits["orgs."+o+".teams."+t+".agents."+a+".approval_wait"] = Duration(agent.Wait)
+				}
+			}
+		}
+		for key, w := range waits {
+			if w >= d {
+				v.add(key, "must be shorter than router.deadline (%s), so that an approved call has time to run, got %s", d, w)
+			}
+		}
+	}
 	for i, p := range s.Approvers {
 		if r := access.CheckApprover(p); r != "" {
 			v.add(fmt.Sprintf("safety.approvers[%d]", i), "%s", r)

@@ -102,3 +102,28 @@ func TestApproversConfig(t *testing.T) {
 		t.Errorf("got safety's approvers %q and acme's %q", got, org)
 	}
 }
+
+// TestApprovalWaitWithinDeadline: a wait, at any level, as long as the request's deadline would
+// leave an approved call no time to run: the start is refused naming the key.
+func TestApprovalWaitWithinDeadline(t *testing.T) {
+	clearEnv(t)
+	tests := []struct {
+		name, file, want string
+	}{
+		{name: "shorter", file: `{"router": {"deadline": "60s"}, "safety": {"approval_wait": "30s"}}`},
+		{name: "top level", file: `{"router": {"deadline": "60s"}, "safety": {"approval_wait": "60s"}}`, want: "safety.approval_wait"},
+		{name: "a team", file: `{"router": {"deadline": "60s"}, "orgs": {"acme": {"teams": {"ops": {"approval_wait": "2m"}}}}}`,
+			want: "orgs.acme.teams.ops.approval_wait"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(writeFile(t, tc.file), nil)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("got %v, want it loaded", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("got %v, want a problem at %s", err, tc.want)
+			}
+		})
+	}
+}

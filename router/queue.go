@@ -52,6 +52,15 @@ func (r *Router) Held(ctx context.Context, viewer access.Identity, admin bool) (
 	if ls == nil {
 		ls = []approval.Listed{}
 	}
+	// A tool that accepts secrets may have been held with a credential in its arguments: only
+	// the identity that asked sees it; approvers see it masked (the call runs as held).
+	for i := range ls {
+		if ls[i].Call.Identity != viewer.String() {
+			if masked, ok := r.set.Redactor.CredentialsValue(ls[i].Call.Arguments).(map[string]any); ok {
+				ls[i].Call.Arguments = masked
+			}
+		}
+	}
 	return ls, nil
 }
 
@@ -170,7 +179,7 @@ func (r *Router) mayDecide(viewer access.Identity, admin bool, c approval.Call) 
 	if len(a.Approvers) == 0 {
 		return admin
 	}
-	return a.Names(viewer)
+	return a.NamesFor(viewer, owner)
 }
 
 // approvesOthers reports whether viewer is named among any approvers: then its listing reads
@@ -210,11 +219,8 @@ func (r *Router) count(d approval.Decision, held approval.Call) {
 	}
 }
 
-// queue is Settings.Queue, or Approvals when it is one too; nil when neither is.
+// queue is Approvals as a Queue (*approval.Keeper is both); nil when it is not one.
 func (r *Router) queue() Queue {
-	if r.set.Queue != nil {
-		return r.set.Queue
-	}
 	q, _ := r.set.Approvals.(Queue)
 	return q
 }

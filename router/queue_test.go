@@ -51,6 +51,8 @@ func TestDecide(t *testing.T) {
 		{name: "an approver the org names, by identity", owner: dev, viewer: ops, decision: approval.Approved, wantRuns: 1},
 		{name: "an approver the org names, by key name", owner: dev, viewer: lead, decision: approval.Approved, wantRuns: 1},
 		{name: "another org's identity is refused", owner: dev, viewer: globex, decision: approval.Approved, want: router.ErrNotApprover},
+		{name: "another org's key bearing an approver's name is refused", owner: dev, viewer: access.Identity{Org: "globex", Name: "lead@acme"},
+			decision: approval.Approved, want: router.ErrNotApprover},
 		{name: "an admin, where the org names approvers, is refused", owner: dev, viewer: globexDev, admin: true, decision: approval.Declined,
 			want: router.ErrNotApprover},
 		{name: "an admin, where the org names none", owner: globex, viewer: lead, admin: true, decision: approval.Approved, wantRuns: 1},
@@ -170,5 +172,34 @@ func TestDecideResumesTheWaitingRoute(t *testing.T) {
 	}
 	if n := len(e.faults.Calls()); n != 1 || len(out.Calls) == 0 || out.Calls[0].Result == nil || out.Calls[0].Result.Text != "wipe it" {
 		t.Errorf("the call ran %d times; calls %+v; want once, in the route", n, out.Calls)
+	}
+}
+
+// TestHeldListingMasksCredentials: a call to a tool that accepts secrets may be held with a
+// credential in its arguments; the identity that asked sees it as it is, an admin deciding for
+// others sees it masked, and the call still runs with the arguments as held.
+func TestHeldListingMasksCredentials(t *testing.T) {
+	const secret = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"
+	store := approval.NewMemory()
+	e := newEnv(t, router.Settings{Approvals: approval.NewKeeper(store, time.Hour)})
+	ctx := context.Background()
+	owner := access.Identity{Org: "acme", Team: "dev"}
+	tool, _ := e.inv.Snapshot().Tool("faults.echo")
+	if _, _, err := approval.NewKeeper(store, time.Hour).Hold(ctx, approval.Call{Identity: owner.String(), Server: "faults", Tool: "echo",
+		Arguments: map[string]any{"message": secret}, Pin: tool.Pin}, approval.DefaultShare); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		viewer access.Identity
+		admin  bool
+		shown  bool
+	}{{owner, false, true}, {access.Identity{Org: "ops"}, true, false}} {
+		listed, err := e.router.Held(ctx, tc.viewer, tc.admin)
+		if err != nil || len(listed) != 1 {
+			t.Fatalf("%s: listed %v, %v", tc.viewer, listed, err)
+		}
+		if got := listed[0].Call.Arguments["message"] == secret; got != tc.shown {
+			t.Errorf("%s sees %q; want the credential shown: %v", tc.viewer, listed[0].Call.Arguments["message"], tc.shown)
+		}
 	}
 }

@@ -203,9 +203,6 @@ type Settings struct {
 	// Approvers are who may decide on held calls beside the identity that asked (Decide,
 	// safety.approvers), replaced per level by Access; none anywhere leaves it to admins.
 	Approvers []string
-	// Queue lists held calls and takes them by id for Held and Decide, and records decisions
-	// (nil: Approvals, when it is one).
-	Queue Queue
 	// OnHeld, if not nil, is told of each call held (OutcomeHeld) and of each outcome of one:
 	// approved, declined, withdrawn, and expired when a decision came too late; held is the call
 	// (its request and step), as far as known.

@@ -172,14 +172,16 @@ func (r *Router) hold(ctx context.Context, j *journal, id access.Identity, tool 
 	// The wait starts before anyone hears of the call, so that no decision can come before it.
 	key := approval.Key(token)
 	wait := r.approvalWait(id)
-	var decided <-chan approval.Decision
+	var (
+		decided <-chan approval.Decision
+		stop    func() (approval.Decision, bool)
+	)
 	if wait > 0 {
-		var end func()
-		if decided, end, err = r.waiting.Add(key); err != nil {
+		if decided, stop, err = r.waiting.Add(key); err != nil {
 			r.log.Warn("answering at once with the call held", "tool", tool.Qualified, "err", err, "request_id", j.id)
 			wait = 0
 		} else {
-			defer end()
+			defer stop()
 		}
 	}
 	if r.set.NotifyHeld != nil {
@@ -192,16 +194,19 @@ func (r *Router) hold(ctx context.Context, j *journal, id access.Identity, tool 
 	if wait == 0 {
 		return false
 	}
-	return r.await(ctx, j, tool, c, key, wait, decided)
+	return r.await(ctx, j, tool, c, key, wait, decided, stop)
 }
 
 // await waits for the decision on the held call c, at most wait and no longer than ctx, and
 // reports whether the call may run now. Approved, the call leaves Pending and runs in the route;
 // declined, it leaves Pending and the route goes on without it (CodeDeclined); unanswered, it
 // stays held, token and all, and the route goes on without it (CodeApprovalTimeout). A client
-// that goes away withdraws the call: its token is used up, so it never runs.
+// that goes away (ctx's cause ErrClientGone) withdraws the call: its token is used up, so it
+// never runs; a request ended otherwise (a shutdown) leaves it held. stop ends the wait first
+// whenever the wait ends other than by a decision, and a decision it returns, made just then,
+// is acted on as if it had come first: a decider told that this route runs the call is right.
 func (r *Router) await(ctx context.Context, j *journal, tool *inventory.Tool, c *Call, key string, wait time.Duration,
-	decided <-chan approval.Decision) bool {
+	decided <-chan approval.Decision, stop func() (approval.Decision, bool)) bool {
 	t0 := time.Now()
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
@@ -213,8 +218,8 @@ func (r *Router) await(ctx context.Context, j *journal, tool *inventory.Tool, c 
 		})
 		j.step(Step{Kind: kind, Round: c.Round, Call: c.Step, Tool: tool.Qualified, StartMS: j.since(t0), DurationMS: ms(time.Since(t0)), Detail: detail})
 	}
-	select {
-	case d := <-decided:
+	// onDecision acts on a decision: approved, the call runs now (reported true).
+	onDecision := func(d approval.Decision) bool {
 		if d == approval.Approved {
 			decide(StepApproved, "a person approved the call; it runs in this request")
 			c.Error = nil
@@ -222,32 +227,62 @@ func (r *Router) await(ctx context.Context, j *journal, tool *inventory.Tool, c 
 		}
 		decide(StepDeclined, "a person declined the call")
 		c.Error = &Error{Code: CodeDeclined, Message: "a person declined the call; it did not run"}
+		return false
+	}
+	select {
+	case d := <-decided:
+		if onDecision(d) {
+			return true
+		}
 	case <-timer.C:
+		if d, ok := stop(); ok {
+			if onDecision(d) {
+				return true
+			}
+			break
+		}
 		c.Error = &Error{Code: CodeApprovalTimeout, Message: fmt.Sprintf("no decision within approval_wait (%s): the call did not run, "+
 			"and it stays held until %s (its pending token)", wait, c.Pending.ExpiresAt.Format(time.RFC3339))}
 		j.step(Step{Kind: StepHeld, Round: c.Round, Call: c.Step, Tool: tool.Qualified, StartMS: j.since(t0), DurationMS: ms(time.Since(t0)),
 			Error: c.Error.Message})
 	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.Canceled) {
-			// The client went away: nobody is left to use the call's result.
-			burn, cancel := context.WithTimeout(context.WithoutCancel(ctx), withdrawTimeout)
-			defer cancel()
-			if won, err := r.set.Approvals.Withdraw(burn, key); err != nil {
-				r.log.Warn("withdrawing a held call whose client left; its token stays valid until it expires",
-					"tool", tool.Qualified, "err", err, "request_id", j.id)
-			} else {
-				if won {
-					r.decided(burn, key, approval.Call{RequestID: j.id, Identity: j.identity, Server: tool.Server, Tool: tool.Name},
-						access.Identity{}, approval.Withdrawn)
-				}
-				decide(StepDeclined, "the client left while the call waited for approval: withdrawn")
-				c.Error = &Error{Code: CodeWithdrawn, Message: "the client left before a decision: the call was withdrawn and did not run"}
+		if d, ok := stop(); ok {
+			// Decided as the request ended: approved, it is run as the route goes on (and fails on
+			// the ended request, which the outcome says); declined, it is reported declined.
+			if onDecision(d) {
+				return true
 			}
+			break
+		}
+		if !errors.Is(context.Cause(ctx), ErrClientGone) {
+			break // a shutdown or a deadline: the call stays held, its token valid
+		}
+		// The client went away: nobody is left to use the call's result.
+		burn, cancel := context.WithTimeout(context.WithoutCancel(ctx), withdrawTimeout)
+		defer cancel()
+		won, err := r.set.Approvals.Withdraw(burn, key)
+		switch {
+		case err != nil:
+			r.log.Warn("withdrawing a held call whose client left; its token stays valid until it expires",
+				"tool", tool.Qualified, "err", err, "request_id", j.id)
+		case won:
+			r.decided(burn, key, approval.Call{RequestID: j.id, Identity: j.identity, Server: tool.Server, Tool: tool.Name},
+				access.Identity{}, approval.Withdrawn)
+			decide(StepDeclined, "the client left while the call waited for approval: withdrawn")
+			c.Error = &Error{Code: CodeWithdrawn, Message: "the client left before a decision: the call was withdrawn and did not run"}
+		default:
+			// A person decided after the wait ended: the decider ran (or declined) the call.
+			decide(StepHeld, "the client left as a person decided the call: the decider acted on it")
 		}
 	}
 	j.callEvent(EventToolResult, c.Round, c)
 	return false
 }
+
+// ErrClientGone is the cause (context.Cause) of a request's end when its client closed the
+// connection: a call the route waits for a decision on is then withdrawn. The HTTP doors cancel
+// with it (answer.ErrClientGone is this error).
+var ErrClientGone = errors.New("the client closed the connection")
 
 // withdrawTimeout bounds using up the token of a call whose client left.
 const withdrawTimeout = 5 * time.Second

@@ -65,32 +65,14 @@ func runApprovals(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	return updateDoc(*doc, sectionWaiting, "## Routes waiting for approval\n\n"+waitingIntro+md)
 }
 
-// parseWaiting reads the benchmark's result lines.
+// parseWaiting reads BenchmarkWaitingRoutes's result lines.
 func parseWaiting(out string) ([]waitingRun, error) {
 	var res []waitingRun
-	for _, line := range strings.Split(out, "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 || !strings.HasPrefix(f[0], "BenchmarkWaitingRoutes") {
-			continue
-		}
-		var r waitingRun
-		into := map[string]*float64{"routes": &r.Routes, "bytes/waiting-route": &r.PerRoute, "cpu-ms/s-waiting": &r.CPUMsPS, "cpu-ms/s-idle": &r.IdleMsPS}
-		for i := 2; i+1 < len(f); i += 2 {
-			if p, ok := into[f[i+1]]; ok {
-				v, err := strconv.ParseFloat(f[i], 64)
-				if err != nil {
-					return nil, fmt.Errorf("benchmark line %q: %w", line, err)
-				}
-				*p = v
-				delete(into, f[i+1])
-			}
-		}
-		if len(into) > 0 {
-			return nil, fmt.Errorf("benchmark line %q lacks %d of its figures", line, len(into))
-		}
-		res = append(res, r)
-	}
-	return res, nil
+	err := benchLines(out, "BenchmarkWaitingRoutes", func(r *waitingRun) map[string]*float64 {
+		return map[string]*float64{"routes": &r.Routes, "bytes/waiting-route": &r.PerRoute, "cpu-ms/s-waiting": &r.CPUMsPS,
+			"cpu-ms/s-idle": &r.IdleMsPS}
+	}, &res)
+	return res, err
 }
 
 // waitingMarkdown is the section's figures, one row a run.

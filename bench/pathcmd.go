@@ -46,32 +46,41 @@ func runPath(ctx context.Context, runs int, benchtime string) ([]pathRun, error)
 	return res, err
 }
 
-// parsePath reads the benchmark's result lines: the name, the iterations, then value-unit pairs.
+// parsePath reads BenchmarkSidecarPath's result lines.
 func parsePath(out string) ([]pathRun, error) {
 	var res []pathRun
+	err := benchLines(out, "BenchmarkSidecarPath", func(r *pathRun) map[string]*float64 {
+		return map[string]*float64{"hop-p50-µs": &r.HopP50, "sidecar-p50-µs": &r.SidecarP50, "ratio": &r.Ratio, "route-allocs": &r.RouteAllocs}
+	}, &res)
+	return res, err
+}
+
+// benchLines reads a Go benchmark's result lines (the name, the iterations, then value-unit
+// pairs) into one T each: fields maps each unit a line must carry to the field of r it fills.
+func benchLines[T any](out, name string, fields func(r *T) map[string]*float64, res *[]T) error {
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Fields(line)
-		if len(f) < 2 || !strings.HasPrefix(f[0], "BenchmarkSidecarPath") {
+		if len(f) < 2 || !strings.HasPrefix(f[0], name) {
 			continue
 		}
-		var r pathRun
-		into := map[string]*float64{"hop-p50-µs": &r.HopP50, "sidecar-p50-µs": &r.SidecarP50, "ratio": &r.Ratio, "route-allocs": &r.RouteAllocs}
+		var r T
+		into := fields(&r)
 		for i := 2; i+1 < len(f); i += 2 {
 			if p, ok := into[f[i+1]]; ok {
 				v, err := strconv.ParseFloat(f[i], 64)
 				if err != nil {
-					return nil, fmt.Errorf("benchmark line %q: %w", line, err)
+					return fmt.Errorf("benchmark line %q: %w", line, err)
 				}
 				*p = v
 				delete(into, f[i+1])
 			}
 		}
 		if len(into) > 0 {
-			return nil, fmt.Errorf("benchmark line %q lacks %d of its figures", line, len(into))
+			return fmt.Errorf("benchmark line %q lacks %d of its figures", line, len(into))
 		}
-		res = append(res, r)
+		*res = append(*res, r)
 	}
-	return res, nil
+	return nil
 }
 
 // pathMarkdown is the section's figures: one row a run, then each column's median.

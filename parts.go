@@ -44,8 +44,8 @@ type parts struct {
 	usage     *records.Store // the usage database, when usage records are on and a part keeps something in it
 	store     *records.Store // tool pins and held calls: usage, when the safety checks keep them
 	rt        *router.Router
-	notices   *notify.Notifier // the approval webhooks', when one is configured
-	onHeld    func(access.Identity, string, approval.Call)
+	notices   *notify.Notifier                     // the approval webhooks', when one is configured
+	notify    func(key string, held approval.Call) // sends a held call's notice, with notices
 	// Built by observe, for the commands that serve requests.
 	watch  *watchers
 	lim    *limits.Limiter
@@ -120,7 +120,7 @@ func (p *parts) open(ctx context.Context, stderr io.Writer) error {
 		return err
 	}
 	p.acl = policy(p.orgs, len(cfg.Orgs) > 0 && (p.cmd == "serve" || p.as.Depth() > 0))
-	if p.notices, p.onHeld, err = approvalNotices(cfg, p.orgs, p.logger); err != nil {
+	if p.notices, p.notify, err = approvalNotices(cfg, p.orgs, p.logger); err != nil {
 		return err
 	}
 	if p.notices != nil {

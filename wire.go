@@ -286,7 +286,10 @@ func (w *watchers) heldCall(outcome string) {
 
 // heldCall counts a held call's outcome, once the observers are built (the router is built
 // before them), and marks it in the console's recent requests.
-func (p *parts) heldCall(d approval.Decision, held approval.Call) {
+func (p *parts) heldCall(d approval.Decision, key string, held approval.Call) {
+	if d == router.OutcomeHeld && p.notify != nil {
+		p.notify(key, held)
+	}
 	if p.watch != nil {
 		p.watch.heldCall(string(d))
 	}
@@ -557,7 +560,6 @@ func newRouter(p *parts) *router.Router {
 		HeldShare: approval.Share{Calls: cfg.Safety.MaxHeldPerIdentity, Bytes: cfg.Safety.MaxHeldBytesPerIdentity,
 			ArgumentBytes: cfg.Safety.MaxHeldArgumentBytes},
 		ApprovalWait:    cfg.Safety.ApprovalWait.D(),
-		NotifyHeld:      p.onHeld,
 		Approvers:       cfg.Safety.Approvers,
 		OnHeld:          p.heldCall,
 		ResultsMayWiden: cfg.Safety.ResultsMayWiden,
@@ -666,7 +668,7 @@ func approvals(cfg config.Config, store *records.Store) router.Approvals {
 // approvalNotices builds the notifier of the approval webhooks (safety's and the orgs') and what
 // the router tells it of each held call, or nothing when no webhook is configured. A webhook
 // whose secret variable is unset or empty refuses the start.
-func approvalNotices(cfg config.Config, orgs *access.Hierarchy, logger *slog.Logger) (*notify.Notifier, func(access.Identity, string, approval.Call), error) {
+func approvalNotices(cfg config.Config, orgs *access.Hierarchy, logger *slog.Logger) (*notify.Notifier, func(string, approval.Call), error) {
 	hooks := []access.Webhook{cfg.Safety.ApprovalWebhook}
 	keys := []string{"safety.approval_webhook"}
 	for name, o := range cfg.Orgs {
@@ -687,7 +689,8 @@ func approvalNotices(cfg config.Config, orgs *access.Hierarchy, logger *slog.Log
 		return nil, nil, nil
 	}
 	n := notify.New(notify.Options{Log: logger})
-	return n, func(id access.Identity, key string, c approval.Call) {
+	return n, func(key string, c approval.Call) {
+		id, _ := access.ParseIdentity(c.Identity) // as the router wrote it
 		h := orgs.Webhook(id, cfg.Safety.ApprovalWebhook)
 		if h.URL == "" {
 			return

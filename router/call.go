@@ -83,7 +83,7 @@ func (r *Router) Decline(ctx context.Context, id access.Identity, token string) 
 	held, err := r.set.Approvals.Take(ctx, token, id.String(), nil)
 	if err != nil {
 		if errors.Is(err, approval.ErrExpired) {
-			r.count(approval.Expired, held)
+			r.count(approval.Expired, approval.Key(token), held)
 		}
 		return err
 	}
@@ -125,7 +125,7 @@ func (r *Router) Approve(ctx context.Context, id access.Identity, token string) 
 	})
 	if err != nil {
 		if errors.Is(err, approval.ErrExpired) {
-			r.count(approval.Expired, held)
+			r.count(approval.Expired, approval.Key(token), held)
 		}
 		return nil, held, err
 	}

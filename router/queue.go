@@ -102,7 +102,7 @@ func (r *Router) Decide(ctx context.Context, viewer access.Identity, admin bool,
 	})
 	if err != nil {
 		if errors.Is(err, approval.ErrExpired) {
-			r.count(approval.Expired, held)
+			r.count(approval.Expired, id, held)
 		}
 		return nil, held, err
 	}
@@ -194,7 +194,7 @@ func (r *Router) approvesOthers(viewer access.Identity) bool {
 // decided records d on the held call under key, made by who (the zero Identity: nobody, for a
 // call withdrawn), and counts it. A failure to record is logged: the decision stands.
 func (r *Router) decided(ctx context.Context, key string, held approval.Call, who access.Identity, d approval.Decision) {
-	r.count(d, held)
+	r.count(d, key, held)
 	q := r.queue()
 	if q == nil {
 		return
@@ -213,9 +213,9 @@ func (r *Router) decided(ctx context.Context, key string, held approval.Call, wh
 }
 
 // count tells Settings.OnHeld of a held call's outcome.
-func (r *Router) count(d approval.Decision, held approval.Call) {
+func (r *Router) count(d approval.Decision, key string, held approval.Call) {
 	if r.set.OnHeld != nil {
-		r.set.OnHeld(d, held)
+		r.set.OnHeld(d, key, held)
 	}
 }
 

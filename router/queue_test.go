@@ -75,7 +75,7 @@ func TestDecide(t *testing.T) {
 			store := approval.NewMemory()
 			var outcomes []approval.Decision
 			e := newEnv(t, router.Settings{Approvals: approval.NewKeeper(store, ttl), Access: orgs,
-				OnHeld: func(d approval.Decision, _ approval.Call) { outcomes = append(outcomes, d) }})
+				OnHeld: func(d approval.Decision, _ string, _ approval.Call) { outcomes = append(outcomes, d) }})
 			ctx := context.Background()
 			tool, ok := e.inv.Snapshot().Tool("faults.echo")
 			if !ok {

@@ -197,16 +197,15 @@ type Settings struct {
 	// (safety.approval_wait), set per level by Access; 0 answers at once with the call held.
 	// Approved (Approve, Decline) in the same process meanwhile, the call runs in the route.
 	ApprovalWait time.Duration
-	// NotifyHeld, if set, hears of each call held for approval, under its key (approval.Key),
-	// before anyone may decide it: a webhook tells a person. It must not block.
-	NotifyHeld func(id access.Identity, key string, c approval.Call)
 	// Approvers are who may decide on held calls beside the identity that asked (Decide,
 	// safety.approvers), replaced per level by Access; none anywhere leaves it to admins.
 	Approvers []string
-	// OnHeld, if not nil, is told of each call held (OutcomeHeld) and of each outcome of one:
-	// approved, declined, withdrawn, and expired when a decision came too late; held is the call
-	// (its request and step), as far as known.
-	OnHeld func(d approval.Decision, held approval.Call)
+	// OnHeld, if not nil, is told of each call held (OutcomeHeld: once its route may wait, before
+	// anyone can decide it, so a webhook may tell a person) and of each outcome of one: approved,
+	// declined, withdrawn, and expired when a decision came too late. key is the call's public id
+	// (approval.Key); held is the call (its identity, request, step and expiry), as far as known.
+	// It must not block.
+	OnHeld func(d approval.Decision, key string, held approval.Call)
 	// ResultsMayWiden lets rounds after the first choose tools round 1 was not offered, and
 	// search after round 1 (safety.results_may_widen).
 	ResultsMayWiden bool

@@ -163,7 +163,6 @@ func (r *Router) hold(ctx context.Context, j *journal, id access.Identity, tool 
 		j.callEvent(EventToolResult, c.Round, c)
 		return false
 	}
-	r.count(OutcomeHeld, held)
 	p := Pending{Step: c.Step, Server: tool.Server, Tool: tool.Name, Arguments: c.Arguments, Reason: reason, Token: token, ExpiresAt: expires}
 	c.Error = &Error{Code: CodeApprovalRequired, Message: "the call awaits approval: " + reason}
 	c.Pending = &p
@@ -184,10 +183,8 @@ func (r *Router) hold(ctx context.Context, j *journal, id access.Identity, tool 
 			defer stop()
 		}
 	}
-	if r.set.NotifyHeld != nil {
-		held.ExpiresAt = expires
-		r.set.NotifyHeld(id, key, held)
-	}
+	held.ExpiresAt = expires
+	r.count(OutcomeHeld, key, held)
 	if j.listening() {
 		j.event(Event{Type: EventApprovalRequired, Round: c.Round, Call: copyCall(c), Pending: &p})
 	}

@@ -80,5 +80,5 @@ func Entry(dir, name string) string {
 
 // Inspector is the script node runs for the MCP Inspector's command line (`mcp-inspector --cli`).
 func Inspector(dir string) string {
-	return filepath.Join(dir, "node_modules", "@modelcontextprotocol", "inspector", "cli", "build", "cli.js")
+	return filepath.Join(dir, "node_modules", "@modelcontextprotocol", "inspector", "clients", "cli", "build", "index.js")
 }

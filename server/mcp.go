@@ -146,6 +146,9 @@ func (h *handlers) mcp(c *fiber.Ctx) error {
 		}
 		return bw.Flush()
 	}
+	// The head goes out at once, before the first event: a client waits for it (the Go SDK's
+	// Connect does for its GET stream), and a stream may carry no event for a long time.
+	c.Response().ImmediateHeaderFlush = true
 	c.Context().SetBodyStreamWriter(func(bw *bufio.Writer) {
 		defer leave()
 		if len(body) > 0 && write(bw, body) != nil {

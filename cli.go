@@ -72,6 +72,7 @@ var commands = []command{
 	{name: "inventory", synopsis: "[flags] inventory", summary: []string{"print the exported tool inventory as JSON"}},
 	{name: "search", synopsis: `[flags] search "QUERY"`, summary: []string{"show the tools retrieval offers for a query, as JSON"}},
 	{name: "mcp", synopsis: "[flags] mcp", summary: []string{"serve toolrouter as an MCP server over stdio"}},
+	{name: "approve", synopsis: "[flags] approve TOKEN", summary: []string{"run a call held for approval, once (the token", "toolrouter mcp names), and print it as JSON"}},
 	{name: "usage", synopsis: "[flags] usage [-since T] [-until T] [-by org|team|agent|tool|model]",
 		summary: []string{"print the usage records' totals as a table"}},
 	{name: "keys", synopsis: "keys new --org O [--team T] [--agent A] [--name N]", summary: []string{"make an API key"},
@@ -235,7 +236,7 @@ func parse(args []string, stdout, stderr io.Writer, uf *usageFlags) (invocation,
 	fs.Var(&mcpConfigs, "mcp-config", "an MCP client's server list to serve too (Claude Desktop, Cursor, Windsurf, VS Code mcp.json); repeatable")
 	model := fs.String("model", "", "tool-calling model (config key ollama.model)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
-	asFlag := fs.String("as", "", "route, search, list the inventory or serve mcp as this org[/team[/agent]] of orgs (default: the operator, every tool; mcp: org default, as a request without a credential)")
+	asFlag := fs.String("as", "", "route, search, list the inventory, serve mcp or approve as this org[/team[/agent]] of orgs (default: the operator, every tool; mcp and approve: org default, as a request without a credential)")
 	showVersion := fs.Bool("version", false, "print the version and the revision built from, and exit")
 	uf.register(fs)
 	// Flags and positional arguments interleave: parse flags up to the next positional, take it,
@@ -276,6 +277,8 @@ func parse(args []string, stdout, stderr io.Writer, uf *usageFlags) (invocation,
 		return invocation{}, errors.New("-since, -until and -by apply to usage")
 	case (cmd == "route" || cmd == "search") && len(rest) != 1:
 		return invocation{}, fmt.Errorf(`usage: toolrouter [flags] %s "QUERY" (one argument; got %d)`, cmd, len(rest))
+	case cmd == "approve" && len(rest) != 1:
+		return invocation{}, fmt.Errorf("usage: toolrouter [flags] approve TOKEN (one argument; got %d)", len(rest))
 	case (cmd == "serve" || cmd == "inventory" || cmd == "mcp" || cmd == "usage") && len(rest) > 0:
 		return invocation{}, fmt.Errorf("usage: toolrouter [flags] %s (no arguments; got %q)", cmd, rest)
 	}
@@ -286,7 +289,7 @@ func parse(args []string, stdout, stderr io.Writer, uf *usageFlags) (invocation,
 	var as access.Identity
 	if *asFlag != "" {
 		if cmd == "serve" {
-			return invocation{}, errors.New("-as applies to route, search, inventory and mcp; serve takes each request's identity from its credential")
+			return invocation{}, errors.New("-as applies to route, search, inventory, mcp and approve; serve takes each request's identity from its credential")
 		}
 		var err error
 		if as, err = access.ParseIdentity(*asFlag); err != nil {

@@ -6,6 +6,7 @@
 //	toolrouter [flags] inventory          print the exported tool inventory as JSON
 //	toolrouter [flags] search "QUERY"     show the tools retrieval offers for a query, as JSON
 //	toolrouter [flags] mcp                serve toolrouter as an MCP server over stdio
+//	toolrouter [flags] approve TOKEN      run a call held for approval, once, and print it as JSON
 //	toolrouter [flags] usage [-since T] [-until T] [-by org|team|agent|tool|model]
 //	                                      print the usage records' totals as a table
 //	toolrouter keys new --org O [--team T] [--agent A] [--name N]
@@ -15,7 +16,7 @@
 //	toolrouter mcp-builtin NAME [-http ADDR]
 //	                                      serve a built-in MCP server over stdio (or streamable HTTP)
 //
-// route, inventory and search act for the operator, with every tool, and mcp for org default, as a
+// route, inventory and search act for the operator, with every tool, and mcp and approve for org default, as a
 // request without a credential does, unless -as names an identity of the orgs hierarchy. serve authenticates callers (auth) and refuses to start on a non-loopback
 // address when none can authenticate, unless auth.allow_anonymous is set, and reloads its
 // configuration on SIGHUP or POST /v1/admin/reload (package reload). Flags may come before or
@@ -99,11 +100,14 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, o run
 	switch inv.cmd {
 	case "inventory", "route", "search":
 		return p.local(ctx, stdout)
+	case "approve":
+		return p.approveHeld(ctx, stdout)
 	}
 	if err := p.observe(ctx); err != nil {
 		return err
 	}
 	if inv.cmd == "mcp" {
+		go warnModelUnreachable(ctx, p.models.probe, inv.cfg.Ollama.Host, p.logger)
 		return serveMCPStdio(ctx, p.mcpServer(), p.as, os.Stdin, stdout)
 	}
 	return p.serve(ctx, o)

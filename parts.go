@@ -77,10 +77,11 @@ func (p *parts) open(ctx context.Context, stderr io.Writer) error {
 			p.logger.Warn("requests without a credential act for org " + access.DefaultOrg + ", which orgs does not define: they will be refused")
 		}
 	}
-	if p.cmd == "mcp" && p.as.Depth() == 0 {
-		// The MCP server over stdio, like every door without a credential, acts for org default.
+	if (p.cmd == "mcp" || p.cmd == "approve") && p.as.Depth() == 0 {
+		// The MCP server over stdio, like every door without a credential, acts for org default,
+		// and so does approve, for the calls it held.
 		p.as = auth.Anonymous()
-		if len(cfg.Orgs) > 0 && !p.orgs.Has(p.as) {
+		if p.cmd == "mcp" && len(cfg.Orgs) > 0 && !p.orgs.Has(p.as) {
 			p.logger.Warn("toolrouter mcp acts for org " + access.DefaultOrg + ", which orgs does not define: it is offered no tool; name an identity with -as")
 		}
 	}

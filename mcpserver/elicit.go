@@ -137,9 +137,21 @@ func (s *Server) elicitOne(ctx context.Context, id access.Identity, c *router.Ca
 }
 
 // pendingText is the text of a held call's result for a client without elicitation, or whose
-// person did not answer: what waits and how to approve it.
-func pendingText(p *router.Pending) string {
+// person did not answer: what waits and how to approve it. Over stdio there is no HTTP listener
+// to approve on: the operator runs `toolrouter approve TOKEN` with the same configuration, a
+// command no model behind the host can call.
+func pendingText(ctx context.Context, p *router.Pending) string {
 	args, _ := json.Marshal(p.Arguments)
-	return fmt.Sprintf("%s.%s %s awaits approval: %s. To run it, POST /v1/approve {\"token\": %q} before %s.",
-		p.Server, p.Tool, args, p.Reason, p.Token, p.ExpiresAt.Format(time.RFC3339))
+	how := fmt.Sprintf("POST /v1/approve {\"token\": %q}", p.Token)
+	if overStdio(ctx) {
+		how = fmt.Sprintf("run `toolrouter approve %s` (with the same -config) in a shell", p.Token)
+	}
+	return fmt.Sprintf("%s.%s %s awaits approval: %s. To run it, %s before %s.",
+		p.Server, p.Tool, args, p.Reason, how, p.ExpiresAt.Format(time.RFC3339))
 }
+
+// stdioKey marks the context of a request ServeStdio serves.
+type stdioKey struct{}
+
+// overStdio reports whether ctx is a request ServeStdio serves.
+func overStdio(ctx context.Context) bool { return ctx.Value(stdioKey{}) != nil }

@@ -194,7 +194,9 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) ServeStdio(ctx context.Context, id access.Identity, in io.Reader, out io.Writer) error {
 	stdio := mcpgo.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(slog.NewLogLogger(s.o.Logger.Handler(), slog.LevelError))
-	stdio.SetContextFunc(func(ctx context.Context) context.Context { return access.WithIdentity(ctx, id) })
+	stdio.SetContextFunc(func(ctx context.Context) context.Context {
+		return access.WithIdentity(context.WithValue(ctx, stdioKey{}, true), id)
+	})
 	w := &syncWriter{w: out}
 	lines := newBoundedLines(in, s.o.MaxMessageBytes, func() error {
 		s.o.Logger.Warn("mcp: a message over max_message_bytes was skipped", "max_message_bytes", s.o.MaxMessageBytes)
@@ -337,7 +339,7 @@ func (s *Server) call(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTo
 	if c.Pending != nil {
 		// Not a failure: the call waits for a person, and the result says how to approve it.
 		s.report(rep, http.StatusOK, "")
-		return mcp.NewToolResultStructured(c, pendingText(c.Pending)), nil
+		return mcp.NewToolResultStructured(c, pendingText(ctx, c.Pending)), nil
 	}
 	if c.Error != nil {
 		return s.finish(rep, callStatus(c.Error.Code), c.Error.Code, c.Error.Message), nil
@@ -395,7 +397,7 @@ func (s *Server) route(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallT
 		return s.fail(rep, err), nil
 	}
 	s.report(rep, http.StatusOK, "")
-	return mcp.NewToolResultStructured(out, Summary(out)), nil
+	return mcp.NewToolResultStructured(out, Summary(ctx, out)), nil
 }
 
 // answer is the answer tool's handler.
@@ -423,7 +425,7 @@ func (s *Server) answer(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	s.report(rep, http.StatusOK, "")
 	final := out.Final
 	if final == "" {
-		final = Summary(out.Routing) // nothing answered: say what the routing did
+		final = Summary(ctx, out.Routing) // nothing answered: say what the routing did
 	}
 	return mcp.NewToolResultStructured(out, final), nil
 }

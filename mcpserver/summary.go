@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -12,8 +13,9 @@ import (
 const maxSummaryResult = 2000
 
 // Summary is the route tool's text content: the decision in one line, then each call with its
-// result or error, a long result shortened (the structured content has it whole).
-func Summary(out *router.Outcome) string {
+// result or error, a long result shortened (the structured content has it whole); a held call
+// says how to approve it on ctx's transport.
+func Summary(ctx context.Context, out *router.Outcome) string {
 	var b strings.Builder
 	switch {
 	case !out.UseTool:
@@ -38,7 +40,7 @@ func Summary(out *router.Outcome) string {
 		fmt.Fprintf(&b, "\n\n%d. %s", c.Step, name)
 		switch {
 		case c.Pending != nil:
-			fmt.Fprintf(&b, " %s", pendingText(c.Pending))
+			fmt.Fprintf(&b, " %s", pendingText(ctx, c.Pending))
 		case c.Error != nil:
 			fmt.Fprintf(&b, " failed (%s): %s", c.Error.Code, c.Error.Message)
 		case c.Result != nil && c.Result.IsError:

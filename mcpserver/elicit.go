@@ -31,8 +31,12 @@ const declineTimeout = 5 * time.Second
 // CodeDeclined is the error code of a held call the person declined.
 const CodeDeclined = router.CodeDeclined
 
-// elicits reports whether the client of ctx's session declared elicitation.
+// elicits reports whether the client of ctx's session declared elicitation and speaks a version
+// that lets the server send elicitation/create (before 2026-07-28; see asksInput for the others).
 func elicits(ctx context.Context) bool {
+	if modern(ctx) {
+		return false
+	}
 	sess, ok := mcpgo.ClientSessionFromContext(ctx).(mcpgo.SessionWithClientInfo)
 	return ok && sess.GetClientCapabilities().Elicitation != nil
 }
@@ -41,16 +45,29 @@ func elicits(ctx context.Context) bool {
 // became of it: the approved call run, c declined (its token used up), or c still held.
 func (s *Server) elicit(ctx, ask context.Context, id access.Identity, c *router.Call) *router.Call {
 	p := c.Pending
-	args, _ := json.Marshal(p.Arguments)
-	res, err := s.mcp.RequestElicitation(ask, mcp.ElicitationRequest{Params: mcp.ElicitationParams{
-		Message:         fmt.Sprintf("toolrouter holds a call for your approval: %s.%s with %s (%s). Run it?", p.Server, p.Tool, args, p.Reason),
-		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
-	}})
+	res, err := s.mcp.RequestElicitation(ask, mcp.ElicitationRequest{Params: question(p)})
 	if err != nil {
 		s.o.Logger.Info("asking the client to approve a held call", "tool", p.Server+"."+p.Tool, "err", err)
 		return c
 	}
-	switch res.Action {
+	return s.decide(ctx, id, c, res.Action)
+}
+
+// question is what the person is asked of the held call p.
+func question(p *router.Pending) mcp.ElicitationParams {
+	args, _ := json.Marshal(p.Arguments)
+	return mcp.ElicitationParams{
+		Message:         fmt.Sprintf("toolrouter holds a call for your approval: %s.%s with %s (%s). Run it?", p.Server, p.Tool, args, p.Reason),
+		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
+	}
+}
+
+// decide does what the person answered of the held call c (action) and returns what became of
+// it: the approved call run, c declined (its token used up), or c still held (cancelled, or no
+// answer).
+func (s *Server) decide(ctx context.Context, id access.Identity, c *router.Call, action mcp.ElicitationResponseAction) *router.Call {
+	p := c.Pending
+	switch action {
 	case mcp.ElicitationResponseActionAccept:
 		approved, _, err := s.d.Router.Approve(ctx, id, p.Token)
 		if err == nil && approved == nil {
@@ -79,11 +96,22 @@ func (s *Server) elicit(ctx, ask context.Context, id access.Identity, c *router.
 	return c
 }
 
-// routeAsking routes req and puts its held calls to the person (elicitAll): the routing of the
-// route tool and, through answer.Service, of the answer tool.
+// routeAsking routes req and puts its held calls to the person: the routing of the route tool
+// and, through answer.Service, of the answer tool. A client of 2026-07-28 or later is asked
+// through input requests: the routing is parked and errInput carries the tool result that asks
+// (askInput); its retry resumes the parked routing with the answers instead of routing again.
+// An older client that declared elicitation is asked with elicitation/create (elicitAll).
 func (s *Server) routeAsking(ctx context.Context, req router.Request) (*router.Outcome, error) {
+	if r := roundOf(ctx); r != nil && r.resumed != nil {
+		out := r.resumed.outcome
+		s.settle(out, func(c *router.Call) *router.Call { return s.answered(ctx, req.Identity, r, c) })
+		return out, nil
+	}
 	out, err := s.d.Router.Route(ctx, req)
 	if err == nil && len(out.Pending) > 0 {
+		if res := s.askInput(ctx, req.Identity, out.Pending, &parked{outcome: out}); res != nil {
+			return out, &errInput{res: res, outcome: out}
+		}
 		s.elicitAll(ctx, req.Identity, out)
 	}
 	return out, err
@@ -96,21 +124,27 @@ func (f routeFunc) Route(ctx context.Context, req router.Request) (*router.Outco
 	return f(ctx, req)
 }
 
-// elicitAll puts each held call of a routing to the person, within one shared deadline, and moves
-// the ones they answer out of Pending. The routing does not go on to another round.
+// elicitAll puts each held call of a routing to the person with elicitation/create, within one
+// shared deadline, and moves the ones they answer out of Pending (settle).
 func (s *Server) elicitAll(ctx context.Context, id access.Identity, out *router.Outcome) {
 	if !elicits(ctx) {
 		return
 	}
 	ask, cancel := context.WithTimeout(ctx, elicitTimeout)
 	defer cancel()
+	s.settle(out, func(c *router.Call) *router.Call { return s.elicit(ctx, ask, id, c) })
+}
+
+// settle replaces each held call of a routing with what decide made of it and moves the ones
+// decided out of Pending. The routing does not go on to another round.
+func (s *Server) settle(out *router.Outcome, decide func(c *router.Call) *router.Call) {
 	var still []router.Pending
 	for i := range out.Calls {
 		c := &out.Calls[i]
 		if c.Pending == nil {
 			continue
 		}
-		if done := s.elicit(ctx, ask, id, c); done != c {
+		if done := decide(c); done != c {
 			*c = *done
 			continue
 		}

@@ -82,6 +82,7 @@ type holdingEnv struct {
 	held   *holding
 	faults *testmcp.Faults
 	c      *client.Client
+	url    string // over HTTP: the server's
 }
 
 // newHolding builds a holdingEnv whose client declares elicitation, answered by handler, unless

@@ -125,6 +125,7 @@ type Server struct {
 	mcp    *mcpgo.MCPServer
 
 	exposed atomic.Pointer[exposed] // the inventory tools listed now
+	parked  parking                 // requests waiting for their client's answers (input.go)
 	syncMu  sync.Mutex              // serialises sync
 }
 
@@ -328,14 +329,28 @@ func (s *Server) call(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTo
 	if !ok && req.Params.Arguments != nil {
 		return s.finish(rep, http.StatusBadRequest, router.CodeInvalidArguments, "the arguments must be a JSON object"), nil
 	}
-	c, err := s.d.Router.Call(ctx, id, qualified, args)
-	if err != nil {
-		return s.fail(rep, err), nil
+	ctx, res = s.beginRound(ctx, rep, id, req)
+	if res != nil {
+		return res, nil
 	}
-	if c.Pending != nil {
-		c = s.elicitOne(ctx, id, c)
+	var c *router.Call
+	if r := roundOf(ctx); r.resumed != nil {
+		c = s.answered(ctx, id, r, r.resumed.call)
+		rep.Outcome = decidedOutcome(id, r)
+	} else {
+		var err error
+		if c, err = s.d.Router.Call(ctx, id, qualified, args); err != nil {
+			return s.fail(rep, err), nil
+		}
+		if c.Pending != nil {
+			if ask := s.askInput(ctx, id, []router.Pending{*c.Pending}, &parked{call: c}); ask != nil {
+				s.report(rep, http.StatusOK, "")
+				return ask, nil
+			}
+			c = s.elicitOne(ctx, id, c)
+		}
+		rep.Outcome = callOutcome(id, c)
 	}
-	rep.Outcome = callOutcome(id, c)
 	if c.Pending != nil {
 		// Not a failure: the call waits for a person, and the result says how to approve it.
 		s.report(rep, http.StatusOK, "")
@@ -386,12 +401,22 @@ func (s *Server) route(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallT
 		return s.fail(rep, err), nil
 	}
 	rr.Identity = id
+	if ctx, res = s.beginRound(ctx, rep, id, req); res != nil {
+		return res, nil
+	}
 	out, err := s.routeAsking(ctx, rr)
 	if out != nil {
 		rep.Outcome = out
 	}
+	if r := roundOf(ctx); r.resumed != nil {
+		rep.Outcome = decidedOutcome(id, r)
+	}
 	if cause := answer.Interrupted(ctx); cause != nil {
 		err = cause // not the partial outcome made of cancelled calls
+	}
+	if ask := (*errInput)(nil); errors.As(err, &ask) {
+		s.report(rep, http.StatusOK, "")
+		return ask.res, nil
 	}
 	if err != nil {
 		return s.fail(rep, err), nil
@@ -412,12 +437,23 @@ func (s *Server) answer(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 		return s.fail(rep, err), nil
 	}
 	rr.Identity = id
+	if ctx, res = s.beginRound(ctx, rep, id, req); res != nil {
+		return res, nil
+	}
 	out, err := s.ans.Run(ctx, rr, mode, nil)
 	if out != nil {
 		rep.Outcome, rep.Council = out.Routing, out.Council
 	}
+	if r := roundOf(ctx); r.resumed != nil {
+		rep.Outcome = decidedOutcome(id, r)
+	}
 	if cause := answer.Interrupted(ctx); cause != nil {
 		err = cause
+	}
+	if ask := (*errInput)(nil); errors.As(err, &ask) {
+		rep.Outcome = ask.outcome
+		s.report(rep, http.StatusOK, "")
+		return ask.res, nil
 	}
 	if err != nil {
 		return s.fail(rep, err), nil

@@ -14,6 +14,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"toolrouter/internal/fakeollama"
+	"toolrouter/internal/npmservers"
 )
 
 // goSDKClient builds testdata/gosdk, an MCP client on the official Go SDK, against the SDK's
@@ -146,3 +147,38 @@ func TestGoSDKClients(t *testing.T) {
 	}
 }
 
+
+// TestTypeScriptSDKClient: the official TypeScript SDK's client (examples/npm/mcp-client.mjs on
+// @modelcontextprotocol/sdk, which asks for 2025-11-25 only) over streamable HTTP and stdio:
+// it lists the tools and routes a query whose call is held, asked through elicitation/create
+// and run once accepted; without elicitation the call waits, named with how to approve it.
+func TestTypeScriptSDKClient(t *testing.T) {
+	dir := npmservers.Dir(t) // skips without node, installs examples/npm's packages
+	bin := buildBinary(t)
+	cfg := sdkConfig(t)
+	base := startBinary(t, bin, "-config", cfg).Base
+	script := filepath.Join(dir, "mcp-client.mjs")
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) {
+			run := func(elicit, tool, args string) sdkReport {
+				a := []string{script, "--elicit", elicit, "--tool", tool, "--args", args}
+				if transport == "http" {
+					return runSDKClient(t, "node", append(a, "--url", base+"/mcp")...)
+				}
+				return runSDKClient(t, "node", append(a, "--", bin, "-config", cfg, "-log-level", "error", "mcp")...)
+			}
+			asked := run("accept", "route", `{"query": "what is 2 plus 40?"}`)
+			if asked.Protocol != "2025-11-25" || !slices.Contains(asked.Tools, "calculator__add") {
+				t.Errorf("got version %q and tools %v, want 2025-11-25 and the inventory", asked.Protocol, asked.Tools)
+			}
+			if asked.IsError || len(asked.Asked) != 1 || !strings.Contains(asked.Asked[0], "calculator.add") || !strings.Contains(asked.Text, "42") {
+				t.Errorf("route with elicitation: got %+v, want the person asked about calculator.add once and 42", asked)
+			}
+			how := map[string]string{"http": "POST /v1/approve", "stdio": "toolrouter approve tra_"}[transport]
+			waits := run("none", "calculator__add", `{"a": 2, "b": 40}`)
+			if waits.IsError || len(waits.Asked) != 0 || !strings.Contains(waits.Text, "awaits approval") || !strings.Contains(waits.Text, how) {
+				t.Errorf("calculator__add without elicitation: got %+v, want it held, naming %q", waits, how)
+			}
+		})
+	}
+}

@@ -35,9 +35,9 @@ import (
 // are named with their tokens instead of being asked.
 const maxParked = 256
 
-// CodeUnknownRequestState is the error code of a retry whose request state names nothing parked
+// UnknownRequestState is the error code (not a call's: the request's) of a retry whose request state names nothing parked
 // for it.
-const CodeUnknownRequestState = "unknown_request_state"
+const UnknownRequestState = "unknown_request_state"
 
 // modern reports whether ctx's request is of protocol version 2026-07-28 or later.
 func modern(ctx context.Context) bool { return mcpgo.IsModernRequest(ctx) }
@@ -127,7 +127,7 @@ func (s *Server) beginRound(ctx context.Context, rep *observe.Report, id access.
 	if state := req.Params.RequestState; state != "" {
 		p, ok := s.parked.take(state, time.Now())
 		if !ok || p.identity != id.String() || p.bind != r.bind {
-			return ctx, s.finish(rep, http.StatusBadRequest, CodeUnknownRequestState,
+			return ctx, s.finish(rep, http.StatusBadRequest, UnknownRequestState,
 				"the request state names no request of this call waiting for answers (unknown, expired or used): call again without it")
 		}
 		r.resumed, r.responses = p, req.Params.InputResponses

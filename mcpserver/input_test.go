@@ -168,14 +168,14 @@ func TestInputRequestState(t *testing.T) {
 		want        string // in the result
 		wantCalls   int    // the echo's runs so far
 	}{
-		{"made up", `,"requestState":"made-up"` + answer, mcpserver.CodeUnknownRequestState, 0},
+		{"made up", `,"requestState":"made-up"` + answer, mcpserver.UnknownRequestState, 0},
 		{"its own", `,"requestState":"` + state + `"` + answer, "drop table", 1},
-		{"used", `,"requestState":"` + state + `"` + answer, mcpserver.CodeUnknownRequestState, 1},
+		{"used", `,"requestState":"` + state + `"` + answer, mcpserver.UnknownRequestState, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := post(tc.extra)
 			b, _ := json.Marshal(res)
-			refused := tc.want == mcpserver.CodeUnknownRequestState
+			refused := tc.want == mcpserver.UnknownRequestState
 			if !strings.Contains(string(b), tc.want) || (res["isError"] == true) != refused {
 				t.Errorf("got %s, want %q in it (isError %v)", b, tc.want, refused)
 			}

@@ -35,8 +35,8 @@ import (
 // are named with their tokens instead of being asked.
 const maxParked = 256
 
-// UnknownRequestState is the error code (not a call's: the request's) of a retry whose request state names nothing parked
-// for it.
+// UnknownRequestState is the error code of a retry whose request state names nothing parked for
+// it (the request's code, not one a call carries).
 const UnknownRequestState = "unknown_request_state"
 
 // modern reports whether ctx's request is of protocol version 2026-07-28 or later.

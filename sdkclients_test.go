@@ -101,8 +101,8 @@ func TestGoSDKClients(t *testing.T) {
 	}{
 		{"go-sdk v1.6.1", goSDKClient(t, "go.mod"), []string{""}, []string{"2025-11-25"}},
 		{"go-sdk v1.8.0", goSDKClient(t, "go.v1.8.mod", "sdk18"),
-			[]string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"},
-			[]string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"}},
+			[]string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"},
+			[]string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}},
 	}
 	cfg := sdkConfig(t)
 	base := startBinary(t, bin, "-config", cfg).Base

@@ -147,7 +147,6 @@ func TestGoSDKClients(t *testing.T) {
 	}
 }
 
-
 // TestTypeScriptSDKClient: the official TypeScript SDK's client (examples/npm/mcp-client.mjs on
 // @modelcontextprotocol/sdk, which asks for 2025-11-25 only) over streamable HTTP and stdio:
 // it lists the tools and routes a query whose call is held, asked through elicitation/create

@@ -18,7 +18,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/ollama/ollama/api"
 
@@ -206,31 +205,7 @@ func build(d Deps, o Options, listening string) (*fiber.App, *handlers) {
 	h.consoleFiles(app) // the page and its files: no credential, no observers
 	app.Use(h.authenticate)
 	app.Use(h.accepts) // 404, 405, then 415: before the rate limits
-	h.limitWork(app)
-	app.Post("/v1/route", h.route)
-	app.Post("/v1/route/stream", h.routeStream)
-	app.Post("/v1/answer", h.answer)
-	app.Post("/v1/answer/stream", h.answerStream)
-	app.Post("/v1/chat/completions", h.chatCompletions)
-	app.Get("/v1/models", h.models)
-	app.Get("/v1/models/*", h.model)
-	app.Get("/v1/inventory", h.inventory)
-	app.Get("/v1/inventory/search", h.search)
-	app.Get("/v1/usage", h.usageQuery)
-	h.consoleAPI(app)
-	app.Get(pathHealthz, func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
-	app.Get(pathReadyz, h.readyz)
-	app.Post(pathReload, h.reload)
-	app.Post(pathApprove, h.approve)
-	app.Post(pathApproveCall, h.approveCall)
-	if d.Metrics != nil {
-		app.Get(pathMetrics, h.metrics(adaptor.HTTPHandler(d.Metrics)))
-	}
-	if d.MCP != nil {
-		app.Post(pathMCP, h.mcp)
-		app.Get(pathMCP, h.mcp)
-		app.Delete(pathMCP, h.mcp)
-	}
+	h.mount(app, h.doors())
 	h.routes = routeTable(app)
 	// accepts answers 404 and 405 before any handler runs; this catches what fiber's routing
 	// alone finds unrouted.
@@ -353,6 +328,7 @@ type handlers struct {
 	life   *lifecycle
 	hosts  *hostSet  // nil: any Host
 	routes []route   // the paths served and their methods (unrouted)
+	table  []door    // the route table mounted (doors)
 	bodies sync.Pool // of *bodyWriter (sendJSON)
 }
 

@@ -16,6 +16,7 @@ import (
 	"toolrouter/answer"
 	"toolrouter/internal/fakeollama"
 	"toolrouter/provider"
+	"toolrouter/router"
 	"toolrouter/server"
 )
 
@@ -325,5 +326,62 @@ func TestOllamaRefusals(t *testing.T) {
 	}
 	if n := len(model.Requests()) + len(model.Shown()); n != 0 {
 		t.Errorf("the Ollama server got %d requests, want none", n)
+	}
+}
+
+// TestOpenWebUIConnection sends the requests Open WebUI's Ollama connection makes, as it makes
+// them (a Bearer key, Content-Type: application/json even on a GET): the connection check and the
+// version (GET /api/version, whose "x.y.z" it parses as numbers), the model list (GET /api/tags,
+// keyed by "model"), the loaded models (GET /api/ps, an admin page), a model's details (POST
+// /api/show) and a streamed chat (POST /api/chat with options and keep_alive). Each is served.
+func TestOpenWebUIConnection(t *testing.T) {
+	model := fakeollama.New(t, selectAdd(true)...)
+	model.Models = []string{"qwen3:0.6b"}
+	inv := newInventory(t)
+	d := server.Deps{Inventory: inv, Model: model.Client(), Auth: authKeys(t), Completer: &fakeCompleter{pieces: []string{"It is ", "5."}},
+		Router: router.New(model.Client(), inv, inv, router.Settings{Model: "fake", CallTimeout: 10 * time.Second}, quiet)}
+	base := serveOn(t, d, server.Options{Logger: quiet, Model: "fake"})
+	send := func(method, path, body string) (int, string, http.Header) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+teamKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b strings.Builder
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			b.WriteString(sc.Text() + "\n")
+		}
+		return resp.StatusCode, b.String(), resp.Header
+	}
+
+	status, raw, _ := send(http.MethodGet, "/api/version", "")
+	var version struct{ Version string }
+	_ = json.Unmarshal([]byte(raw), &version)
+	parts := strings.Split(version.Version, ".")
+	if status != http.StatusOK || len(parts) != 3 || slices.ContainsFunc(parts, func(p string) bool { _, err := fmt.Sscan(p, new(int)); return err != nil }) {
+		t.Errorf("GET /api/version: got %d %s, want a version of three numbers", status, raw)
+	}
+	status, raw, _ = send(http.MethodGet, "/api/tags", "")
+	if status != http.StatusOK || !strings.Contains(raw, `"model":"qwen3:0.6b"`) {
+		t.Errorf("GET /api/tags: got %d %s, want qwen3:0.6b keyed by model", status, raw)
+	}
+	if status, raw, _ = send(http.MethodGet, "/api/ps", ""); status != http.StatusOK || !strings.Contains(raw, `"models":[`) {
+		t.Errorf("GET /api/ps: got %d %s, want a list of models", status, raw)
+	}
+	if status, raw, _ = send(http.MethodPost, "/api/show", `{"model":"qwen3:0.6b"}`); status != http.StatusOK || !strings.Contains(raw, `"capabilities"`) {
+		t.Errorf("POST /api/show: got %d %s, want the model's capabilities", status, raw)
+	}
+	status, raw, h := send(http.MethodPost, "/api/chat", `{"model":"qwen3:0.6b","stream":true,"options":{"temperature":0.8},"keep_alive":"5m",`+
+		`"messages":[{"role":"user","content":"what is 2+3?"}]}`)
+	lines := strings.Split(strings.TrimSpace(raw), "\n")
+	var last ollamaChatBody
+	_ = json.Unmarshal([]byte(lines[len(lines)-1]), &last)
+	if status != http.StatusOK || h.Get("Content-Type") != "application/x-ndjson" || !last.Done || last.DoneReason != "stop" {
+		t.Errorf("POST /api/chat: got %d %q %s, want an NDJSON stream ending done", status, h.Get("Content-Type"), raw)
 	}
 }

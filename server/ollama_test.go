@@ -232,6 +232,25 @@ func TestOllamaChatErrors(t *testing.T) {
 			t.Errorf("the routing model got %d calls, want none", n)
 		}
 	})
+	t.Run("a stream cut by the request timeout", func(t *testing.T) {
+		// SSE doors send a keep-alive comment every StreamHeartbeat; an NDJSON line must be JSON,
+		// so the stream that waits sends none: every line parses, the last is the timeout.
+		comp := &fakeCompleter{pieces: []string{"It "}, hang: make(chan error, 1)}
+		e := newChatEnv(t, fakeollama.New(t, selectAdd(true)...), comp, nil, server.Options{StreamHeartbeat: time.Millisecond, RequestTimeout: 300 * time.Millisecond})
+		status, raw, _ := doLines(t, e.app, "/api/chat", `{"model":"m","messages":[{"role":"user","content":"2+3?"}]}`)
+		lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+		for _, l := range lines {
+			if !json.Valid([]byte(l)) {
+				t.Errorf("got line %q, want every line a JSON object", l)
+			}
+		}
+		var last map[string]any
+		_ = json.Unmarshal([]byte(lines[len(lines)-1]), &last)
+		if msg, _ := last["error"].(string); status != http.StatusOK || len(lines) != 2 || msg == "" {
+			t.Errorf("got %d, lines %q, want the text's line, then {\"error\"}", status, lines)
+		}
+		<-comp.hang
+	})
 	t.Run("model fails in a stream", func(t *testing.T) {
 		e := newChatEnv(t, fakeollama.New(t, selectAdd(true)...), &fakeCompleter{err: errors.New("connection refused")}, nil, server.Options{})
 		status, raw, _ := doLines(t, e.app, "/api/chat", `{"model":"m","messages":[{"role":"user","content":"2+3?"}]}`)

@@ -1,7 +1,7 @@
 // Package server is toolrouter's HTTP API (fiber): it translates each request into a call of
 // package answer (which checks its fields, routes, answers and classifies its errors) and the
-// result into JSON, OpenAI's shapes or Server-Sent Events, and reports the inventory and
-// readiness. It holds no routing logic and no request checks beyond HTTP's own (methods, content
+// result into JSON, OpenAI's or Ollama's shapes, Server-Sent Events or NDJSON, and reports the
+// inventory and readiness. Every door is one row of the route table (doors.go). It holds no routing logic and no request checks beyond HTTP's own (methods, content
 // types, Host and Origin, credentials, rate limits).
 package server
 
@@ -137,8 +137,8 @@ type Deps struct {
 	Completer answer.Completer
 	// Metrics, if not nil, serves GET /metrics (the Prometheus exposition).
 	Metrics http.Handler
-	// Limiter, if not nil, admits each request of the work endpoints against its identity's rate
-	// limits (see limits.go).
+	// Limiter, if not nil, admits each request of the work doors (doors.go) against its
+	// identity's rate limits (see limits.go).
 	Limiter Limiter
 	// MCP, if not nil, serves /mcp: the MCP server's streamable HTTP transport (mcpserver), run
 	// for each request with its identity in the request's context (access.IdentityFrom).

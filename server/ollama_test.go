@@ -251,6 +251,27 @@ func TestOllamaChatErrors(t *testing.T) {
 		}
 		<-comp.hang
 	})
+	t.Run("the headers come before the first line", func(t *testing.T) {
+		// The answer has not started (the model has not written a word): the client has the
+		// stream's status and headers already, and leaving stops the model.
+		comp := &fakeCompleter{hang: make(chan error, 1)}
+		e := newChatEnv(t, fakeollama.New(t, selectAdd(true)...), comp, nil, server.Options{RequestTimeout: 5 * time.Second})
+		base := listen(t, e.app)
+		resp, err := http.Post(base+"/api/chat", "application/json", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"2+3?"}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case cause := <-comp.hang:
+			t.Fatalf("the headers came only once the model's call had ended (%v)", cause)
+		default:
+		}
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/x-ndjson" {
+			t.Errorf("got %d %q, want 200 application/x-ndjson", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		resp.Body.Close()
+		<-comp.hang
+	})
 	t.Run("model fails in a stream", func(t *testing.T) {
 		e := newChatEnv(t, fakeollama.New(t, selectAdd(true)...), &fakeCompleter{err: errors.New("connection refused")}, nil, server.Options{})
 		status, raw, _ := doLines(t, e.app, "/api/chat", `{"model":"m","messages":[{"role":"user","content":"2+3?"}]}`)

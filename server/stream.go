@@ -101,6 +101,9 @@ func (h *handlers) streamAs(c *fiber.Ctx, f eventFormat, work func(ctx context.C
 		c.Set(fiber.HeaderConnection, "keep-alive")
 	}
 	c.Set("X-Accel-Buffering", "no")
+	// The status and headers go out at once: a client waits for them, and an NDJSON stream's
+	// first line may come only once the routing is done.
+	c.Response().ImmediateHeaderFlush = true
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer end()       // second: stops the watch before fasthttp reads the connection again
 		defer close(gone) // first: the work's last sends do not wait for a writer that left

@@ -198,4 +198,3 @@ func checkDialect(t *testing.T, dialect, raw, want string) {
 		t.Errorf("got message %q, want it to say %q", msg, want)
 	}
 }
-

@@ -79,7 +79,7 @@ func models(cfg config.Config, est *tokens.Estimator, red *redact.Redactor, logg
 			clients[name] = redactedOllama{redactedChat{o, red}, o}
 			providers[name] = answer.Provider{Client: clients[name], Show: redactedShow{api.NewClient(u, hc), red}, Ollama: true}
 			if name == cfg.Router.Provider {
-				probe, renders = redactedProbe{o, red}, true
+				probe, renders = ollamaProbe{redactedProbe{o, red}, api.NewClient(u, hc), red}, true
 			}
 		case config.ProviderOpenAI:
 			clients[name] = redactedChat{provider.NewOpenAI(p.BaseURL, os.Getenv(p.APIKeyEnv), hc, limit), red}
@@ -172,6 +172,25 @@ type redactedProbe struct {
 func (p redactedProbe) List(ctx context.Context) (*api.ListResponse, error) {
 	l, err := p.ModelProbe.List(ctx)
 	return l, p.r.Error(err)
+}
+
+// ollamaProbe is the router's Ollama server as the API asks about it: its models (readiness,
+// /v1/models, /api/tags), one model's details (/api/show) and its loaded models (/api/ps), with
+// credentials masked in the errors.
+type ollamaProbe struct {
+	redactedProbe
+	c *api.Client
+	r *redact.Redactor
+}
+
+func (p ollamaProbe) Show(ctx context.Context, req *api.ShowRequest) (*api.ShowResponse, error) {
+	resp, err := p.c.Show(ctx, req)
+	return resp, p.r.Error(err)
+}
+
+func (p ollamaProbe) ListRunning(ctx context.Context) (*api.ProcessResponse, error) {
+	resp, err := p.c.ListRunning(ctx)
+	return resp, p.r.Error(err)
 }
 
 // secrets is the Redactor of every credential the configuration holds or names: the MCP servers'

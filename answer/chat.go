@@ -49,6 +49,8 @@ type CompletionRequest struct {
 	Format json.RawMessage
 	// Think is Ollama's think: false, or a level "low", "medium", "high".
 	Think *api.ThinkValue
+	// KeepAlive is Ollama's keep_alive for the answering model (nil: ollama.keep_alive's).
+	KeepAlive *api.Duration
 }
 
 // Completion is a finished completion.
@@ -76,6 +78,9 @@ type ChatRequest struct {
 	Options map[string]any
 	Format  json.RawMessage
 	Think   *api.ThinkValue
+	// KeepAlive is how long an Ollama answering model stays loaded (Ollama's keep_alive; nil:
+	// ollama.keep_alive's).
+	KeepAlive *api.Duration
 }
 
 // Tokens is a chat completion's token use (OpenAI's usage object).
@@ -191,7 +196,7 @@ func (c *Chat) Run(ctx context.Context, in ChatRequest, id access.Identity, onDe
 			tools = nil
 		}
 		return res, c.complete(ctx, res, CompletionRequest{Model: in.Model, Messages: in.Messages, Tools: tools, Options: in.Options,
-			Format: in.Format, Think: in.Think}, onDelta)
+			Format: in.Format, Think: in.Think, KeepAlive: in.KeepAlive}, onDelta)
 	}
 	req := router.Request{Query: in.Messages[in.Last].Content, Identity: id}
 	for _, m := range in.Messages[:in.Last] {
@@ -243,7 +248,7 @@ func (c *Chat) Run(ctx context.Context, in ChatRequest, id access.Identity, onDe
 	if err != nil {
 		return res, err
 	}
-	if err := c.complete(ctx, res, CompletionRequest{Model: in.Model, Messages: msgs, Options: in.Options, Format: in.Format, Think: in.Think}, onDelta); err != nil {
+	if err := c.complete(ctx, res, CompletionRequest{Model: in.Model, Messages: msgs, Options: in.Options, Format: in.Format, Think: in.Think, KeepAlive: in.KeepAlive}, onDelta); err != nil {
 		return res, err
 	}
 	res.Usage = tokens(res.Usage.PromptTokens+out.Usage.PromptTokens, res.Usage.CompletionTokens+out.Usage.CompletionTokens)

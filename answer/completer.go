@@ -132,7 +132,9 @@ func (c *ProviderCompleter) Complete(ctx context.Context, req CompletionRequest,
 		// A conversation over the window is an error, never silently cut.
 		off := false
 		creq.Truncate, creq.Shift = &off, &off
-		if c.o.KeepAlive != 0 {
+		if req.KeepAlive != nil {
+			creq.KeepAlive = &api.Duration{Duration: req.KeepAlive.Duration}
+		} else if c.o.KeepAlive != 0 {
 			creq.KeepAlive = &api.Duration{Duration: c.o.KeepAlive}
 		}
 	}

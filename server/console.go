@@ -48,19 +48,22 @@ func (h *handlers) consoleFiles(app *fiber.App) {
 	app.Get(pathConsoleAssets, func(c *fiber.Ctx) error { return h.consoleFile(c, c.Params("*")) })
 }
 
-// consoleAPI routes what only the console reads, after authentication: /ui/api/about (the
-// build, the caller's identity and scope; for admins, the usage store and the rate limits'
-// backend), the recent requests (admins) and the approvals. They are logged, not observed, but
-// for a decision that runs a call.
-func (h *handlers) consoleAPI(app *fiber.App) {
+// consoleDoors are the doors only the console reads, served after authentication:
+// /ui/api/about (the build, the caller's identity and scope; for admins, the usage store and the
+// rate limits' backend), the recent requests (admins) and the approvals. They are logged, not
+// observed, but for a decision that runs a call. None when the console is off.
+func (h *handlers) consoleDoors() []door {
 	if h.d.Console == nil {
-		return
+		return nil
 	}
-	app.Get(pathConsole+"/api/about", h.consoleAbout)
-	app.Get(pathConsole+"/api/requests", h.consoleRecent)
-	app.Get(pathConsole+"/api/requests/*", h.consoleRequest) // a wildcard: unrouted knows no :params
-	app.Get(pathApprovals, h.consoleApprovals)
-	app.Post(pathApprovals+"/*", h.consoleDecide) // {id}/approve, {id}/decline
+	get := []string{fiber.MethodGet}
+	return []door{
+		{get, pathConsole + "/api/about", h.consoleAbout, workNone, dialectToolrouter, frameNone},
+		{get, pathConsole + "/api/requests", h.consoleRecent, workNone, dialectToolrouter, frameNone},
+		{get, pathConsole + "/api/requests/*", h.consoleRequest, workNone, dialectToolrouter, frameNone}, // a wildcard: unrouted knows no :params
+		{get, pathApprovals, h.consoleApprovals, workNone, dialectToolrouter, frameNone},
+		{[]string{fiber.MethodPost}, pathApprovals + "/*", h.consoleDecide, workNone, dialectToolrouter, frameNone}, // {id}/approve, {id}/decline
+	}
 }
 
 // consoleFile answers one of the console's files with its ETag (304 when the client has it),

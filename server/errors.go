@@ -9,7 +9,7 @@ import (
 	"toolrouter/answer"
 )
 
-// errorHandler renders every error as {"error":{"code","message"}} with its status. It is fiber's
+// errorHandler renders every error with its status, in the dialect of the door its path is (errorBody). It is fiber's
 // ErrorHandler, and accessLog calls it for the handlers' errors so that it logs the status sent.
 func (h *handlers) errorHandler(c *fiber.Ctx, err error) error {
 	e := h.problemOf(err)
@@ -19,10 +19,19 @@ func (h *handlers) errorHandler(c *fiber.Ctx, err error) error {
 	if e.RetryAfter > 0 {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(e.RetryAfter))
 	}
-	if openAIPath(c.Path()) {
-		return c.Status(e.Status).JSON(openAIError(e))
+	return c.Status(e.Status).JSON(errorBody(h.dialectOf(c.Path()), e))
+}
+
+// errorBody is e's body in a door's dialect: toolrouter's {"error": {"code", "message"}},
+// OpenAI's {"error": {"message", "type", "param", "code"}} or Ollama's {"error": "message"}.
+func errorBody(d dialect, e *answer.Problem) any {
+	switch d {
+	case dialectOpenAI:
+		return openAIError(e)
+	case dialectOllama:
+		return ollamaError{Error: e.Message}
 	}
-	return c.Status(e.Status).JSON(e.Body())
+	return e.Body()
 }
 
 // problemOf is what the client is told of err: answer.Classify's, fiber's own errors (an unrouted

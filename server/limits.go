@@ -21,21 +21,6 @@ type Limiter interface {
 	DroppedCharges() uint64
 }
 
-// workRoutes are the endpoints rate limits apply to: those that do work for a caller (model and
-// tool calls). Nothing else is limited.
-var workRoutes = []string{"/v1/route", "/v1/route/stream", "/v1/answer", "/v1/answer/stream", "/v1/chat/completions", pathApproveCall}
-
-// limitWork registers the admission of rate limits before the handlers of workRoutes: fiber runs
-// it for exactly the requests those routes match.
-func (h *handlers) limitWork(app *fiber.App) {
-	if h.d.Limiter == nil {
-		return
-	}
-	for _, path := range workRoutes {
-		app.Post(path, h.limit)
-	}
-}
-
 // limit admits the request against the limits of the identity it acts for, before its handler
 // runs: its credential's, narrowed by the caller its body names (a caller that does not narrow
 // it leaves the credential's, and the handler refuses the request). The concurrent slot it holds

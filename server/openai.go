@@ -156,12 +156,9 @@ func (h *handlers) decodeChat(body []byte) (*chatInput, error) {
 	return in, nil
 }
 
-// chatMessages converts and bounds the messages. The last user message is bounded by
-// router.max_query_bytes, the other messages (system messages aside) by router.max_history, and
-// all of them together by four times router.max_query_bytes, as /v1/route bounds query and history.
+// chatMessages converts the messages and bounds them (boundMessages).
 func (h *handlers) chatMessages(in *chatInput, msgs []chatMessage) error {
 	in.Last = -1
-	total, others := 0, 0
 	for i, m := range msgs {
 		param := fmt.Sprintf("messages[%d]", i)
 		role := m.Role
@@ -195,11 +192,22 @@ func (h *handlers) chatMessages(in *chatInput, msgs []chatMessage) error {
 		if role == "user" {
 			in.Last = len(in.Messages)
 		}
-		if role != "system" {
+		in.Messages = append(in.Messages, msg)
+	}
+	return h.boundMessages(&in.ChatRequest)
+}
+
+// boundMessages checks the bounds of a chat's converted messages, whichever door decoded them:
+// the last user message (in.Last, -1 when there is none) is bounded by router.max_query_bytes,
+// the other messages (system messages aside) by router.max_history, and all of them together by
+// four times router.max_query_bytes, as /v1/route bounds query and history.
+func (h *handlers) boundMessages(in *answer.ChatRequest) error {
+	total, others := 0, 0
+	for _, m := range in.Messages {
+		if m.Role != "system" {
 			others++
 		}
-		total += len(text)
-		in.Messages = append(in.Messages, msg)
+		total += len(m.Content)
 	}
 	if in.Last < 0 {
 		return answer.ParamError("missing_user_message", "messages", `messages must include a message with role "user"`)

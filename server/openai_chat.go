@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -26,12 +25,6 @@ import (
 type ModelInfo struct {
 	ID      string
 	OwnedBy string
-}
-
-// openAIPath reports whether a path is one of the OpenAI-compatible routes', whose errors take
-// OpenAI's shape.
-func openAIPath(path string) bool {
-	return strings.HasPrefix(path, "/v1/chat/") || path == "/v1/models" || strings.HasPrefix(path, "/v1/models/")
 }
 
 // openAIErrorBody is OpenAI's error object: the code and status are apiErrorOf's.
@@ -208,9 +201,6 @@ func (r *chatResult) chunk(d chatDelta, finish *string) chatChunk {
 		Choices: []chatChunkChoice{{Delta: d, FinishReason: finish}}}
 }
 
-// sseDone is the data of OpenAI's last stream event.
-type sseDone struct{}
-
 // chatEvents is the format of a streamed chat completion: unnamed events of chat.completion.chunk
 // objects; then the finish reason (and the tool calls), the usage when includeUsage, and
 // x_toolrouter on the last chunk, then [DONE]; or, when the work failed after the stream had
@@ -218,20 +208,6 @@ type sseDone struct{}
 // [DONE] sees the stream end cleanly.
 func chatEvents(res *chatResult, includeUsage bool) eventFormat {
 	return eventFormat{
-		write: func(w *bufio.Writer, ev sseEvent) error {
-			var data []byte
-			if _, ok := ev.data.(sseDone); ok {
-				data = []byte("[DONE]")
-			} else if b, err := json.Marshal(ev.data); err == nil {
-				data = b
-			} else {
-				data, _ = json.Marshal(fiber.Map{"error": openAIErrorBody{Message: err.Error(), Type: "server_error", Code: "internal"}})
-			}
-			if _, err := fmt.Fprintf(w, "data: %s\n\n", data); err != nil {
-				return err
-			}
-			return w.Flush()
-		},
 		end: func(send sendFunc, _ any, e *answer.Problem) {
 			if e != nil {
 				send("", openAIError(e))
@@ -262,6 +238,9 @@ type openAIModel struct {
 	Object  string `json:"object"`
 	Created int64  `json:"created"`
 	OwnedBy string `json:"owned_by"`
+	// upstream is what the router's provider listed of it, for GET /api/tags (nil: a configured
+	// model).
+	upstream *api.ListModelResponse
 }
 
 // models serves GET /v1/models: OpenAI's list of modelList's models.
@@ -291,24 +270,24 @@ func (h *handlers) model(c *fiber.Ctx) error {
 func (h *handlers) modelList(ctx context.Context) []openAIModel {
 	list := []openAIModel{}
 	seen := map[string]bool{}
-	add := func(id, owner string) {
+	add := func(id, owner string, upstream *api.ListModelResponse) {
 		if id != "" && !seen[id] {
 			seen[id] = true
-			list = append(list, openAIModel{ID: id, Object: "model", OwnedBy: owner})
+			list = append(list, openAIModel{ID: id, Object: "model", OwnedBy: owner, upstream: upstream})
 		}
 	}
 	if h.d.Council != nil {
-		add(answer.CouncilModel, "toolrouter")
+		add(answer.CouncilModel, "toolrouter", nil)
 	}
 	for _, m := range h.o.Models {
-		add(m.ID, m.OwnedBy)
+		add(m.ID, m.OwnedBy, nil)
 	}
 	if h.d.Model != nil {
 		ctx, cancel := context.WithTimeout(ctx, h.o.ProbeTimeout)
 		defer cancel()
 		if tags, err := h.d.Model.List(ctx); err == nil {
-			for _, m := range tags.Models {
-				add(m.Name, h.o.RouterProvider)
+			for i, m := range tags.Models {
+				add(m.Name, h.o.RouterProvider, &tags.Models[i])
 			}
 		} else {
 			h.o.Logger.Debug("listing the router provider's models", "err", h.o.Redactor.String(err.Error()))

@@ -1,7 +1,7 @@
 // Package server is toolrouter's HTTP API (fiber): it translates each request into a call of
 // package answer (which checks its fields, routes, answers and classifies its errors) and the
-// result into JSON, OpenAI's shapes or Server-Sent Events, and reports the inventory and
-// readiness. It holds no routing logic and no request checks beyond HTTP's own (methods, content
+// result into JSON, OpenAI's or Ollama's shapes, Server-Sent Events or NDJSON, and reports the
+// inventory and readiness. Every door is one row of the route table (doors.go). It holds no routing logic and no request checks beyond HTTP's own (methods, content
 // types, Host and Origin, credentials, rate limits).
 package server
 
@@ -18,7 +18,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/ollama/ollama/api"
 
@@ -138,8 +137,8 @@ type Deps struct {
 	Completer answer.Completer
 	// Metrics, if not nil, serves GET /metrics (the Prometheus exposition).
 	Metrics http.Handler
-	// Limiter, if not nil, admits each request of the work endpoints against its identity's rate
-	// limits (see limits.go).
+	// Limiter, if not nil, admits each request of the work doors (doors.go) against its
+	// identity's rate limits (see limits.go).
 	Limiter Limiter
 	// MCP, if not nil, serves /mcp: the MCP server's streamable HTTP transport (mcpserver), run
 	// for each request with its identity in the request's context (access.IdentityFrom).
@@ -206,31 +205,7 @@ func build(d Deps, o Options, listening string) (*fiber.App, *handlers) {
 	h.consoleFiles(app) // the page and its files: no credential, no observers
 	app.Use(h.authenticate)
 	app.Use(h.accepts) // 404, 405, then 415: before the rate limits
-	h.limitWork(app)
-	app.Post("/v1/route", h.route)
-	app.Post("/v1/route/stream", h.routeStream)
-	app.Post("/v1/answer", h.answer)
-	app.Post("/v1/answer/stream", h.answerStream)
-	app.Post("/v1/chat/completions", h.chatCompletions)
-	app.Get("/v1/models", h.models)
-	app.Get("/v1/models/*", h.model)
-	app.Get("/v1/inventory", h.inventory)
-	app.Get("/v1/inventory/search", h.search)
-	app.Get("/v1/usage", h.usageQuery)
-	h.consoleAPI(app)
-	app.Get(pathHealthz, func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
-	app.Get(pathReadyz, h.readyz)
-	app.Post(pathReload, h.reload)
-	app.Post(pathApprove, h.approve)
-	app.Post(pathApproveCall, h.approveCall)
-	if d.Metrics != nil {
-		app.Get(pathMetrics, h.metrics(adaptor.HTTPHandler(d.Metrics)))
-	}
-	if d.MCP != nil {
-		app.Post(pathMCP, h.mcp)
-		app.Get(pathMCP, h.mcp)
-		app.Delete(pathMCP, h.mcp)
-	}
+	h.mount(app, h.doors())
 	h.routes = routeTable(app)
 	// accepts answers 404 and 405 before any handler runs; this catches what fiber's routing
 	// alone finds unrouted.
@@ -353,6 +328,7 @@ type handlers struct {
 	life   *lifecycle
 	hosts  *hostSet  // nil: any Host
 	routes []route   // the paths served and their methods (unrouted)
+	table  []door    // the route table mounted (doors)
 	bodies sync.Pool // of *bodyWriter (sendJSON)
 }
 

@@ -33,16 +33,15 @@ func (h *handlers) stream(c *fiber.Ctx, work func(ctx context.Context, send send
 	return h.streamAs(c, namedEvents, work)
 }
 
-// eventFormat is how a stream writes its events and what it sends last.
+// eventFormat is what a stream sends last: work's result out, or e when it failed. How each
+// event is written is the door's framing (writeFrame).
 type eventFormat struct {
-	write func(w *bufio.Writer, ev sseEvent) error
-	// end sends the last events: work's result out, or e when it failed.
 	end func(send sendFunc, out any, e *answer.Problem)
 }
 
 // namedEvents is the format of toolrouter's own streams: named events, ending with complete or
 // error ({"error": {code, message, status}}).
-var namedEvents = eventFormat{write: writeEvent, end: func(send sendFunc, out any, e *answer.Problem) {
+var namedEvents = eventFormat{end: func(send sendFunc, out any, e *answer.Problem) {
 	if e != nil {
 		send(string(router.EventError), fiber.Map{"type": router.EventError, "error": fiber.Map{"code": e.Code, "message": e.Message, "status": e.Status}})
 		return
@@ -50,8 +49,14 @@ var namedEvents = eventFormat{write: writeEvent, end: func(send sendFunc, out an
 	send(string(router.EventComplete), completeEvent(out))
 }}
 
-// streamAs is stream with the events written and ended in format f.
+// streamAs is stream with the events ended in format f and written in the framing of the
+// request's door (SSE or NDJSON).
 func (h *handlers) streamAs(c *fiber.Ctx, f eventFormat, work func(ctx context.Context, send sendFunc) (any, error)) error {
+	d := h.doorFor(c.Path())
+	if d == nil || d.framing == frameNone {
+		return fmt.Errorf("streaming on %s, a door that does not stream", c.Path())
+	}
+	framing, dialect := d.framing, d.dialect
 	// The stream outlives the handler, so its context cannot derive from the fiber context.
 	ctx, end, err := h.request(context.Background(), c.Context().Conn())
 	if err != nil {
@@ -88,15 +93,26 @@ func (h *handlers) streamAs(c *fiber.Ctx, f eventFormat, work func(ctx context.C
 		h.logRequest(rep)
 	}()
 
-	c.Set(fiber.HeaderContentType, "text/event-stream")
-	c.Set(fiber.HeaderCacheControl, "no-cache")
-	c.Set(fiber.HeaderConnection, "keep-alive")
+	if framing == frameNDJSON {
+		c.Set(fiber.HeaderContentType, "application/x-ndjson")
+	} else {
+		c.Set(fiber.HeaderContentType, "text/event-stream")
+		c.Set(fiber.HeaderCacheControl, "no-cache")
+		c.Set(fiber.HeaderConnection, "keep-alive")
+	}
 	c.Set("X-Accel-Buffering", "no")
+	// The status and headers go out at once: a client waits for them, and an NDJSON stream's
+	// first line may come only once the routing is done.
+	c.Response().ImmediateHeaderFlush = true
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer end()       // second: stops the watch before fasthttp reads the connection again
 		defer close(gone) // first: the work's last sends do not wait for a writer that left
 		heartbeat := time.NewTicker(h.o.StreamHeartbeat)
 		defer heartbeat.Stop()
+		beats := heartbeat.C
+		if framing == frameNDJSON {
+			beats = nil // NDJSON has no comment: every line is an object its clients parse
+		}
 		ended := ctx.Done()
 		for {
 			select {
@@ -104,7 +120,7 @@ func (h *handlers) streamAs(c *fiber.Ctx, f eventFormat, work func(ctx context.C
 				if !ok {
 					return
 				}
-				if f.write(w, ev) != nil {
+				if writeFrame(w, framing, dialect, ev) != nil {
 					return // the client is gone: end stops the work
 				}
 			case <-ended:
@@ -112,7 +128,7 @@ func (h *handlers) streamAs(c *fiber.Ctx, f eventFormat, work func(ctx context.C
 					return
 				}
 				ended = nil // a timeout or a shutdown: the work's error event is still to come
-			case <-heartbeat.C:
+			case <-beats:
 				// A comment line: clients ignore it, and a failed write tells us the client left.
 				if _, err := w.WriteString(": keep-alive\n\n"); err != nil || w.Flush() != nil {
 					return
@@ -135,12 +151,32 @@ func (h *handlers) safely(ctx context.Context, send sendFunc, work func(context.
 	return work(ctx, send)
 }
 
-func writeEvent(w *bufio.Writer, ev sseEvent) error {
-	data, err := json.Marshal(ev.data)
-	if err != nil {
-		data, _ = json.Marshal(fiber.Map{"error": fiber.Map{"code": "internal", "message": err.Error()}})
+// sseDone is the data of OpenAI's last stream event, sent as [DONE].
+type sseDone struct{}
+
+// writeFrame writes one event in a framing: an SSE event (named when ev has a name; [DONE] for
+// sseDone) or an NDJSON line. An event that cannot be encoded is written as an internal error in
+// the door's dialect.
+func writeFrame(w *bufio.Writer, f framing, d dialect, ev sseEvent) error {
+	var data []byte
+	if _, ok := ev.data.(sseDone); ok {
+		data = []byte("[DONE]")
+	} else if b, err := json.Marshal(ev.data); err == nil {
+		data = b
+	} else {
+		data, _ = json.Marshal(errorBody(d, &answer.Problem{Status: fiber.StatusInternalServerError, Code: "internal", Message: err.Error()}))
 	}
-	if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.name, data); err != nil {
+	var err error
+	switch {
+	case f == frameNDJSON:
+		data = append(data, '\n')
+		_, err = w.Write(data)
+	case ev.name != "":
+		_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.name, data)
+	default:
+		_, err = fmt.Fprintf(w, "data: %s\n\n", data)
+	}
+	if err != nil {
 		return err
 	}
 	return w.Flush()

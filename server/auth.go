@@ -24,18 +24,20 @@ type Authenticator interface {
 // handler has read the request's caller, the one the request acts for.
 type identityKey struct{}
 
-// Paths served without a credential: /healthz always; /readyz shows a request without one (or
-// without admin scope, when callers authenticate) only whether the server is ready.
+// Paths served without a credential: /healthz and /api/version always (Ollama clients and Open
+// WebUI ask for the version without one, as Ollama's own server allows); /readyz shows a request
+// without one (or without admin scope, when callers authenticate) only whether the server is ready.
 const (
-	pathHealthz = "/healthz"
-	pathReadyz  = "/readyz"
+	pathHealthz       = "/healthz"
+	pathReadyz        = "/readyz"
+	pathOllamaVersion = "/api/version"
 )
 
 // authenticate establishes the request's identity from its credential before any handler runs:
 // without Deps.Auth every request is anonymous (auth.Anonymous). A missing or refused credential
 // is a 401 with WWW-Authenticate; nothing else runs.
 func (h *handlers) authenticate(c *fiber.Ctx) error {
-	if c.Path() == pathHealthz {
+	if c.Path() == pathHealthz || c.Path() == pathOllamaVersion {
 		return c.Next()
 	}
 	id := auth.Anonymous()

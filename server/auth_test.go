@@ -188,6 +188,7 @@ func TestAuthentication(t *testing.T) {
 		{name: "good key", req: request{method: "GET", path: "/v1/inventory", headers: bearer(teamKey)}, wantStatus: 200, wantKeys: []string{"servers", "version"}},
 		{name: "good key in x-api-key", req: request{method: "GET", path: "/v1/inventory", headers: map[string]string{"X-Api-Key": teamKey}}, wantStatus: 200, wantKeys: []string{"servers", "version"}},
 		{name: "healthz is open", req: request{method: "GET", path: "/healthz"}, wantStatus: 200, wantKeys: []string{"status"}},
+		{name: "Ollama's version is open, as Ollama clients ask it", req: request{method: "GET", path: "/api/version"}, wantStatus: 200, wantKeys: []string{"version"}},
 		{name: "readyz without a credential", req: request{method: "GET", path: "/readyz"}, wantStatus: 200, wantKeys: []string{"ready"}},
 		{name: "readyz for a non-admin", req: request{method: "GET", path: "/readyz", headers: bearer(teamKey)}, wantStatus: 200, wantKeys: []string{"ready"}},
 		{name: "readyz for an admin", req: request{method: "GET", path: "/readyz", headers: bearer(adminKey)}, wantStatus: 200, wantKeys: []string{"model", "quarantined_tools", "ready", "servers"}},

@@ -37,7 +37,7 @@ func (h *handlers) ollamaDoors() []door {
 		{post, "/api/chat", h.ollamaChat, workDoor, dialectOllama, frameNDJSON},
 		{get, "/api/tags", h.ollamaTags, workNone, dialectOllama, frameNone},
 		{post, "/api/show", h.ollamaShow, workNone, dialectOllama, frameNone},
-		{get, "/api/version", h.ollamaVersion, workNone, dialectOllama, frameNone},
+		{get, pathOllamaVersion, h.ollamaVersion, workNone, dialectOllama, frameNone},
 		{get, "/api/ps", h.ollamaPS, workNone, dialectOllama, frameNone},
 	}
 	for _, r := range ollamaRefused {

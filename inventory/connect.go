@@ -210,7 +210,7 @@ type rawTool struct {
 	Title       string          `json:"title"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"inputSchema"`
-	// OutputSchema is only scanned: no prompt shows it.
+	// OutputSchema is scanned, kept and exported, and validates the tool's results; no prompt shows it.
 	OutputSchema json.RawMessage `json:"outputSchema"`
 	// Annotations are decoded per tool (see hints): a malformed value loses the hints of that
 	// tool, not the whole listing.

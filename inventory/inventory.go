@@ -95,6 +95,11 @@ type Tool struct {
 	Unavailable string `json:"unavailable_reason,omitempty"`
 	// Schema is the compiled input schema (nil when unavailable).
 	Schema *schema.Schema `json:"-"`
+	// OutputSchema is the tool's outputSchema exactly as the server sent it (nil when it declares
+	// none); Output is it compiled (nil when none, or when the tool is unavailable). A result of
+	// the tool's whose structuredContent does not validate against it is the tool's error.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	Output       *schema.Schema  `json:"-"`
 	// Format is the schema derived for Ollama's constrained decoding (see schema.OllamaFormat).
 	Format json.RawMessage `json:"-"`
 	// Annotations are the tool's hints (read-only, destructive, ...), configuration overriding

@@ -677,6 +677,7 @@ func (m *Manager) publishLocked() {
 		s.Quarantines = QuarantineCounts{PinChanged: e.quarantines[0].Load(), PinUnverified: e.quarantines[1].Load(), Findings: e.quarantines[2].Load()}
 		for _, t := range s.Tools {
 			live[schema.Key{Server: t.Server, Tool: t.Name}] = true
+			live[schema.Key{Server: t.Server, Tool: t.Name, Output: true}] = true
 		}
 		servers = append(servers, s)
 	}

@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -68,6 +69,16 @@ func (m *Manager) tools(ctx context.Context, e *entry, sess *session) (listing, 
 			l.excluded = append(l.excluded, Excluded{Name: rt.Name, Reason: fmt.Sprintf("input %v (servers.%s.%s)", err, e.name, key)})
 			continue
 		}
+		if out := outputSchema(rt.OutputSchema); out != nil {
+			if err := schema.CheckBounds(out, bounds); err != nil {
+				key := "max_schema_depth"
+				if len(out) > e.cfg.MaxSchemaBytes {
+					key = "max_schema_bytes"
+				}
+				l.excluded = append(l.excluded, Excluded{Name: rt.Name, Reason: fmt.Sprintf("output %v (servers.%s.%s)", err, e.name, key)})
+				continue
+			}
+		}
 		defs = append(defs, safety.Definition{Server: e.name, Name: rt.Name, Title: rt.Title, Description: rt.Description,
 			InputSchema: rt.InputSchema, OutputSchema: rt.OutputSchema, Annotations: hints(rt.Annotations)})
 	}
@@ -85,7 +96,7 @@ func (m *Manager) tools(ctx context.Context, e *entry, sess *session) (listing, 
 		in := inputSchema(def.InputSchema)
 		l.tools[i] = Tool{
 			Server: e.name, Name: def.Name, Qualified: Qualify(e.name, def.Name), Title: def.Title,
-			Description: def.Description, InputSchema: in, Parameters: params(in),
+			Description: def.Description, InputSchema: in, OutputSchema: outputSchema(def.OutputSchema), Parameters: params(in),
 			Annotations: annotations(def.Annotations, e.cfg.Tools.Tools[def.Name].Annotations), Pin: v.pins[i],
 			AcceptsSecrets: e.cfg.Tools.Tools[def.Name].AcceptsSecrets, PinChanged: changed[def.Name],
 		}
@@ -102,6 +113,14 @@ func inputSchema(in json.RawMessage) json.RawMessage {
 	return in
 }
 
+// outputSchema is a listed output schema, nil when the server declared none.
+func outputSchema(out json.RawMessage) json.RawMessage {
+	if len(bytes.TrimSpace(out)) == 0 || string(bytes.TrimSpace(out)) == "null" {
+		return nil
+	}
+	return out
+}
+
 // shownName is a refused name as the inventory repeats it: valid UTF-8, at most maxShownName
 // bytes and a mark.
 func shownName(n string) string {
@@ -115,6 +134,7 @@ func shownName(n string) string {
 type compiled struct {
 	i      int
 	schema *schema.Schema
+	output *schema.Schema // nil when the tool declares no output schema
 	format json.RawMessage
 	err    error
 }
@@ -145,12 +165,12 @@ func (m *Manager) compile(ctx context.Context, e *entry, tools []Tool) {
 		return
 	}
 	type job struct {
-		key schema.Key
-		raw json.RawMessage
+		key      schema.Key
+		raw, out json.RawMessage
 	}
 	jobs := make([]job, len(tools))
 	for i, t := range tools {
-		jobs[i] = job{schema.Key{Server: t.Server, Tool: t.Name}, t.InputSchema}
+		jobs[i] = job{schema.Key{Server: t.Server, Tool: t.Name}, t.InputSchema, t.OutputSchema}
 	}
 	results := make(chan compiled, len(jobs)) // never blocks the worker
 	go func() {
@@ -167,6 +187,13 @@ func (m *Manager) compile(ctx context.Context, e *entry, tools []Tool) {
 			if r.err == nil {
 				r.format, r.err = schema.BoundStrings(r.format)
 			}
+			if r.err == nil && j.out != nil {
+				out := j.key
+				out.Output = true
+				if r.output, r.err = m.opts.Cache.Compile(out, j.out); r.err != nil {
+					r.err = fmt.Errorf("output schema: %w", r.err)
+				}
+			}
 			results <- r
 		}
 	}()
@@ -177,7 +204,7 @@ func (m *Manager) compile(ctx context.Context, e *entry, tools []Tool) {
 			if r.err != nil {
 				tools[r.i].Unavailable = r.err.Error()
 			} else {
-				tools[r.i].Available, tools[r.i].Schema, tools[r.i].Format = true, r.schema, r.format
+				tools[r.i].Available, tools[r.i].Schema, tools[r.i].Output, tools[r.i].Format = true, r.schema, r.output, r.format
 			}
 		case <-ctx.Done():
 			return

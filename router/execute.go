@@ -31,7 +31,14 @@ func (r *Router) execute(reqCtx context.Context, j *journal, tool *inventory.Too
 	res, err := r.tools.CallTool(ctx, tool.Server, tool.Name, c.Arguments)
 	d := time.Since(t0)
 	c.ExecuteMS = ms(d)
+	c.output = tool.Output
+	if err == nil {
+		err = checkResult(tool, res)
+	}
+	var invalid *invalidResultError
 	switch {
+	case errors.As(err, &invalid):
+		c.Error = &Error{Code: CodeInvalidResult, Message: errtext.OneLine(err.Error())}
 	case err == nil:
 		c.Result = convertResult(res)
 		c.Result.dropStructured(r.set.MaxResultBytes)
@@ -69,6 +76,28 @@ func (r *Router) execute(reqCtx context.Context, j *journal, tool *inventory.Too
 		j.record("execute", step, nil, nil, "", c.Arguments, obs, out)
 	}
 	j.callEvent(EventToolResult, c.Round, c)
+}
+
+// invalidResultError is a result that breaks the tool's output schema: the call's error, its
+// result withheld.
+type invalidResultError struct{ msg string }
+
+func (e *invalidResultError) Error() string { return e.msg }
+
+// checkResult checks a result against the tool's output schema, when it declares one: a result
+// that is not an error must carry structuredContent, and that content must validate. A result
+// with isError is the tool's own error and is not checked.
+func checkResult(tool *inventory.Tool, res *mcp.CallToolResult) error {
+	if tool.Output == nil || res == nil || res.IsError {
+		return nil
+	}
+	if res.StructuredContent == nil {
+		return &invalidResultError{tool.Qualified + " declares an output schema but returned no structuredContent"}
+	}
+	if err := tool.Output.ValidateValue(res.StructuredContent); err != nil {
+		return &invalidResultError{tool.Qualified + "'s structuredContent does not match its output schema: " + err.Error()}
+	}
+	return nil
 }
 
 // convertResult joins text content, keeps structured content and summarises everything else,

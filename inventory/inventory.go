@@ -59,6 +59,13 @@ type Server struct {
 	// they caused (several notifications close together make one).
 	ListChanged uint64 `json:"list_changed"`
 	Refreshes   uint64 `json:"refreshes"`
+	// ProtocolVersion is the MCP version negotiated with the server, while it is up.
+	ProtocolVersion string `json:"protocol_version,omitempty"`
+	// ListTTLMS is the time to live of the server's tool list in milliseconds, within
+	// servers.NAME.list_ttl_min and list_ttl_max, when the server gives one (2026-07-28); the
+	// inventory lists the tools again each time it passes. TTLRefreshes counts those listings.
+	ListTTLMS    int64  `json:"list_ttl_ms,omitempty"`
+	TTLRefreshes uint64 `json:"ttl_refreshes"`
 	Tools       []Tool `json:"tools"`
 	// Excluded are tools the server listed that the inventory left out (a name that breaks MCP's
 	// rule, a schema over the server's bounds), with why; the model never sees them.

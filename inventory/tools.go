@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"toolrouter/safety"
 	"toolrouter/schema"
@@ -27,6 +28,10 @@ type listing struct {
 	findings    []Finding
 	pinChanged  []PinChange
 	quarantined []Quarantined
+	// version is the protocol version the session negotiated; ttl the list's time to live, within
+	// the server's list_ttl_min and list_ttl_max (0 when the server gave none).
+	version string
+	ttl     time.Duration
 }
 
 // tools lists a server's tools and applies, in order: its allow/deny filter (a tool it filters out
@@ -36,16 +41,21 @@ type listing struct {
 // (see compile), and a schema that does not compile makes that one tool unavailable.
 func (m *Manager) tools(ctx context.Context, e *entry, sess *session) (listing, error) {
 	lctx, cancel := sess.bound(ctx)
-	raw, err := sess.listTools(lctx)
+	list, err := sess.listTools(lctx)
 	cancel()
 	if err != nil {
 		return listing{}, sess.cause(err)
 	}
+	raw := list.tools
 	var (
 		l    listing
 		defs = make([]safety.Definition, 0, len(raw))
 		seen = map[string]bool{}
 	)
+	l.version = sess.version
+	if list.ttlSet {
+		l.ttl = min(max(list.ttl, e.cfg.ListTTLMin.D()), e.cfg.ListTTLMax.D())
+	}
 	bounds := schema.Bounds{MaxBytes: e.cfg.MaxSchemaBytes, MaxDepth: e.cfg.MaxSchemaDepth}
 	for _, rt := range raw {
 		if !e.cfg.Tools.Permits(rt.Name) {

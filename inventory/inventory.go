@@ -66,7 +66,7 @@ type Server struct {
 	// inventory lists the tools again each time it passes. TTLRefreshes counts those listings.
 	ListTTLMS    int64  `json:"list_ttl_ms,omitempty"`
 	TTLRefreshes uint64 `json:"ttl_refreshes"`
-	Tools       []Tool `json:"tools"`
+	Tools        []Tool `json:"tools"`
 	// Excluded are tools the server listed that the inventory left out (a name that breaks MCP's
 	// rule, a schema over the server's bounds), with why; the model never sees them.
 	Excluded []Excluded `json:"excluded_tools,omitempty"`

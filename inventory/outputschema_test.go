@@ -23,7 +23,9 @@ func TestOutputSchemaKeptAndExported(t *testing.T) {
 		deep = `{"type":"object","properties":{"a":` + deep + `}}`
 	}
 	srv := server.NewMCPServer("typed", "1.0.0")
-	noop := func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return mcp.NewToolResultText("ok"), nil }
+	noop := func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("ok"), nil
+	}
 	srv.AddTool(mcp.NewTool("good", mcp.WithRawOutputSchema(json.RawMessage(good))), noop)
 	srv.AddTool(mcp.NewTool("plain"), noop)
 	srv.AddTool(mcp.NewTool("deep", mcp.WithRawOutputSchema(json.RawMessage(deep))), noop)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"sort"
 	"sync"
@@ -44,6 +45,11 @@ type session struct {
 	info    mcp.Implementation
 	// listen ends the subscriptions/listen stream of a 2026-07-28 session (nil when none).
 	listen func()
+	// tasks says the server takes task-augmented tools/call requests; watch routes the progress
+	// and task-status notifications of calls in flight (see callTool).
+	tasks bool
+	watch watchers
+	log   *slog.Logger
 
 	dead     chan struct{} // closed by fail
 	failOnce sync.Once
@@ -181,7 +187,12 @@ func dial(ctx, life context.Context, e *entry, opts Options, onNotify func(mcp.J
 		s.close()
 		return nil, s.withStderr(s.cause(fmt.Errorf("starting: %w", transport.NewError(err))))
 	}
-	s.client.OnNotification(onNotify)
+	s.log = e.log
+	s.client.OnNotification(func(n mcp.JSONRPCNotification) {
+		if !s.watch.deliver(n) {
+			onNotify(n)
+		}
+	})
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	s.info = mcp.Implementation{Name: "toolrouter", Version: "0.1.0"}
@@ -193,7 +204,7 @@ func dial(ctx, life context.Context, e *entry, opts Options, onNotify func(mcp.J
 		s.close()
 		return nil, s.withStderr(s.cause(fmt.Errorf("initializing: %w", err)))
 	}
-	s.version = res.ProtocolVersion
+	s.version, s.tasks = res.ProtocolVersion, takesTasks(res.Capabilities)
 	if !mcp.IsModernProtocol(s.version) && !e.legacyOnly.Load() && time.Since(t0) >= probe {
 		e.legacyOnly.Store(true) // the probe timed out: spare the next reconnect the wait
 	}
@@ -270,6 +281,10 @@ type rawTool struct {
 	// Annotations are decoded per tool (see hints): a malformed value loses the hints of that
 	// tool, not the whole listing.
 	Annotations json.RawMessage `json:"annotations"`
+	// Execution says whether the tool runs as a task (tasks: "optional" or "required").
+	Execution struct {
+		TaskSupport string `json:"taskSupport"`
+	} `json:"execution"`
 }
 
 var listSeq atomic.Uint64
@@ -303,34 +318,16 @@ func (s *session) listTools(ctx context.Context) (toolList, error) {
 		if cursor != "" {
 			params["cursor"] = cursor
 		}
-		req := transport.JSONRPCRequest{
-			JSONRPC: mcp.JSONRPC_VERSION,
-			ID:      mcp.NewRequestId(fmt.Sprintf("toolrouter-list-%d", listSeq.Add(1))),
-			Method:  string(mcp.MethodToolsList),
-			Params:  params,
-		}
-		if mcp.IsModernProtocol(s.version) {
-			params["_meta"] = map[string]any{mcp.MetaKeyProtocolVersion: s.version, mcp.MetaKeyClientInfo: s.info,
-				mcp.MetaKeyClientCapabilities: s.client.GetClientCapabilities()}
-			encoded, _ := json.Marshal(params)
-			req.Header = http.Header{}
-			for k, v := range mcp.StandardHeaders(s.version, mcp.MethodToolsList, encoded) {
-				req.Header.Set(k, v)
-			}
-		}
-		resp, err := s.tr.SendRequest(ctx, req)
+		resp, err := s.send(ctx, mcp.MethodToolsList, params)
 		if err != nil {
-			return toolList{}, fmt.Errorf("listing tools: %w", transport.NewError(err))
-		}
-		if resp.Error != nil {
-			return toolList{}, fmt.Errorf("listing tools: %w", resp.Error.AsError())
+			return toolList{}, fmt.Errorf("listing tools: %w", err)
 		}
 		var result struct {
 			Tools      []rawTool `json:"tools"`
 			NextCursor string    `json:"nextCursor"`
 			TTLMs      *int64    `json:"ttlMs"`
 		}
-		if err := json.Unmarshal(resp.Result, &result); err != nil {
+		if err := json.Unmarshal(resp, &result); err != nil {
 			return toolList{}, fmt.Errorf("listing tools: decoding page %d: %w", page, err)
 		}
 		out.tools = append(out.tools, result.Tools...)
@@ -352,6 +349,43 @@ func (s *session) listTools(ctx context.Context) (toolList, error) {
 		seen[result.NextCursor] = true
 		cursor = result.NextCursor
 	}
+}
+
+// send sends one request straight over the session's transport and returns its raw result, for
+// the answers mcp-go's client would decode into types that lose something (a listing's schemas,
+// a tools/call answered with a task). On 2026-07-28 the request carries the protocol metadata
+// (version, identity, capabilities) in its _meta, beside any _meta params holds, and, over HTTP,
+// the standard headers. A broken transport is a *transport.Error; a JSON-RPC error is the
+// server's answer.
+func (s *session) send(ctx context.Context, method mcp.MCPMethod, params map[string]any) (json.RawMessage, error) {
+	req := transport.JSONRPCRequest{
+		JSONRPC: mcp.JSONRPC_VERSION,
+		ID:      mcp.NewRequestId(fmt.Sprintf("toolrouter-%d", listSeq.Add(1))),
+		Method:  string(method),
+		Params:  params,
+	}
+	if mcp.IsModernProtocol(s.version) {
+		meta, _ := params["_meta"].(map[string]any)
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		meta[mcp.MetaKeyProtocolVersion], meta[mcp.MetaKeyClientInfo] = s.version, s.info
+		meta[mcp.MetaKeyClientCapabilities] = s.client.GetClientCapabilities()
+		params["_meta"] = meta
+		encoded, _ := json.Marshal(params)
+		req.Header = http.Header{}
+		for k, v := range mcp.StandardHeaders(s.version, method, encoded) {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := s.tr.SendRequest(ctx, req)
+	if err != nil {
+		return nil, transport.NewError(err)
+	}
+	if resp.Error != nil {
+		return nil, resp.Error.AsError()
+	}
+	return resp.Result, nil
 }
 
 // tailBuffer keeps the last n bytes written to it; a stdio server's stderr goes here.

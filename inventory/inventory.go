@@ -97,6 +97,9 @@ type Tool struct {
 	Description string          `json:"description"`
 	Parameters  []Param         `json:"parameters"`
 	InputSchema json.RawMessage `json:"input_schema"`
+	// TaskSupport is how the tool runs as a task: "optional" or "required" (the server may take
+	// long; its calls are polled and their progress reported), "" when it does not.
+	TaskSupport string `json:"task_support,omitempty"`
 	// Available is false when the tool's schema does not compile; Unavailable says why.
 	Available   bool   `json:"available"`
 	Unavailable string `json:"unavailable_reason,omitempty"`

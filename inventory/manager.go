@@ -363,6 +363,12 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[st
 	}
 	sess := m.sessions[server]
 	lastErr := m.states[server].Error
+	asTask := false
+	for _, t := range m.states[server].Tools {
+		if t.Name == tool {
+			asTask = t.TaskSupport == string(mcp.TaskSupportRequired) || (t.TaskSupport == string(mcp.TaskSupportOptional) && sess != nil && sess.tasks)
+		}
+	}
 	if sess != nil {
 		// Counted while the session is still listed: a session Reload retires waits for the calls
 		// it has (drain) before it closes.
@@ -382,10 +388,7 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[st
 	defer cancel()
 	sctx, scancel := sess.bound(ctx)
 	defer scancel()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = tool
-	req.Params.Arguments = args
-	res, err := sess.client.CallTool(sctx, req)
+	res, err := sess.callTool(sctx, tool, args, asTask)
 	if err != nil {
 		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 			// The server may answer a cancelled call with its own error; the deadline is the cause.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"toolrouter/safety"
 	"toolrouter/schema"
 )
@@ -53,6 +55,7 @@ func (m *Manager) tools(ctx context.Context, e *entry, sess *session) (listing, 
 		seen = map[string]bool{}
 	)
 	l.version = sess.version
+	taskSupport := map[string]string{}
 	if list.ttlSet {
 		l.ttl = min(max(list.ttl, e.cfg.ListTTLMin.D()), e.cfg.ListTTLMax.D())
 	}
@@ -71,6 +74,9 @@ func (m *Manager) tools(ctx context.Context, e *entry, sess *session) (listing, 
 			continue
 		}
 		seen[rt.Name] = true
+		if ts := rt.Execution.TaskSupport; ts == string(mcp.TaskSupportOptional) || ts == string(mcp.TaskSupportRequired) {
+			taskSupport[rt.Name] = ts
+		}
 		if err := schema.CheckBounds(inputSchema(rt.InputSchema), bounds); err != nil {
 			key := "max_schema_depth"
 			if len(inputSchema(rt.InputSchema)) > e.cfg.MaxSchemaBytes {
@@ -108,7 +114,7 @@ func (m *Manager) tools(ctx context.Context, e *entry, sess *session) (listing, 
 			Server: e.name, Name: def.Name, Qualified: Qualify(e.name, def.Name), Title: def.Title,
 			Description: def.Description, InputSchema: in, OutputSchema: outputSchema(def.OutputSchema), Parameters: params(in),
 			Annotations: annotations(def.Annotations, e.cfg.Tools.Tools[def.Name].Annotations), Pin: v.pins[i],
-			AcceptsSecrets: e.cfg.Tools.Tools[def.Name].AcceptsSecrets, PinChanged: changed[def.Name],
+			AcceptsSecrets: e.cfg.Tools.Tools[def.Name].AcceptsSecrets, PinChanged: changed[def.Name], TaskSupport: taskSupport[def.Name],
 		}
 	}
 	m.compile(ctx, e, l.tools)

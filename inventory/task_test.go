@@ -1,0 +1,162 @@
+package inventory_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"toolrouter/config"
+	"toolrouter/inventory"
+)
+
+// taskServer is a server whose "build" tool runs as a task: each value the test sends on steps
+// is one unit of work, reported as a progress notification; closing steps finishes the build.
+// cancelled is closed when the task's context ends before the build finished. Its "sleep" tool
+// runs as a task for the milliseconds asked, on the real clock.
+type taskServer struct {
+	srv       *server.MCPServer
+	steps     chan float64
+	cancelled chan struct{}
+}
+
+func newTaskServer() *taskServer {
+	ts := &taskServer{steps: make(chan float64), cancelled: make(chan struct{})}
+	// mcp-go v1.2.1 runs a task under the context of the request that created it, which ends as
+	// soon as the task is created; the tools below therefore learn of a cancellation from
+	// tasks/cancel itself.
+	hooks := &server.Hooks{}
+	hooks.AddBeforeCancelTask(func(context.Context, any, *mcp.CancelTaskRequest) { close(ts.cancelled) })
+	ts.srv = server.NewMCPServer("tasks", "1.0.0", server.WithTaskCapabilities(true, true, true), server.WithHooks(hooks))
+	ts.srv.AddTool(mcp.NewTool("build", mcp.WithTaskSupport(mcp.TaskSupportOptional)),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var token mcp.ProgressToken
+			if req.Params.Meta != nil {
+				token = req.Params.Meta.ProgressToken
+			}
+			for {
+				select {
+				case <-ts.cancelled:
+					return nil, context.Canceled
+				case n, ok := <-ts.steps:
+					if !ok {
+						return mcp.NewToolResultText("built"), nil
+					}
+					if token != nil {
+						_ = ts.srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress),
+							map[string]any{"progressToken": token, "progress": n, "total": 3.0, "message": "step"})
+					}
+				}
+			}
+		})
+	ts.srv.AddTool(mcp.NewTool("sleep", mcp.WithTaskSupport(mcp.TaskSupportRequired), mcp.WithNumber("ms")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			// The task's own context is done already (see above): the wait is the real clock's.
+			<-time.After(time.Duration(min(req.GetFloat("ms", 0), 5000)) * time.Millisecond)
+			return mcp.NewToolResultStructured(map[string]any{"slept": true}, "slept"), nil
+		})
+	return ts
+}
+
+// TestLongRunningTools: a tool that runs as a task is polled until it ends, its progress
+// reaching the caller as it happens; when the caller's deadline passes first the call ends with
+// the deadline and the server's task is cancelled.
+func TestLongRunningTools(t *testing.T) {
+	ts := newTaskServer()
+	// Tasks as 2025-11-25 has them: the client asks for one (the tool's taskSupport) and fetches
+	// the result with tasks/result.
+	sc := timeouts(config.Server{Transport: config.TransportStreamableHTTP, URL: eraServer(t, ts.srv, mcp.ProtocolVersion20251125)})
+	m := start(t, map[string]config.Server{"tasks": sc}, inventory.Options{})
+	snap := wait(t, m, "tasks up", func(s *inventory.Snapshot) bool { return s.Servers[0].Status == inventory.StateUp })
+	if tool, _ := snap.Tool("tasks.build"); tool == nil || tool.TaskSupport != "optional" {
+		t.Fatalf("got %+v, want build listed with task_support optional", tool)
+	}
+
+	t.Run("progress then result", func(t *testing.T) {
+		reports := make(chan inventory.Progress, 64)
+		ctx := inventory.WithProgress(context.Background(), func(p inventory.Progress) { reports <- p })
+		type answer struct {
+			res *mcp.CallToolResult
+			err error
+		}
+		done := make(chan answer, 1)
+		go func() {
+			res, err := m.CallTool(ctx, "tasks", "build", nil)
+			done <- answer{res, err}
+		}()
+		timeout := time.After(20 * time.Second)
+		next := func() inventory.Progress {
+			select {
+			case p := <-reports:
+				return p
+			case <-timeout:
+				t.Fatal("no progress report")
+			}
+			return inventory.Progress{}
+		}
+		if p := next(); p.Status != "working" || p.TaskID == "" {
+			t.Fatalf("got %+v, want the task working first", p)
+		}
+		for i := 1.0; i <= 3; i++ {
+			select {
+			case ts.steps <- i:
+			case a := <-done:
+				t.Fatalf("the call ended at step %v: %+v, %v", i, a.res, a.err)
+			case <-timeout:
+				t.Fatal("the build did not take a step")
+			}
+			// The report of step i arrives before step i+1 is sent: progress streams as it happens.
+			for p := next(); p.Status != "" || p.Progress != i; p = next() {
+				if p.Status != "working" {
+					t.Fatalf("got %+v while waiting for step %v", p, i)
+				}
+			}
+		}
+		close(ts.steps)
+		var a answer
+		select {
+		case a = <-done:
+		case <-timeout:
+			t.Fatal("the call did not end")
+		}
+		if a.err != nil || len(a.res.Content) != 1 || a.res.Content[0].(mcp.TextContent).Text != "built" {
+			t.Fatalf("got %+v, %v; want built", a.res, a.err)
+		}
+		last := inventory.Progress{}
+		for len(reports) > 0 {
+			last = <-reports
+		}
+		if last.Status != "completed" {
+			t.Errorf("got last report %+v, want completed", last)
+		}
+	})
+
+	t.Run("deadline cancels the task", func(t *testing.T) {
+		ts.steps = make(chan float64) // never fed: the build runs until cancelled
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		_, err := m.CallTool(ctx, "tasks", "build", nil)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("got %v, want the deadline", err)
+		}
+		select {
+		case <-ts.cancelled:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the server's task was not cancelled")
+		}
+	})
+
+	t.Run("a task of a second on the real clock", func(t *testing.T) {
+		t0 := time.Now()
+		res, err := m.CallTool(context.Background(), "tasks", "sleep", map[string]any{"ms": 1000})
+		if err != nil || res.IsError || res.StructuredContent == nil {
+			t.Fatalf("got %+v, %v; want the structured result", res, err)
+		}
+		if d := time.Since(t0); d < time.Second {
+			t.Errorf("returned after %s, before the task's second was up", d)
+		}
+	})
+}

@@ -177,9 +177,12 @@ func dial(ctx, life context.Context, e *entry, opts Options, onNotify func(mcp.J
 		return nil, fmt.Errorf("creating %s transport: %w", sc.Transport, err)
 	}
 	probe := min(discoverTimeout, remaining(ctx))
-	copts := []client.ClientOption{client.WithProtocolVersion(mcp.LATEST_PROTOCOL_VERSION), client.WithDiscoverTimeout(probe)}
+	// The client takes tasks (2026-07-28's extension; before, it asks for them per call).
+	caps := mcp.ClientCapabilities{Extensions: map[string]any{tasksExtension: map[string]any{}}}
+	copts := []client.ClientOption{client.WithProtocolVersion(mcp.LATEST_PROTOCOL_VERSION), client.WithDiscoverTimeout(probe),
+		client.WithClientCapabilities(caps)}
 	if e.legacyOnly.Load() {
-		copts = []client.ClientOption{client.WithLegacyProtocolOnly()}
+		copts = []client.ClientOption{client.WithLegacyProtocolOnly(), client.WithClientCapabilities(caps)}
 	}
 	s.client = client.NewClient(s.tr, copts...)
 	// The transport lives as long as life; only the handshake is bounded by ctx.
@@ -204,7 +207,7 @@ func dial(ctx, life context.Context, e *entry, opts Options, onNotify func(mcp.J
 		s.close()
 		return nil, s.withStderr(s.cause(fmt.Errorf("initializing: %w", err)))
 	}
-	s.version, s.tasks = res.ProtocolVersion, takesTasks(res.Capabilities)
+	s.version, s.tasks = res.ProtocolVersion, takesTasks(res.ProtocolVersion, res.Capabilities)
 	if !mcp.IsModernProtocol(s.version) && !e.legacyOnly.Load() && time.Since(t0) >= probe {
 		e.legacyOnly.Store(true) // the probe timed out: spare the next reconnect the wait
 	}

@@ -120,9 +120,31 @@ func (w *watchers) deliver(n mcp.JSONRPCNotification) bool {
 	return false
 }
 
-// takesTasks reports whether the server takes task-augmented tools/call requests.
-func takesTasks(c mcp.ServerCapabilities) bool {
+// tasksExtension is the tasks extension of protocol 2026-07-28 (SEP-2663): a client that declares
+// it may get a task in answer to any tools/call, whose tasks/get carries the result once done.
+const tasksExtension = "io.modelcontextprotocol/tasks"
+
+// takesTasks reports whether the server runs tool calls as tasks: on 2026-07-28 it declares the
+// tasks extension; before, it takes task-augmented tools/call requests.
+func takesTasks(version string, c mcp.ServerCapabilities) bool {
+	if mcp.IsModernProtocol(version) {
+		_, ok := c.Extensions[tasksExtension]
+		return ok
+	}
 	return c.Tasks != nil && c.Tasks.Requests != nil && c.Tasks.Requests.Tools != nil && c.Tasks.Requests.Tools.Call != nil
+}
+
+// taskState is a task as tasks/get or a task handle tells it; on 2026-07-28 a finished task
+// carries its result or error.
+type taskState struct {
+	mcp.Task
+	ResultType     string          `json:"resultType"`
+	PollIntervalMs *int64          `json:"pollIntervalMs"`
+	Result         json.RawMessage `json:"result"`
+	Error          *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
 }
 
 // callTool runs one tools/call. A tool that runs as a task (asTask) is called task-augmented and
@@ -137,7 +159,8 @@ func (s *session) callTool(ctx context.Context, tool string, args map[string]any
 		token, remove = s.watch.add(report)
 		defer remove()
 	}
-	if !asTask {
+	modern := mcp.IsModernProtocol(s.version)
+	if !asTask && !(modern && s.tasks) {
 		req := mcp.CallToolRequest{}
 		req.Params.Name = tool
 		req.Params.Arguments = args
@@ -146,7 +169,10 @@ func (s *session) callTool(ctx context.Context, tool string, args map[string]any
 		}
 		return s.client.CallTool(ctx, req)
 	}
-	params := map[string]any{"name": tool, "arguments": args, "task": map[string]any{"ttl": taskTTL(ctx).Milliseconds()}}
+	params := map[string]any{"name": tool, "arguments": args}
+	if !modern {
+		params["task"] = map[string]any{"ttl": taskTTL(ctx).Milliseconds()}
+	}
 	if token != "" {
 		params["_meta"] = map[string]any{"progressToken": token}
 	}
@@ -154,13 +180,64 @@ func (s *session) callTool(ctx context.Context, tool string, args map[string]any
 	if err != nil {
 		return nil, err
 	}
-	var created struct {
-		Task *mcp.Task `json:"task"`
+	var handle struct {
+		taskState
+		Task *mcp.Task `json:"task"` // 2025-11-25 nests the task
 	}
-	if err := json.Unmarshal(raw, &created); err != nil || created.Task == nil || created.Task.TaskId == "" {
-		return mcp.ParseCallToolResult(&raw) // the server answered at once
+	if err := json.Unmarshal(raw, &handle); err != nil {
+		return mcp.ParseCallToolResult(&raw)
 	}
-	return s.awaitTask(ctx, *created.Task, report)
+	switch {
+	case modern && handle.ResultType == "task" && handle.TaskId != "":
+		handle.Result, handle.Error = nil, nil // a handle carries neither (SEP-2663)
+		return s.awaitTask(ctx, handle.taskState, report)
+	case !modern && handle.Task != nil && handle.Task.TaskId != "":
+		return s.awaitTask(ctx, taskState{Task: *handle.Task}, report)
+	}
+	return mcp.ParseCallToolResult(&raw) // the server answered at once
+}
+
+// getTask polls a task once: tasks/get, raw on 2026-07-28 (whose answer carries the result).
+func (s *session) getTask(ctx context.Context, id string) (taskState, error) {
+	if !mcp.IsModernProtocol(s.version) {
+		got, err := s.client.GetTask(ctx, mcp.GetTaskRequest{Params: mcp.GetTaskParams{TaskId: id}})
+		if err != nil {
+			return taskState{}, err
+		}
+		return taskState{Task: got.Task}, nil
+	}
+	raw, err := s.send(ctx, mcp.MethodTasksGet, map[string]any{"taskId": id})
+	if err != nil {
+		return taskState{}, err
+	}
+	var st taskState
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return taskState{}, fmt.Errorf("decoding tasks/get: %w", err)
+	}
+	return st, nil
+}
+
+// taskResult is a finished task's result: on 2026-07-28 what its last tasks/get carried, before
+// from tasks/result.
+func (s *session) taskResult(ctx context.Context, task taskState) (*mcp.CallToolResult, error) {
+	if mcp.IsModernProtocol(s.version) {
+		switch {
+		case task.Error != nil:
+			return nil, fmt.Errorf("task %s failed: %s (%d)", task.TaskId, task.Error.Message, task.Error.Code)
+		case len(task.Result) == 0:
+			return nil, fmt.Errorf("task %s is %s but carries no result", task.TaskId, task.Status)
+		}
+		raw := json.RawMessage(task.Result)
+		return mcp.ParseCallToolResult(&raw)
+	}
+	res, err := s.client.TaskResult(ctx, mcp.TaskResultRequest{Params: mcp.TaskResultParams{TaskId: task.TaskId}})
+	if err != nil {
+		if task.Status == mcp.TaskStatusFailed {
+			return nil, fmt.Errorf("task %s failed: %s: %w", task.TaskId, task.StatusMessage, err)
+		}
+		return nil, fmt.Errorf("fetching the result of task %s: %w", task.TaskId, err)
+	}
+	return &mcp.CallToolResult{Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError}, nil
 }
 
 // taskTTL is how long the server is asked to keep a task: until ctx's deadline, and a minute more
@@ -171,7 +248,7 @@ func taskTTL(ctx context.Context) time.Duration {
 
 // awaitTask polls task until it ends and returns its result; when ctx ends first it asks the
 // server to cancel the task (in the background, within cancelTimeout) and returns ctx's error.
-func (s *session) awaitTask(ctx context.Context, task mcp.Task, report func(Progress)) (*mcp.CallToolResult, error) {
+func (s *session) awaitTask(ctx context.Context, task taskState, report func(Progress)) (*mcp.CallToolResult, error) {
 	wake := make(chan struct{}, 1)
 	defer s.watch.watchTask(task.TaskId, wake)()
 	var last mcp.Task
@@ -179,18 +256,11 @@ func (s *session) awaitTask(ctx context.Context, task mcp.Task, report func(Prog
 		if report != nil && (task.Status != last.Status || task.StatusMessage != last.StatusMessage) {
 			report(Progress{Status: string(task.Status), Message: task.StatusMessage, TaskID: task.TaskId})
 		}
-		last = task
+		last = task.Task
 		if task.Status.IsTerminal() {
 			break
 		}
-		wait := taskPoll
-		if task.PollInterval != nil && *task.PollInterval > 0 && *task.PollInterval < int64(maxTaskPoll/time.Millisecond) {
-			wait = time.Duration(*task.PollInterval) * time.Millisecond
-		} else if task.PollInterval != nil && *task.PollInterval > 0 {
-			wait = maxTaskPoll
-		}
-		wait = max(wait, minTaskPoll)
-		timer := time.NewTimer(wait)
+		timer := time.NewTimer(pollWait(task))
 		select {
 		case <-ctx.Done():
 			timer.Stop()
@@ -200,26 +270,35 @@ func (s *session) awaitTask(ctx context.Context, task mcp.Task, report func(Prog
 			timer.Stop()
 		case <-timer.C:
 		}
-		got, err := s.client.GetTask(ctx, mcp.GetTaskRequest{Params: mcp.GetTaskParams{TaskId: task.TaskId}})
+		got, err := s.getTask(ctx, task.TaskId)
 		if err != nil {
 			if ctx.Err() != nil {
 				s.cancelTask(task.TaskId)
 			}
 			return nil, fmt.Errorf("polling task %s: %w", task.TaskId, err)
 		}
-		task = got.Task
+		task = got
 	}
 	if task.Status == mcp.TaskStatusCancelled {
 		return nil, fmt.Errorf("the server cancelled task %s: %s", task.TaskId, task.StatusMessage)
 	}
-	res, err := s.client.TaskResult(ctx, mcp.TaskResultRequest{Params: mcp.TaskResultParams{TaskId: task.TaskId}})
-	if err != nil {
-		if task.Status == mcp.TaskStatusFailed {
-			return nil, fmt.Errorf("task %s failed: %s: %w", task.TaskId, task.StatusMessage, err)
-		}
-		return nil, fmt.Errorf("fetching the result of task %s: %w", task.TaskId, err)
+	return s.taskResult(ctx, task)
+}
+
+// pollWait is how long to wait before polling task again: the server's interval within
+// [minTaskPoll, maxTaskPoll], else taskPoll.
+func pollWait(task taskState) time.Duration {
+	ms := task.PollIntervalMs
+	if ms == nil {
+		ms = task.PollInterval
 	}
-	return &mcp.CallToolResult{Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError}, nil
+	if ms == nil || *ms <= 0 {
+		return taskPoll
+	}
+	if *ms >= int64(maxTaskPoll/time.Millisecond) {
+		return maxTaskPoll
+	}
+	return max(time.Duration(*ms)*time.Millisecond, minTaskPoll)
 }
 
 // cancelTask asks the server to cancel a task whose caller gave up, off the caller's path.

@@ -1,8 +1,15 @@
 package inventory_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -159,4 +166,160 @@ func TestLongRunningTools(t *testing.T) {
 			t.Errorf("returned after %s, before the task's second was up", d)
 		}
 	})
+}
+
+// extTaskServer wraps a 2026-07-28 mcp-go server with the tasks extension (SEP-2663), which
+// mcp-go v1.2.1 does not serve (it removes tasks/result on 2026-07-28 without putting the result
+// in tasks/get): its "build" call is answered with a task whose status message moves with each
+// value on steps, and that completes, its result inline, when steps closes. cancelled is closed
+// by tasks/cancel.
+type extTaskServer struct {
+	steps     chan string
+	cancelled chan struct{}
+
+	mu   sync.Mutex // guards task
+	task map[string]any
+}
+
+func (x *extTaskServer) serve(t *testing.T) string {
+	srv := server.NewMCPServer("ext", "1.0.0", server.WithExtensions(map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}))
+	srv.AddTool(mcp.NewTool("build"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("not as a task"), nil
+	})
+	h := server.NewStreamableHTTPServer(srv, server.WithStreamableHTTPProtocolVersions(mcp.ProtocolVersion20260728))
+	reply := func(w http.ResponseWriter, id any, result any) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+	}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		var msg struct {
+			ID     any    `json:"id"`
+			Method string `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(body, &msg)
+		switch {
+		case msg.Method == "tools/call" && msg.Params.Name == "build":
+			x.mu.Lock()
+			x.task = map[string]any{"taskId": "t1", "status": "working", "createdAt": "2026-11-28T00:00:00Z",
+				"lastUpdatedAt": "2026-11-28T00:00:00Z", "ttl": nil, "pollIntervalMs": 10}
+			handle := maps.Clone(x.task)
+			x.mu.Unlock()
+			handle["resultType"] = "task"
+			go x.run()
+			reply(w, msg.ID, handle)
+		case msg.Method == "tasks/get":
+			x.mu.Lock()
+			state := maps.Clone(x.task)
+			x.mu.Unlock()
+			state["resultType"] = "complete"
+			reply(w, msg.ID, state)
+		case msg.Method == "tasks/cancel":
+			x.mu.Lock()
+			x.task["status"] = "cancelled"
+			state := maps.Clone(x.task)
+			x.mu.Unlock()
+			close(x.cancelled)
+			reply(w, msg.ID, state)
+		default:
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			h.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// run is the task's work: a status message per step, then the result.
+func (x *extTaskServer) run() {
+	for {
+		select {
+		case <-x.cancelled:
+			return
+		case msg, ok := <-x.steps:
+			x.mu.Lock()
+			if !ok {
+				x.task["status"] = "completed"
+				x.task["result"] = map[string]any{"content": []any{map[string]any{"type": "text", "text": "built"}}}
+			} else {
+				x.task["statusMessage"] = msg
+			}
+			x.mu.Unlock()
+			if !ok {
+				return
+			}
+		}
+	}
+}
+
+// TestTasksExtension: on 2026-07-28 a server answers a call with a task of the tasks extension;
+// the inventory polls it, reporting each status message as it changes, takes the result from
+// tasks/get, and cancels the task when the caller's deadline passes.
+func TestTasksExtension(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		deadline time.Duration // 0: the build completes
+	}{
+		{"completes", 0},
+		{"deadline cancels", 300 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := &extTaskServer{steps: make(chan string), cancelled: make(chan struct{})}
+			sc := timeouts(config.Server{Transport: config.TransportStreamableHTTP, URL: x.serve(t)})
+			m := start(t, map[string]config.Server{"ext": sc}, inventory.Options{})
+			snap := wait(t, m, "ext up", func(s *inventory.Snapshot) bool { return s.Servers[0].Status == inventory.StateUp })
+			if v := snap.Servers[0].ProtocolVersion; v != mcp.ProtocolVersion20260728 {
+				t.Fatalf("got %q, want 2026-07-28", v)
+			}
+			if tc.deadline > 0 {
+				ctx, cancel := context.WithTimeout(context.Background(), tc.deadline)
+				defer cancel()
+				if _, err := m.CallTool(ctx, "ext", "build", nil); !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("got %v, want the deadline", err)
+				}
+				select {
+				case <-x.cancelled:
+				case <-time.After(10 * time.Second):
+					t.Fatal("the task was not cancelled")
+				}
+				return
+			}
+			reports := make(chan inventory.Progress, 64)
+			ctx := inventory.WithProgress(context.Background(), func(p inventory.Progress) { reports <- p })
+			done := make(chan error, 1)
+			var res *mcp.CallToolResult
+			go func() {
+				var err error
+				res, err = m.CallTool(ctx, "ext", "build", nil)
+				done <- err
+			}()
+			timeout := time.After(20 * time.Second)
+			for _, step := range []string{"fetching", "compiling"} {
+				x.steps <- step
+				for {
+					var p inventory.Progress
+					select {
+					case p = <-reports:
+					case <-timeout:
+						t.Fatalf("no report of %q", step)
+					}
+					if p.Message == step {
+						break
+					}
+				}
+			}
+			close(x.steps)
+			select {
+			case err := <-done:
+				if err != nil || len(res.Content) != 1 || res.Content[0].(mcp.TextContent).Text != "built" {
+					t.Fatalf("got %+v, %v; want the task's result", res, err)
+				}
+			case <-timeout:
+				t.Fatal("the call did not end")
+			}
+		})
+	}
 }

@@ -49,6 +49,8 @@ type session struct {
 	// and task-status notifications of calls in flight (see callTool).
 	tasks bool
 	watch watchers
+	// inProcess says the server runs in this process (transport builtin): see withoutValues.
+	inProcess bool
 	log   *slog.Logger
 
 	dead     chan struct{} // closed by fail
@@ -135,7 +137,7 @@ func dial(ctx, life context.Context, e *entry, opts Options, onNotify func(mcp.J
 				return nil, berr
 			}
 		}
-		s.tr = transport.NewInProcessTransport(srv)
+		s.tr, s.inProcess = transport.NewInProcessTransport(srv), true
 	case TransportStdio:
 		// The process is started here rather than by mcp-go's stdio transport, so that it runs in
 		// its own group and its output is read through a bound.
@@ -160,8 +162,8 @@ func dial(ctx, life context.Context, e *entry, opts Options, onNotify func(mcp.J
 		// The standalone GET stream carries notifications/tools/list_changed up to 2025-11-25; the
 		// transport opens it only when the handshake settled on one of those versions, and a
 		// 2026-07-28 session listens with subscriptions/listen instead (see eitherEra).
-		//lint:ignore SA1019 needed up to protocol 2025-11-25; unused on 2026-07-28 (see eitherEra)
 		var st *transport.StreamableHTTP
+		//lint:ignore SA1019 needed up to protocol 2025-11-25; unused on 2026-07-28 (see eitherEra)
 		st, err = transport.NewStreamableHTTP(sc.URL, transport.WithHTTPHeaders(sc.Headers), transport.WithContinuousListening(),
 			transport.WithHTTPBasicClient(s.httpClient(e)), transport.WithHTTPLogger(e.log))
 		if err == nil {
@@ -182,6 +184,7 @@ func dial(ctx, life context.Context, e *entry, opts Options, onNotify func(mcp.J
 	copts := []client.ClientOption{client.WithProtocolVersion(mcp.LATEST_PROTOCOL_VERSION), client.WithDiscoverTimeout(probe),
 		client.WithClientCapabilities(caps)}
 	if e.legacyOnly.Load() {
+		//lint:ignore SA1019 the server ignored server/discover: the handshake is all it speaks
 		copts = []client.ClientOption{client.WithLegacyProtocolOnly(), client.WithClientCapabilities(caps)}
 	}
 	s.client = client.NewClient(s.tr, copts...)

@@ -349,7 +349,9 @@ func (m *Manager) Wait(ctx context.Context, cond func(*Snapshot) bool) (*Snapsho
 
 // CallTool calls one tool with the server's call timeout (or ctx's deadline, if sooner). A result
 // with isError is returned as a result, not an error; a broken transport is an error and makes the
-// supervisor restart the session. Errors carry no credential of the server's.
+// supervisor restart the session. Errors carry no credential of the server's. A tool that runs as
+// a task is polled until it ends within that time, and cancelled when it passes; reports on the
+// call reach the function WithProgress put in ctx.
 func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[string]any) (*mcp.CallToolResult, error) {
 	m.mu.Lock()
 	e, ok := m.entries[server]
@@ -496,7 +498,8 @@ func (m *Manager) connect(life context.Context, e *entry) (*session, listing, er
 // of the previous one, and every notification that arrives meanwhile joins the one pending
 // refresh. A relist (e.rescan) joins them the same way; only refreshes a notification asked for
 // count in Refreshes. While the server has quarantined tools, each health tick lists it again, so
-// that an approval made on another replica, or a pin store back up, takes effect.
+// that an approval made on another replica, or a pin store back up, takes effect. A list with a
+// time to live (2026-07-28) is listed again when it passes, counted in TTLRefreshes.
 func (m *Manager) watch(life context.Context, e *entry, sess *session) error {
 	health := time.NewTicker(m.opts.HealthInterval)
 	defer health.Stop()

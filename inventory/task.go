@@ -159,6 +159,9 @@ func (s *session) callTool(ctx context.Context, tool string, args map[string]any
 		token, remove = s.watch.add(report)
 		defer remove()
 	}
+	if s.inProcess {
+		ctx = withoutValues{ctx}
+	}
 	modern := mcp.IsModernProtocol(s.version)
 	if !asTask && !(modern && s.tasks) {
 		req := mcp.CallToolRequest{}
@@ -312,3 +315,12 @@ func (s *session) cancelTask(id string) {
 		}
 	}()
 }
+
+// withoutValues is a context's deadline and cancellation without its values. An in-process
+// server reads the HTTP headers of "its" request from the context it is called with; a call made
+// while toolrouter serves a request of its own (POST /mcp) must not hand it that request's
+// headers, which name another method and tool.
+type withoutValues struct{ context.Context }
+
+func (withoutValues) Value(any) any { return nil }
+

@@ -178,7 +178,8 @@ func dial(ctx, life context.Context, e *entry, opts Options, onNotify func(mcp.J
 	if err != nil {
 		return nil, fmt.Errorf("creating %s transport: %w", sc.Transport, err)
 	}
-	probe := min(discoverTimeout, remaining(ctx))
+	// Half the connect deadline at most: a server that ignores the probe leaves the handshake time.
+	probe := min(discoverTimeout, remaining(ctx)/2)
 	// The client takes tasks (2026-07-28's extension; before, it asks for them per call).
 	caps := mcp.ClientCapabilities{Extensions: map[string]any{tasksExtension: map[string]any{}}}
 	copts := []client.ClientOption{client.WithProtocolVersion(mcp.LATEST_PROTOCOL_VERSION), client.WithDiscoverTimeout(probe),

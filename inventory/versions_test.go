@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -193,5 +194,56 @@ func TestListChangedOnEveryEra(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestServerIgnoringDiscover: a server that never answers server/discover is reached through the
+// handshake within its connect timeout, and its reconnects skip the probe.
+func TestServerIgnoringDiscover(t *testing.T) {
+	var (
+		mu        sync.Mutex
+		discovers int
+		pinged    bool
+	)
+	srv := echoServer()
+	h := server.NewStreamableHTTPServer(srv)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		var msg map[string]any
+		_ = json.Unmarshal(body, &msg)
+		switch msg["method"] {
+		case string(mcp.MethodServerDiscover):
+			mu.Lock()
+			discovers++
+			mu.Unlock()
+			<-r.Context().Done() // never answered
+			return
+		case string(mcp.MethodPing):
+			mu.Lock()
+			first := !pinged
+			pinged = true
+			mu.Unlock()
+			if first { // fail the first health ping: the session restarts
+				http.Error(w, "gone", http.StatusInternalServerError)
+				return
+			}
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	sc := config.Server{Transport: config.TransportStreamableHTTP, URL: ts.URL,
+		ConnectTimeout: config.Duration(2 * time.Second), CallTimeout: config.Duration(5 * time.Second)}
+	m := start(t, map[string]config.Server{"old": sc}, inventory.Options{HealthInterval: 20 * time.Millisecond})
+	snap := wait(t, m, "restarted and up", func(s *inventory.Snapshot) bool {
+		return s.Servers[0].Status == inventory.StateUp && s.Servers[0].Restarts >= 1
+	})
+	if v := snap.Servers[0].ProtocolVersion; v != mcp.ProtocolVersion20251125 {
+		t.Errorf("got %q, want the handshake's 2025-11-25", v)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if discovers != 1 {
+		t.Errorf("server/discover was sent %d times, want once: the reconnect skips it", discovers)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"toolrouter/config"
+	"toolrouter/internal/npmservers"
 	"toolrouter/inventory"
 )
 
@@ -321,5 +323,35 @@ func TestTasksExtension(t *testing.T) {
 				t.Fatal("the call did not end")
 			}
 		})
+	}
+}
+
+// TestTaskOnTheTypeScriptSDK: a server built on the official TypeScript SDK, over stdio, runs a
+// task for two seconds; the call polls it and returns its result once it completes.
+func TestTaskOnTheTypeScriptSDK(t *testing.T) {
+	dir := npmservers.Dir(t)
+	script, _ := filepath.Abs(filepath.Join("testdata", "ts-task-server.mjs"))
+	sc := timeouts(config.Server{Transport: config.TransportStdio, Command: "node", Args: []string{script},
+		Env: map[string]string{"TS_SDK_DIR": filepath.Join(dir, "node_modules")}})
+	m := start(t, map[string]config.Server{"ts": sc}, inventory.Options{})
+	snap := wait(t, m, "ts started", func(s *inventory.Snapshot) bool { return s.Servers[0].Status != inventory.StateStarting })
+	if st := snap.Servers[0]; st.Status != inventory.StateUp {
+		t.Fatalf("got %s: %s", st.Status, st.Error)
+	}
+	if tool, _ := snap.Tool("ts.delay"); tool == nil || tool.TaskSupport != "required" {
+		t.Fatalf("got %+v, want delay with task_support required", tool)
+	}
+	var statuses []string
+	ctx := inventory.WithProgress(context.Background(), func(p inventory.Progress) { statuses = append(statuses, p.Status) })
+	t0 := time.Now()
+	res, err := m.CallTool(ctx, "ts", "delay", map[string]any{"duration": 2000})
+	if err != nil || len(res.Content) != 1 || res.Content[0].(mcp.TextContent).Text != "waited 2000 ms" {
+		t.Fatalf("got %+v, %v; want the task's result (negotiated %s)", res, err, snap.Servers[0].ProtocolVersion)
+	}
+	if d := time.Since(t0); d < 2*time.Second {
+		t.Errorf("returned after %s, before the task's two seconds", d)
+	}
+	if len(statuses) < 2 || statuses[0] != "working" || statuses[len(statuses)-1] != "completed" {
+		t.Errorf("got statuses %v, want working then completed", statuses)
 	}
 }

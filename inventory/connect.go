@@ -51,7 +51,7 @@ type session struct {
 	watch watchers
 	// inProcess says the server runs in this process (transport builtin): see withoutValues.
 	inProcess bool
-	log   *slog.Logger
+	log       *slog.Logger
 
 	dead     chan struct{} // closed by fail
 	failOnce sync.Once
@@ -157,8 +157,6 @@ func dial(ctx, life context.Context, e *entry, opts Options, onNotify func(mcp.J
 		transport.WithCommandLogger(e.log)(st) // mcp-go's own lines, through the server's logger
 		s.tr = st
 	case TransportStreamableHTTP:
-		// The standalone GET stream carries notifications/tools/list_changed on the 2025-11-25
-		// protocol this client speaks (the option is deprecated only for 2026-07-28).
 		// The standalone GET stream carries notifications/tools/list_changed up to 2025-11-25; the
 		// transport opens it only when the handshake settled on one of those versions, and a
 		// 2026-07-28 session listens with subscriptions/listen instead (see eitherEra).

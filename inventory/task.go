@@ -323,4 +323,3 @@ func (s *session) cancelTask(id string) {
 type withoutValues struct{ context.Context }
 
 func (withoutValues) Value(any) any { return nil }
-

@@ -77,23 +77,13 @@ func (m *Manager) tools(ctx context.Context, e *entry, sess *session) (listing, 
 		if ts := rt.Execution.TaskSupport; ts == string(mcp.TaskSupportOptional) || ts == string(mcp.TaskSupportRequired) {
 			taskSupport[rt.Name] = ts
 		}
-		if err := schema.CheckBounds(inputSchema(rt.InputSchema), bounds); err != nil {
-			key := "max_schema_depth"
-			if len(inputSchema(rt.InputSchema)) > e.cfg.MaxSchemaBytes {
-				key = "max_schema_bytes"
-			}
-			l.excluded = append(l.excluded, Excluded{Name: rt.Name, Reason: fmt.Sprintf("input %v (servers.%s.%s)", err, e.name, key)})
+		if reason := overBounds(e, "input", inputSchema(rt.InputSchema), bounds); reason != "" {
+			l.excluded = append(l.excluded, Excluded{Name: rt.Name, Reason: reason})
 			continue
 		}
-		if out := outputSchema(rt.OutputSchema); out != nil {
-			if err := schema.CheckBounds(out, bounds); err != nil {
-				key := "max_schema_depth"
-				if len(out) > e.cfg.MaxSchemaBytes {
-					key = "max_schema_bytes"
-				}
-				l.excluded = append(l.excluded, Excluded{Name: rt.Name, Reason: fmt.Sprintf("output %v (servers.%s.%s)", err, e.name, key)})
-				continue
-			}
+		if reason := overBounds(e, "output", outputSchema(rt.OutputSchema), bounds); reason != "" {
+			l.excluded = append(l.excluded, Excluded{Name: rt.Name, Reason: reason})
+			continue
 		}
 		defs = append(defs, safety.Definition{Server: e.name, Name: rt.Name, Title: rt.Title, Description: rt.Description,
 			InputSchema: rt.InputSchema, OutputSchema: rt.OutputSchema, Annotations: hints(rt.Annotations)})
@@ -127,6 +117,23 @@ func inputSchema(in json.RawMessage) json.RawMessage {
 		return []byte(`{"type":"object"}`)
 	}
 	return in
+}
+
+// overBounds says why a tool's input or output schema (which) is over the server's bounds, naming
+// the key to raise; "" when it is within them or absent.
+func overBounds(e *entry, which string, raw json.RawMessage, bounds schema.Bounds) string {
+	if raw == nil {
+		return ""
+	}
+	err := schema.CheckBounds(raw, bounds)
+	if err == nil {
+		return ""
+	}
+	key := "max_schema_depth"
+	if len(raw) > e.cfg.MaxSchemaBytes {
+		key = "max_schema_bytes"
+	}
+	return fmt.Sprintf("%s %v (servers.%s.%s)", which, err, e.name, key)
 }
 
 // outputSchema is a listed output schema, nil when the server declared none.

@@ -582,6 +582,7 @@ func setServer(c *Config, name string, s Server) {
 func withBounds(s Server) Server {
 	d := defaultServer()
 	s.MaxSchemaBytes, s.MaxSchemaDepth, s.MaxMessageBytes = d.MaxSchemaBytes, d.MaxSchemaDepth, d.MaxMessageBytes
+	s.ListTTLMin, s.ListTTLMax = d.ListTTLMin, d.ListTTLMax
 	return s
 }
 
@@ -604,7 +605,7 @@ func TestValidateCollectsAllSorted(t *testing.T) {
 		keys = append(keys, fe.Key)
 	}
 	want := []string{"listen", "ollama.model", "router.on_model_failure", "servers.web.call_timeout", "servers.web.connect_timeout",
-		"servers.web.max_message_bytes", "servers.web.max_schema_bytes", "servers.web.max_schema_depth", "servers.web.url"}
+		"servers.web.list_ttl_max", "servers.web.list_ttl_min", "servers.web.max_message_bytes", "servers.web.max_schema_bytes", "servers.web.max_schema_depth", "servers.web.url"}
 	if !slices.Equal(keys, want) {
 		t.Errorf("keys: got %v, want %v", keys, want)
 	}

@@ -144,6 +144,8 @@ func applyEntryDefaults(raw map[string]any) {
 		setMissing(s, "max_schema_bytes", ds.MaxSchemaBytes)
 		setMissing(s, "max_schema_depth", ds.MaxSchemaDepth)
 		setMissing(s, "max_message_bytes", ds.MaxMessageBytes)
+		setMissing(s, "list_ttl_min", ds.ListTTLMin.String())
+		setMissing(s, "list_ttl_max", ds.ListTTLMax.String())
 		if s["transport"] == string(TransportBuiltin) {
 			setEmpty(s, "builtin", name)
 		}

@@ -478,6 +478,11 @@ func (v *validator) server(name string, s Server) {
 	}
 	v.positive(key+".connect_timeout", s.ConnectTimeout)
 	v.positive(key+".call_timeout", s.CallTimeout)
+	v.positive(key+".list_ttl_min", s.ListTTLMin)
+	v.positive(key+".list_ttl_max", s.ListTTLMax)
+	if s.ListTTLMin > 0 && s.ListTTLMax > 0 && s.ListTTLMin > s.ListTTLMax {
+		v.add(key+".list_ttl_max", "must be at least list_ttl_min (%s), got %s", s.ListTTLMin, s.ListTTLMax)
+	}
 	for _, b := range []struct {
 		key string
 		n   int

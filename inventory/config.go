@@ -74,6 +74,12 @@ type ServerConfig struct {
 	// restarted.
 	MaxMessageBytes int `koanf:"max_message_bytes" json:"max_message_bytes"`
 
+	// ListTTLMin and ListTTLMax bound the time to live a server gives its tool list
+	// (2026-07-28): the inventory lists the tools again when it passes, no sooner than
+	// ListTTLMin and no later than ListTTLMax after the listing.
+	ListTTLMin duration.Duration `koanf:"list_ttl_min" json:"list_ttl_min"`
+	ListTTLMax duration.Duration `koanf:"list_ttl_max" json:"list_ttl_max"`
+
 	// Tools filters the server's tools.
 	Tools ToolFilter `koanf:"tools" json:"tools,omitzero"`
 
@@ -133,6 +139,7 @@ func DefaultServerConfig() ServerConfig {
 	return ServerConfig{
 		ConnectTimeout: duration.Duration(20 * time.Second), CallTimeout: duration.Duration(30 * time.Second),
 		MaxSchemaBytes: 256 << 10, MaxSchemaDepth: 64, MaxMessageBytes: 16 << 20,
+		ListTTLMin: duration.Duration(30 * time.Second), ListTTLMax: duration.Duration(time.Hour),
 	}
 }
 

@@ -59,7 +59,14 @@ type Server struct {
 	// they caused (several notifications close together make one).
 	ListChanged uint64 `json:"list_changed"`
 	Refreshes   uint64 `json:"refreshes"`
-	Tools       []Tool `json:"tools"`
+	// ProtocolVersion is the MCP version negotiated with the server, while it is up.
+	ProtocolVersion string `json:"protocol_version,omitempty"`
+	// ListTTLMS is the time to live of the server's tool list in milliseconds, within
+	// servers.NAME.list_ttl_min and list_ttl_max, when the server gives one (2026-07-28); the
+	// inventory lists the tools again each time it passes. TTLRefreshes counts those listings.
+	ListTTLMS    int64  `json:"list_ttl_ms,omitempty"`
+	TTLRefreshes uint64 `json:"ttl_refreshes"`
+	Tools        []Tool `json:"tools"`
 	// Excluded are tools the server listed that the inventory left out (a name that breaks MCP's
 	// rule, a schema over the server's bounds), with why; the model never sees them.
 	Excluded []Excluded `json:"excluded_tools,omitempty"`
@@ -90,11 +97,19 @@ type Tool struct {
 	Description string          `json:"description"`
 	Parameters  []Param         `json:"parameters"`
 	InputSchema json.RawMessage `json:"input_schema"`
+	// TaskSupport is how the tool runs as a task: "optional" or "required" (the server may take
+	// long; its calls are polled and their progress reported), "" when it does not.
+	TaskSupport string `json:"task_support,omitempty"`
 	// Available is false when the tool's schema does not compile; Unavailable says why.
 	Available   bool   `json:"available"`
 	Unavailable string `json:"unavailable_reason,omitempty"`
 	// Schema is the compiled input schema (nil when unavailable).
 	Schema *schema.Schema `json:"-"`
+	// OutputSchema is the tool's outputSchema exactly as the server sent it (nil when it declares
+	// none); Output is it compiled (nil when none, or when the tool is unavailable). A result of
+	// the tool's whose structuredContent does not validate against it is the tool's error.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	Output       *schema.Schema  `json:"-"`
 	// Format is the schema derived for Ollama's constrained decoding (see schema.OllamaFormat).
 	Format json.RawMessage `json:"-"`
 	// Annotations are the tool's hints (read-only, destructive, ...), configuration overriding

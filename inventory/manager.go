@@ -110,10 +110,16 @@ type entry struct {
 
 	listChanged atomic.Uint64 // notifications/tools/list_changed received
 	refreshes   atomic.Uint64 // tools/list refreshes made because of them
+	ttl         atomic.Int64  // the published list's time to live (ns), 0 for none; see watch
+	ttlRefresh  atomic.Uint64 // tools/list refreshes made because the list's time to live passed
 	// quarantines counts tools entering quarantine, by reason (as reasons orders them).
 	quarantines [3]atomic.Uint64
 	// warned remembers, per check and tool, the pin last logged (see warnOnce); the supervisor's.
 	warned map[string]string
+
+	// legacyOnly is set once the server let the server/discover probe time out: its reconnects
+	// use the initialize handshake at once (see dial).
+	legacyOnly atomic.Bool
 
 	stop    context.CancelFunc // ends the supervisor; set when it starts, under Manager.mu
 	retired atomic.Bool        // Reload removed or replaced the entry: its supervisor drains and stops
@@ -185,6 +191,8 @@ func effective(name string, sc ServerConfig) ServerConfig {
 	fill(&sc.MaxSchemaBytes, def.MaxSchemaBytes)
 	fill(&sc.MaxSchemaDepth, def.MaxSchemaDepth)
 	fill(&sc.MaxMessageBytes, def.MaxMessageBytes)
+	fill(&sc.ListTTLMin, def.ListTTLMin)
+	fill(&sc.ListTTLMax, def.ListTTLMax)
 	// Examples feed retrieval, not the session: a change to them reconnects nothing.
 	sc.Examples = nil
 	return sc
@@ -341,7 +349,9 @@ func (m *Manager) Wait(ctx context.Context, cond func(*Snapshot) bool) (*Snapsho
 
 // CallTool calls one tool with the server's call timeout (or ctx's deadline, if sooner). A result
 // with isError is returned as a result, not an error; a broken transport is an error and makes the
-// supervisor restart the session. Errors carry no credential of the server's.
+// supervisor restart the session. Errors carry no credential of the server's. A tool that runs as
+// a task is polled until it ends within that time, and cancelled when it passes; reports on the
+// call reach the function WithProgress put in ctx.
 func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[string]any) (*mcp.CallToolResult, error) {
 	m.mu.Lock()
 	e, ok := m.entries[server]
@@ -355,6 +365,12 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[st
 	}
 	sess := m.sessions[server]
 	lastErr := m.states[server].Error
+	asTask := false
+	for _, t := range m.states[server].Tools {
+		if t.Name == tool {
+			asTask = t.TaskSupport == string(mcp.TaskSupportRequired) || (t.TaskSupport == string(mcp.TaskSupportOptional) && sess != nil && sess.tasks)
+		}
+	}
 	if sess != nil {
 		// Counted while the session is still listed: a session Reload retires waits for the calls
 		// it has (drain) before it closes.
@@ -374,10 +390,7 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[st
 	defer cancel()
 	sctx, scancel := sess.bound(ctx)
 	defer scancel()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = tool
-	req.Params.Arguments = args
-	res, err := sess.client.CallTool(sctx, req)
+	res, err := sess.callTool(sctx, tool, args, asTask)
 	if err != nil {
 		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 			// The server may answer a cancelled call with its own error; the deadline is the cause.
@@ -485,7 +498,8 @@ func (m *Manager) connect(life context.Context, e *entry) (*session, listing, er
 // of the previous one, and every notification that arrives meanwhile joins the one pending
 // refresh. A relist (e.rescan) joins them the same way; only refreshes a notification asked for
 // count in Refreshes. While the server has quarantined tools, each health tick lists it again, so
-// that an approval made on another replica, or a pin store back up, takes effect.
+// that an approval made on another replica, or a pin store back up, takes effect. A list with a
+// time to live (2026-07-28) is listed again when it passes, counted in TTLRefreshes.
 func (m *Manager) watch(life context.Context, e *entry, sess *session) error {
 	health := time.NewTicker(m.opts.HealthInterval)
 	defer health.Stop()
@@ -495,9 +509,28 @@ func (m *Manager) watch(life context.Context, e *entry, sess *session) error {
 		due     <-chan time.Time // pending's channel, nil when none
 		counted bool             // a list_changed notification asked for the pending refresh
 	)
+	var (
+		expire  *time.Timer      // the list's time to live, when it has one
+		expired <-chan time.Time // expire's channel, nil when none
+	)
+	// arm starts the published list's time to live over: after any listing.
+	arm := func() {
+		if expire != nil {
+			expire.Stop()
+		}
+		expire, expired = nil, nil
+		if ttl := time.Duration(e.ttl.Load()); ttl > 0 {
+			expire = time.NewTimer(ttl)
+			expired = expire.C
+		}
+	}
+	arm()
 	defer func() {
 		if pending != nil {
 			pending.Stop()
+		}
+		if expire != nil {
+			expire.Stop()
 		}
 	}()
 	// asked refreshes now, or joins or schedules the pending refresh.
@@ -514,6 +547,7 @@ func (m *Manager) watch(life context.Context, e *entry, sess *session) error {
 			return err
 		}
 		counted, last = false, time.Now()
+		arm()
 		return nil
 	}
 	for {
@@ -552,6 +586,15 @@ func (m *Manager) watch(life context.Context, e *entry, sess *session) error {
 				return err
 			}
 			counted, last = false, time.Now()
+			arm()
+		case <-expired:
+			expire, expired = nil, nil
+			e.ttlRefresh.Add(1)
+			if err := m.refresh(life, e, sess, false); err != nil {
+				return err
+			}
+			last = time.Now()
+			arm()
 		}
 	}
 }
@@ -604,6 +647,8 @@ func (m *Manager) setUp(e *entry, sess *session, l listing) {
 	}
 	before := st.names()
 	st.Status, st.Error, st.Tools, st.Excluded = StateUp, "", l.tools, l.excluded
+	st.ProtocolVersion, st.ListTTLMS = l.version, l.ttl.Milliseconds()
+	e.ttl.Store(int64(l.ttl))
 	st.Findings, st.PinChanged, st.Quarantined = l.findings, l.pinChanged, l.quarantined
 	m.sessions[e.name] = sess
 	if m.opts.Safety.Scan != ScanOff {
@@ -653,6 +698,7 @@ func (m *Manager) setDown(e *entry, err error, restarted bool) {
 		st.Since = time.Now()
 	}
 	st.Status, st.Error, st.LastError, st.Tools, st.Excluded = StateDown, msg, msg, []Tool{}, nil
+	st.ProtocolVersion, st.ListTTLMS = "", 0
 	st.Findings, st.PinChanged, st.Quarantined = nil, nil, nil
 	if restarted {
 		st.Restarts++
@@ -673,10 +719,11 @@ func (m *Manager) publishLocked() {
 		s.PinChanged = append([]PinChange(nil), st.PinChanged...)
 		s.Quarantined = append([]Quarantined(nil), st.Quarantined...)
 		e := m.entries[name]
-		s.ListChanged, s.Refreshes = e.listChanged.Load(), e.refreshes.Load()
+		s.ListChanged, s.Refreshes, s.TTLRefreshes = e.listChanged.Load(), e.refreshes.Load(), e.ttlRefresh.Load()
 		s.Quarantines = QuarantineCounts{PinChanged: e.quarantines[0].Load(), PinUnverified: e.quarantines[1].Load(), Findings: e.quarantines[2].Load()}
 		for _, t := range s.Tools {
 			live[schema.Key{Server: t.Server, Tool: t.Name}] = true
+			live[schema.Key{Server: t.Server, Tool: t.Name, Output: true}] = true
 		}
 		servers = append(servers, s)
 	}

@@ -1,11 +1,15 @@
 package inventory
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"toolrouter/safety"
 	"toolrouter/schema"
@@ -26,6 +30,10 @@ type listing struct {
 	findings    []Finding
 	pinChanged  []PinChange
 	quarantined []Quarantined
+	// version is the protocol version the session negotiated; ttl the list's time to live, within
+	// the server's list_ttl_min and list_ttl_max (0 when the server gave none).
+	version string
+	ttl     time.Duration
 }
 
 // tools lists a server's tools and applies, in order: its allow/deny filter (a tool it filters out
@@ -35,16 +43,22 @@ type listing struct {
 // (see compile), and a schema that does not compile makes that one tool unavailable.
 func (m *Manager) tools(ctx context.Context, e *entry, sess *session) (listing, error) {
 	lctx, cancel := sess.bound(ctx)
-	raw, err := sess.listTools(lctx)
+	list, err := sess.listTools(lctx)
 	cancel()
 	if err != nil {
 		return listing{}, sess.cause(err)
 	}
+	raw := list.tools
 	var (
 		l    listing
 		defs = make([]safety.Definition, 0, len(raw))
 		seen = map[string]bool{}
 	)
+	l.version = sess.version
+	taskSupport := map[string]string{}
+	if list.ttlSet {
+		l.ttl = min(max(list.ttl, e.cfg.ListTTLMin.D()), e.cfg.ListTTLMax.D())
+	}
 	bounds := schema.Bounds{MaxBytes: e.cfg.MaxSchemaBytes, MaxDepth: e.cfg.MaxSchemaDepth}
 	for _, rt := range raw {
 		if !e.cfg.Tools.Permits(rt.Name) {
@@ -60,12 +74,15 @@ func (m *Manager) tools(ctx context.Context, e *entry, sess *session) (listing, 
 			continue
 		}
 		seen[rt.Name] = true
-		if err := schema.CheckBounds(inputSchema(rt.InputSchema), bounds); err != nil {
-			key := "max_schema_depth"
-			if len(inputSchema(rt.InputSchema)) > e.cfg.MaxSchemaBytes {
-				key = "max_schema_bytes"
-			}
-			l.excluded = append(l.excluded, Excluded{Name: rt.Name, Reason: fmt.Sprintf("input %v (servers.%s.%s)", err, e.name, key)})
+		if ts := rt.Execution.TaskSupport; ts == string(mcp.TaskSupportOptional) || ts == string(mcp.TaskSupportRequired) {
+			taskSupport[rt.Name] = ts
+		}
+		if reason := overBounds(e, "input", inputSchema(rt.InputSchema), bounds); reason != "" {
+			l.excluded = append(l.excluded, Excluded{Name: rt.Name, Reason: reason})
+			continue
+		}
+		if reason := overBounds(e, "output", outputSchema(rt.OutputSchema), bounds); reason != "" {
+			l.excluded = append(l.excluded, Excluded{Name: rt.Name, Reason: reason})
 			continue
 		}
 		defs = append(defs, safety.Definition{Server: e.name, Name: rt.Name, Title: rt.Title, Description: rt.Description,
@@ -85,9 +102,9 @@ func (m *Manager) tools(ctx context.Context, e *entry, sess *session) (listing, 
 		in := inputSchema(def.InputSchema)
 		l.tools[i] = Tool{
 			Server: e.name, Name: def.Name, Qualified: Qualify(e.name, def.Name), Title: def.Title,
-			Description: def.Description, InputSchema: in, Parameters: params(in),
+			Description: def.Description, InputSchema: in, OutputSchema: outputSchema(def.OutputSchema), Parameters: params(in),
 			Annotations: annotations(def.Annotations, e.cfg.Tools.Tools[def.Name].Annotations), Pin: v.pins[i],
-			AcceptsSecrets: e.cfg.Tools.Tools[def.Name].AcceptsSecrets, PinChanged: changed[def.Name],
+			AcceptsSecrets: e.cfg.Tools.Tools[def.Name].AcceptsSecrets, PinChanged: changed[def.Name], TaskSupport: taskSupport[def.Name],
 		}
 	}
 	m.compile(ctx, e, l.tools)
@@ -100,6 +117,31 @@ func inputSchema(in json.RawMessage) json.RawMessage {
 		return []byte(`{"type":"object"}`)
 	}
 	return in
+}
+
+// overBounds says why a tool's input or output schema (which) is over the server's bounds, naming
+// the key to raise; "" when it is within them or absent.
+func overBounds(e *entry, which string, raw json.RawMessage, bounds schema.Bounds) string {
+	if raw == nil {
+		return ""
+	}
+	err := schema.CheckBounds(raw, bounds)
+	if err == nil {
+		return ""
+	}
+	key := "max_schema_depth"
+	if len(raw) > e.cfg.MaxSchemaBytes {
+		key = "max_schema_bytes"
+	}
+	return fmt.Sprintf("%s %v (servers.%s.%s)", which, err, e.name, key)
+}
+
+// outputSchema is a listed output schema, nil when the server declared none.
+func outputSchema(out json.RawMessage) json.RawMessage {
+	if len(bytes.TrimSpace(out)) == 0 || string(bytes.TrimSpace(out)) == "null" {
+		return nil
+	}
+	return out
 }
 
 // shownName is a refused name as the inventory repeats it: valid UTF-8, at most maxShownName
@@ -115,6 +157,7 @@ func shownName(n string) string {
 type compiled struct {
 	i      int
 	schema *schema.Schema
+	output *schema.Schema // nil when the tool declares no output schema
 	format json.RawMessage
 	err    error
 }
@@ -145,12 +188,12 @@ func (m *Manager) compile(ctx context.Context, e *entry, tools []Tool) {
 		return
 	}
 	type job struct {
-		key schema.Key
-		raw json.RawMessage
+		key      schema.Key
+		raw, out json.RawMessage
 	}
 	jobs := make([]job, len(tools))
 	for i, t := range tools {
-		jobs[i] = job{schema.Key{Server: t.Server, Tool: t.Name}, t.InputSchema}
+		jobs[i] = job{schema.Key{Server: t.Server, Tool: t.Name}, t.InputSchema, t.OutputSchema}
 	}
 	results := make(chan compiled, len(jobs)) // never blocks the worker
 	go func() {
@@ -167,6 +210,13 @@ func (m *Manager) compile(ctx context.Context, e *entry, tools []Tool) {
 			if r.err == nil {
 				r.format, r.err = schema.BoundStrings(r.format)
 			}
+			if r.err == nil && j.out != nil {
+				out := j.key
+				out.Output = true
+				if r.output, r.err = m.opts.Cache.Compile(out, j.out); r.err != nil {
+					r.err = fmt.Errorf("output schema: %w", r.err)
+				}
+			}
 			results <- r
 		}
 	}()
@@ -177,7 +227,7 @@ func (m *Manager) compile(ctx context.Context, e *entry, tools []Tool) {
 			if r.err != nil {
 				tools[r.i].Unavailable = r.err.Error()
 			} else {
-				tools[r.i].Available, tools[r.i].Schema, tools[r.i].Format = true, r.schema, r.format
+				tools[r.i].Available, tools[r.i].Schema, tools[r.i].Output, tools[r.i].Format = true, r.schema, r.output, r.format
 			}
 		case <-ctx.Done():
 			return

@@ -371,7 +371,7 @@ func callOutcome(c *router.Call) string {
 	switch {
 	case c.Error != nil:
 		switch c.Error.Code {
-		case router.CodeInvalidArguments, router.CodeToolTimeout, router.CodeToolUnavailable, router.CodeToolFailed,
+		case router.CodeInvalidArguments, router.CodeToolTimeout, router.CodeToolUnavailable, router.CodeToolFailed, router.CodeInvalidResult,
 			router.CodeUnknownTool, router.CodeModelFailed, router.CodeDeadline:
 			return c.Error.Code
 		}

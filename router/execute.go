@@ -7,6 +7,7 @@ import (
 	"math"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,11 +28,25 @@ func (r *Router) execute(reqCtx context.Context, j *journal, tool *inventory.Too
 		ctx, cancel = context.WithTimeout(ctx, r.set.ExecuteTimeout)
 		defer cancel()
 	}
+	var stopProgress func()
+	if j.listening() {
+		ctx, stopProgress = progressEvents(ctx, j, c)
+	}
 	t0 := time.Now()
 	res, err := r.tools.CallTool(ctx, tool.Server, tool.Name, c.Arguments)
+	if stopProgress != nil {
+		stopProgress()
+	}
 	d := time.Since(t0)
 	c.ExecuteMS = ms(d)
+	c.output = tool.Output
+	if err == nil {
+		err = checkResult(tool, res)
+	}
+	var invalid *invalidResultError
 	switch {
+	case errors.As(err, &invalid):
+		c.Error = &Error{Code: CodeInvalidResult, Message: errtext.OneLine(err.Error())}
 	case err == nil:
 		c.Result = convertResult(res)
 		c.Result.dropStructured(r.set.MaxResultBytes)
@@ -69,6 +84,70 @@ func (r *Router) execute(reqCtx context.Context, j *journal, tool *inventory.Too
 		j.record("execute", step, nil, nil, "", c.Arguments, obs, out)
 	}
 	j.callEvent(EventToolResult, c.Round, c)
+}
+
+// maxProgressBacklog bounds the progress reports of one call waiting for the stream: more are
+// dropped while the client reads slowly.
+const maxProgressBacklog = 16
+
+// progressEvents returns ctx carrying a progress function (inventory.WithProgress) that turns the
+// reports on c's call into tool_progress events, and stop, which ends them: the function never
+// blocks the server's notifications (a report over maxProgressBacklog is dropped), and no event
+// follows stop, which returns once the last is sent.
+func progressEvents(ctx context.Context, j *journal, c *Call) (context.Context, func()) {
+	who := &Call{Step: c.Step, Round: c.Round, Task: c.Task, Server: c.Server, Tool: c.Tool}
+	var (
+		mu      sync.Mutex // guards stopped and sends on reports
+		stopped bool
+		reports = make(chan inventory.Progress, maxProgressBacklog)
+		done    = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		for p := range reports {
+			j.event(Event{Type: EventToolProgress, Round: c.Round, Call: who, Progress: &p})
+		}
+	}()
+	ctx = inventory.WithProgress(ctx, func(p inventory.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
+		}
+		select {
+		case reports <- p:
+		default:
+		}
+	})
+	return ctx, func() {
+		mu.Lock()
+		stopped = true
+		close(reports)
+		mu.Unlock()
+		<-done
+	}
+}
+
+// invalidResultError is a result that breaks the tool's output schema: the call's error, its
+// result withheld.
+type invalidResultError struct{ msg string }
+
+func (e *invalidResultError) Error() string { return e.msg }
+
+// checkResult checks a result against the tool's output schema, when it declares one: a result
+// that is not an error must carry structuredContent, and that content must validate. A result
+// with isError is the tool's own error and is not checked.
+func checkResult(tool *inventory.Tool, res *mcp.CallToolResult) error {
+	if tool.Output == nil || res == nil || res.IsError {
+		return nil
+	}
+	if res.StructuredContent == nil {
+		return &invalidResultError{tool.Qualified + " declares an output schema but returned no structuredContent"}
+	}
+	if err := tool.Output.ValidateValue(res.StructuredContent); err != nil {
+		return &invalidResultError{tool.Qualified + "'s structuredContent does not match its output schema: " + err.Error()}
+	}
+	return nil
 }
 
 // convertResult joins text content, keeps structured content and summarises everything else,

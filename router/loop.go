@@ -275,7 +275,7 @@ func (x *run) execute(ctx context.Context, round int, calls []Call, plans []plan
 		c := &calls[i]
 		if step, ok := reused[i]; ok {
 			src := x.callByStep(step, calls)
-			c.ReusedFrom, c.Result, c.Error = step, src.Result, src.Error
+			c.ReusedFrom, c.Result, c.Error, c.output = step, src.Result, src.Error, src.output
 			x.j.step(Step{Kind: StepDedup, Round: round, Call: c.Step, Tool: qualified(c), StartMS: x.j.since(time.Now()),
 				Detail: fmt.Sprintf("same call as step %d; its result is reused", step)})
 			x.j.callEvent(EventToolResult, round, c)

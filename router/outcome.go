@@ -1,6 +1,9 @@
 package router
 
-import "toolrouter/provider"
+import (
+	"toolrouter/provider"
+	"toolrouter/schema"
+)
 
 // Outcome is the answer to one routing request, as POST /v1/route returns it. The top-level
 // server, tool, arguments, result and error describe the first call (the single-tool contract);
@@ -98,6 +101,9 @@ type Call struct {
 	// ArgumentsMS and ExecuteMS are the call's phase-2 and execution wall times.
 	ArgumentsMS float64 `json:"arguments_ms"`
 	ExecuteMS   float64 `json:"execute_ms"`
+	// output is the tool's compiled output schema when the call ran (nil when it declares none):
+	// a later step's reference into this result is checked against it.
+	output *schema.Schema
 }
 
 // ok reports whether the call produced a usable result.
@@ -134,9 +140,12 @@ const (
 	CodeToolTimeout      = "tool_timeout"
 	CodeToolUnavailable  = "tool_unavailable"
 	CodeToolFailed       = "tool_failed"
-	CodeUnknownTool      = "unknown_tool"
-	CodeModelFailed      = "model_failed"
-	CodeDeadline         = "deadline"
+	// CodeInvalidResult: the tool's structuredContent does not match its output schema (or is
+	// missing though it declares one); its result is withheld.
+	CodeInvalidResult = "invalid_result"
+	CodeUnknownTool   = "unknown_tool"
+	CodeModelFailed   = "model_failed"
+	CodeDeadline      = "deadline"
 )
 
 // Error is a failure on the tool path.

@@ -96,6 +96,11 @@ func resolve(ref string, finished []Call) (any, string, error) {
 	if !c.ok() {
 		return nil, "", fmt.Errorf("%s refers to step %d (%s), which failed: use another value", ref, n, qualified(c))
 	}
+	if c.output != nil && m[3] != "" {
+		if err := c.output.Reaches(m[3]); err != nil {
+			return nil, "", fmt.Errorf("%s points where step %d (%s) never returns anything: %v", ref, n, qualified(c), err)
+		}
+	}
 	if c.Result.Structured == nil && c.Result.StructuredBytes > 0 && m[2] != "" && m[2] != "#" {
 		return nil, "", fmt.Errorf("%s points into step %d's structured content, which was %d bytes, over router.max_result_bytes, and is not kept: use another value",
 			ref, n, c.Result.StructuredBytes)

@@ -1,6 +1,7 @@
 package router
 
 import (
+	"toolrouter/inventory"
 	"toolrouter/provider"
 	"toolrouter/trajectory"
 )
@@ -64,9 +65,12 @@ const (
 	EventSelectComplete   EventType = "select_complete"
 	EventToolCallStart    EventType = "tool_call_start"
 	EventToolCallComplete EventType = "tool_call_complete"
-	EventToolResult       EventType = "tool_result"
-	EventComplete         EventType = "complete"
-	EventError            EventType = "error"
+	// EventToolProgress reports a call in flight: a progress notification of its server, or a
+	// change of its task's status (a long-running tool).
+	EventToolProgress EventType = "tool_progress"
+	EventToolResult   EventType = "tool_result"
+	EventComplete     EventType = "complete"
+	EventError        EventType = "error"
 )
 
 // Event is one progress report of a request, for streaming.
@@ -81,6 +85,8 @@ type Event struct {
 	Selection *Selection `json:"selection,omitempty"`
 	// Pending is set on approval_required.
 	Pending *Pending `json:"pending,omitempty"`
+	// Progress is set on tool_progress.
+	Progress *inventory.Progress `json:"progress,omitempty"`
 }
 
 // Selection is a phase-1 decision as streamed.

@@ -42,8 +42,11 @@ const schemaURL = "mem:///toolrouter/input-schema.json"
 // properties.
 const emptySchema = `{"type":"object"}`
 
-// Key identifies a tool's schema in a Cache.
-type Key struct{ Server, Tool string }
+// Key identifies a tool's schema in a Cache: its input schema, or with Output its output schema.
+type Key struct {
+	Server, Tool string
+	Output       bool
+}
 
 // Schema is a compiled tool input schema. It is immutable and safe for concurrent use.
 type Schema struct {

@@ -261,6 +261,10 @@ func (s *Server) sync() {
 			tool.Title = t.Title
 		}
 		tool.Annotations = hints(t.Annotations)
+		if len(t.OutputSchema) > 0 {
+			// The result is checked against it before it is returned (invalid_result otherwise).
+			tool.RawOutputSchema = t.OutputSchema
+		}
 		list = append(list, mcpgo.ServerTool{Tool: tool, Handler: s.call})
 	}
 	s.exposed.Store(next)
@@ -274,7 +278,8 @@ func hints(a inventory.Annotations) mcp.ToolAnnotation {
 		IdempotentHint: &a.IdempotentHint, OpenWorldHint: &a.OpenWorldHint}
 }
 
-// signature identifies what is listed of tools: names, descriptions, schemas and annotations.
+// signature identifies what is listed of tools: names, descriptions, input and output schemas and
+// annotations.
 func signature(tools []*inventory.Tool) string {
 	var b strings.Builder
 	for _, t := range tools {
@@ -285,6 +290,8 @@ func signature(tools []*inventory.Tool) string {
 		b.WriteString(t.Description)
 		b.WriteByte(0)
 		b.Write(t.InputSchema)
+		b.WriteByte(0)
+		b.Write(t.OutputSchema)
 		b.WriteByte(0)
 		fmt.Fprintf(&b, "%v%c", t.Annotations, 0)
 	}

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -216,6 +217,20 @@ func TestToolListPerIdentity(t *testing.T) {
 	}
 	if !strings.Contains(echo.Description, "Echoes a message back.") || !strings.Contains(echo.Description, "faults.echo") || !strings.Contains(string(schema), `"message"`) {
 		t.Errorf("got faults__echo %q with schema %s, want its description, qualified name and schema", echo.Description, schema)
+	}
+	// An exposed tool with an output schema keeps it, so a client may check the results it gets.
+	i = slices.IndexFunc(res.Tools, func(tool mcp.Tool) bool { return tool.Name == "calculator__add" })
+	add, ok := e.inv.Snapshot().Tool("calculator.add")
+	if i < 0 || !ok || len(add.OutputSchema) == 0 {
+		t.Fatalf("calculator__add listed at %d, in the inventory with output schema %v", i, add)
+	}
+	got, _ := json.Marshal(res.Tools[i].OutputSchema)
+	if len(res.Tools[i].RawOutputSchema) > 0 {
+		got = res.Tools[i].RawOutputSchema
+	}
+	var gotV, wantV any
+	if json.Unmarshal(got, &gotV) != nil || json.Unmarshal(add.OutputSchema, &wantV) != nil || !reflect.DeepEqual(gotV, wantV) {
+		t.Errorf("calculator__add listed with output schema %s, want the inventory's %s", got, add.OutputSchema)
 	}
 }
 

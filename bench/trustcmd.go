@@ -49,7 +49,8 @@ func runTrust(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	accuracy := fs.Bool("accuracy", false, "also score the auto answers with BFCL's checker (meaningful with a real model only)")
 	bfcl := fs.String("bfcl", filepath.Join(benchDir(), "data", "bfcl"), "BFCL folder: BFCL_v4_*.json and possible_answer/")
 	binary := fs.String("binary", "", "toolrouter binary (default: go build the repository's)")
-	timeout := fs.Duration("timeout", 5*time.Minute, "bound of one request")
+	timeout := fs.Duration("timeout", 3*time.Minute, "bound of one request (one past it is counted as an error)")
+	maxTokens := fs.Int("max-tokens", 256, "bound of each answer and, in the sidecar, of each phase's call (max_tokens, num_predict; 0: none): a random-weight model never stops by itself")
 	probeTimeout := fs.Duration("probe-timeout", 2*time.Minute, "with -ollama: how long the test chat that must succeed first may take")
 	doc := fs.String("doc", defaultDoc(), "markdown document whose client-tools section this run rewrites (\"\": none)")
 	quiet := fs.Bool("q", false, "no progress")
@@ -138,8 +139,12 @@ func runTrust(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
+	ollamaCfg := map[string]any{"host": upstream, "model": name}
+	if *maxTokens > 0 {
+		ollamaCfg["options"] = map[string]any{"num_predict": *maxTokens}
+	}
 	overlay := map[string]any{
-		"ollama": map[string]any{"host": upstream, "model": name},
+		"ollama": ollamaCfg,
 		"http":   map[string]any{"request_timeout": timeout.String(), "write_timeout": timeout.String()},
 		"router": map[string]any{"deadline": timeout.String()},
 	}
@@ -150,7 +155,7 @@ func runTrust(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer side.Stop()
 
 	started, loadStart := time.Now(), loadAverage()
-	res, err := trust.Run(ctx, trust.Options{Model: name, Doors: doors, Sets: sets, Accuracy: *accuracy, Progress: progress,
+	res, err := trust.Run(ctx, trust.Options{Model: name, Doors: doors, Sets: sets, Accuracy: *accuracy, Progress: progress, MaxTokens: *maxTokens,
 		Client:  &http.Client{Timeout: *timeout},
 		Servers: []trust.Server{{Target: trust.Toolrouter, Base: side.URL()}, {Target: trust.Plain, Base: upstream}}})
 	if err != nil {

@@ -25,8 +25,10 @@ type Options struct {
 	Sets    []*dataset.Dataset
 	// Accuracy scores the auto answers with BFCL's checker.
 	Accuracy bool
-	Client   *http.Client
-	Progress io.Writer
+	// MaxTokens bounds each answer (Request.MaxTokens).
+	MaxTokens int
+	Client    *http.Client
+	Progress  io.Writer
 }
 
 // NamedFunction is the function a question's named tool_choice names: its first expected call's,
@@ -61,7 +63,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 						if !door.Expressible(choice) || skipped {
 							continue
 						}
-						req := Request{Model: o.Model, Query: c.Query, Tools: c.Toolset.Functions, Choice: choice, Name: NamedFunction(c)}
+						req := Request{Model: o.Model, Query: c.Query, Tools: c.Toolset.Functions, Choice: choice, Name: NamedFunction(c),
+							MaxTokens: o.MaxTokens}
 						a, err := Send(ctx, o.Client, srv.Base, door, req)
 						if errors.Is(err, ErrNoDoor) {
 							res.Skipped = append(res.Skipped, fmt.Sprintf("%s has no `%s` (it answered 404): not measured", srv.Target, door.Path()))

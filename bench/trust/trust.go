@@ -71,6 +71,9 @@ type Request struct {
 	Choice Choice
 	// Name is the function a Named choice names.
 	Name string
+	// MaxTokens, when above 0, bounds the answer (OpenAI's max_tokens, Ollama's num_predict): a
+	// random-weight model never stops by itself.
+	MaxTokens int
 }
 
 type wireFunction struct {
@@ -93,6 +96,13 @@ func Encode(door Door, req Request) ([]byte, error) {
 	}
 	msgs := []map[string]string{{"role": "user", "content": req.Query}}
 	body := map[string]any{"model": req.Model, "messages": msgs, "tools": tools, "stream": false}
+	if req.MaxTokens > 0 {
+		if door == Ollama {
+			body["options"] = map[string]any{"num_predict": req.MaxTokens}
+		} else {
+			body["max_tokens"] = req.MaxTokens
+		}
+	}
 	switch door {
 	case OpenAI:
 		switch req.Choice {
@@ -141,8 +151,9 @@ var ErrNoDoor = errors.New("the server has no such door (404)")
 // maxAnswerBytes bounds an answer read.
 const maxAnswerBytes = 8 << 20
 
-// Send posts req to base's door and reads the answer; an answer the server refused is an Answer
-// with its Status and Err. ErrNoDoor when the door answers 404 without a JSON error of a chat.
+// Send posts req to base's door and reads the answer; an answer the server refused, or that did
+// not come (a timeout, a broken connection), is an Answer with its Err. ErrNoDoor when the door
+// answers 404 without naming a model; an error only when req cannot be sent or ctx ended.
 func Send(ctx context.Context, hc *http.Client, base string, door Door, req Request) (Answer, error) {
 	body, err := Encode(door, req)
 	if err != nil {
@@ -156,13 +167,17 @@ func Send(ctx context.Context, hc *http.Client, base string, door Door, req Requ
 	start := time.Now()
 	resp, err := hc.Do(hr)
 	if err != nil {
-		return Answer{}, fmt.Errorf("posting to %s: %w", door.Path(), err)
+		if ctx.Err() != nil {
+			return Answer{}, ctx.Err()
+		}
+		return Answer{Err: err.Error(), Wall: time.Since(start)}, nil
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
 	a := Answer{Status: resp.StatusCode, Wall: time.Since(start)}
 	if err != nil {
-		return a, fmt.Errorf("reading the answer of %s: %w", door.Path(), err)
+		a.Err = fmt.Sprintf("reading the answer: %v", err)
+		return a, nil
 	}
 	if resp.StatusCode == http.StatusNotFound && !bytes.Contains(raw, []byte("model")) {
 		return a, ErrNoDoor

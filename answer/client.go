@@ -96,7 +96,8 @@ func (c *Chat) clientTools(in ChatRequest) ([]*inventory.Tool, error) {
 	return out, nil
 }
 
-// ollamaParameters is a schema of Ollama's type as JSON, without the keys it writes as null.
+// ollamaParameters is a schema of Ollama's type as JSON, without the keys it writes empty (null,
+// or a type of "" when none was given).
 func ollamaParameters(p api.ToolFunctionParameters) json.RawMessage {
 	b, err := json.Marshal(p)
 	var m map[string]any
@@ -104,7 +105,7 @@ func ollamaParameters(p api.ToolFunctionParameters) json.RawMessage {
 		return nil
 	}
 	for k, v := range m {
-		if v == nil {
+		if v == nil || v == "" {
 			delete(m, k)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"toolrouter/bench/load"
 	"toolrouter/bench/trust"
 	"toolrouter/internal/fakeollama"
+	"toolrouter/router"
 )
 
 // trustIntro says what the client-tools sections measure.
@@ -27,7 +28,10 @@ const trustIntro = "Whether a client can trust the tool calls it gets. BFCL ques
 	"functions as the request's `tools`, under each `tool_choice` (`auto`, `required`, a named function: the first " +
 	"expected call's, and `none`), to toolrouter's doors (the sidecar built and started on loopback, its phases over " +
 	"the client's tools) and straight to the model server's own doors with the same model (its native tool calling). " +
-	"Ollama's `/api/chat` has no `tool_choice`: it is asked with `auto` only. A call **names a function of the " +
+	"Ollama's `/api/chat` has no `tool_choice`: it is asked with `auto` only, with the sidecar's `num_ctx` (the model " +
+	"server's `/v1/chat/completions` cannot be sent one: on a shared server it reloads the model at its default, so a run " +
+	"may leave that door out with `-plain-doors`). Every answer, and each of the sidecar's model calls, is bounded by " +
+	"`-max-tokens`. A call **names a function of the " +
 	"request** when its name is one of the request's functions; its **arguments are valid** when they validate against " +
 	"that function's JSON Schema (BFCL's parameters converted, as the bench serves them); **tool_choice is honoured** " +
 	"when `required` got at least one call, a named function at least one call and only of it, and `none` no call. " +
@@ -45,7 +49,8 @@ func runTrust(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	model := fs.String("model", "", "with -ollama: the model asked for tool calls")
 	n := fs.Int("n", 10, "questions of each BFCL set (0: all)")
 	setsFlag := fs.String("sets", "simple,multiple,parallel,parallel-multiple,irrelevance", "BFCL sets, comma-separated")
-	doorsFlag := fs.String("doors", "openai,ollama", "doors asked, comma-separated: openai (/v1/chat/completions), ollama (/api/chat); a door that answers 404 is skipped with a note")
+	doorsFlag := fs.String("doors", "openai,ollama", "toolrouter's doors asked, comma-separated: openai (/v1/chat/completions), ollama (/api/chat); a door that answers 404 is skipped with a note")
+	plainFlag := fs.String("plain-doors", "openai,ollama", "the model server's own doors asked, as -doors (\"\": none); on a shared server, /v1/chat/completions loads the model at the server's default num_ctx, which OpenAI's API cannot set")
 	accuracy := fs.Bool("accuracy", false, "also score the auto answers with BFCL's checker (meaningful with a real model only)")
 	bfcl := fs.String("bfcl", filepath.Join(benchDir(), "data", "bfcl"), "BFCL folder: BFCL_v4_*.json and possible_answer/")
 	binary := fs.String("binary", "", "toolrouter binary (default: go build the repository's)")
@@ -75,9 +80,18 @@ func runTrust(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	var doors []trust.Door
+	var doors, plainDoors []trust.Door
 	for _, d := range names {
 		doors = append(doors, trust.Door(d))
+	}
+	if strings.TrimSpace(*plainFlag) != "" {
+		names, err := list(*plainFlag, known, "door")
+		if err != nil {
+			return err
+		}
+		for _, d := range names {
+			plainDoors = append(plainDoors, trust.Door(d))
+		}
 	}
 	setNames, err := list(*setsFlag, []string{"simple", "multiple", "parallel", "parallel-multiple", "irrelevance"}, "set")
 	if err != nil {
@@ -139,9 +153,12 @@ func runTrust(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
+	// The sidecar and the model server's own door load the model with one window, so that a
+	// shared server does not reload it between them.
+	numCtx := router.NumCtx(router.DefaultOptions())
 	ollamaCfg := map[string]any{"host": upstream, "model": name}
 	if *maxTokens > 0 {
-		ollamaCfg["options"] = map[string]any{"num_predict": *maxTokens}
+		ollamaCfg["options"] = map[string]any{"num_predict": *maxTokens, "num_ctx": numCtx}
 	}
 	overlay := map[string]any{
 		"ollama": ollamaCfg,
@@ -155,9 +172,12 @@ func runTrust(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer side.Stop()
 
 	started, loadStart := time.Now(), loadAverage()
-	res, err := trust.Run(ctx, trust.Options{Model: name, Doors: doors, Sets: sets, Accuracy: *accuracy, Progress: progress, MaxTokens: *maxTokens,
-		Client:  &http.Client{Timeout: *timeout},
-		Servers: []trust.Server{{Target: trust.Toolrouter, Base: side.URL()}, {Target: trust.Plain, Base: upstream}}})
+	servers := []trust.Server{{Target: trust.Toolrouter, Base: side.URL(), Doors: doors}}
+	if len(plainDoors) > 0 {
+		servers = append(servers, trust.Server{Target: trust.Plain, Base: upstream, Doors: plainDoors})
+	}
+	res, err := trust.Run(ctx, trust.Options{Model: name, Sets: sets, Accuracy: *accuracy, Progress: progress, MaxTokens: *maxTokens,
+		NumCtx: numCtx, Client: &http.Client{Timeout: *timeout}, Servers: servers})
 	if err != nil {
 		return err
 	}

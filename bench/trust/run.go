@@ -11,24 +11,24 @@ import (
 	"toolrouter/bench/dataset"
 )
 
-// Server is one Target's base URL.
+// Server is one Target's base URL and the doors asked there.
 type Server struct {
 	Target Target
 	Base   string
+	Doors  []Door
 }
 
 // Options configure Run.
 type Options struct {
 	Model   string
 	Servers []Server
-	Doors   []Door
 	Sets    []*dataset.Dataset
 	// Accuracy scores the auto answers with BFCL's checker.
 	Accuracy bool
-	// MaxTokens bounds each answer (Request.MaxTokens).
-	MaxTokens int
-	Client    *http.Client
-	Progress  io.Writer
+	// MaxTokens and NumCtx bound each answer and size the model's window (Request's).
+	MaxTokens, NumCtx int
+	Client            *http.Client
+	Progress          io.Writer
 }
 
 // NamedFunction is the function a question's named tool_choice names: its first expected call's,
@@ -51,7 +51,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		progress = io.Discard
 	}
 	for _, srv := range o.Servers {
-		for _, door := range o.Doors {
+		for _, door := range srv.Doors {
 			skipped := false
 			for _, ds := range o.Sets {
 				for _, c := range ds.Cases {
@@ -64,7 +64,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 							continue
 						}
 						req := Request{Model: o.Model, Query: c.Query, Tools: c.Toolset.Functions, Choice: choice, Name: NamedFunction(c),
-							MaxTokens: o.MaxTokens}
+							MaxTokens: o.MaxTokens, NumCtx: o.NumCtx}
 						a, err := Send(ctx, o.Client, srv.Base, door, req)
 						if errors.Is(err, ErrNoDoor) {
 							res.Skipped = append(res.Skipped, fmt.Sprintf("%s has no `%s` (it answered 404): not measured", srv.Target, door.Path()))

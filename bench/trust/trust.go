@@ -74,6 +74,9 @@ type Request struct {
 	// MaxTokens, when above 0, bounds the answer (OpenAI's max_tokens, Ollama's num_predict): a
 	// random-weight model never stops by itself.
 	MaxTokens int
+	// NumCtx, when above 0, is sent as Ollama's num_ctx at its own door (OpenAI's API has none),
+	// so a shared server keeps the model loaded as the sidecar loads it.
+	NumCtx int
 }
 
 type wireFunction struct {
@@ -96,12 +99,18 @@ func Encode(door Door, req Request) ([]byte, error) {
 	}
 	msgs := []map[string]string{{"role": "user", "content": req.Query}}
 	body := map[string]any{"model": req.Model, "messages": msgs, "tools": tools, "stream": false}
+	opts := map[string]any{}
 	if req.MaxTokens > 0 {
-		if door == Ollama {
-			body["options"] = map[string]any{"num_predict": req.MaxTokens}
-		} else {
+		opts["num_predict"] = req.MaxTokens
+		if door == OpenAI {
 			body["max_tokens"] = req.MaxTokens
 		}
+	}
+	if req.NumCtx > 0 {
+		opts["num_ctx"] = req.NumCtx
+	}
+	if door == Ollama && len(opts) > 0 {
+		body["options"] = opts
 	}
 	switch door {
 	case OpenAI:

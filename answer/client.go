@@ -74,8 +74,12 @@ func (c *Chat) clientTools(in ChatRequest) ([]*inventory.Tool, error) {
 	for i, t := range in.Tools {
 		param := fmt.Sprintf("tools[%d].function.parameters", i)
 		name := t.Function.Name
-		if seen[name] {
+		switch {
+		case seen[name]:
 			return nil, ParamError("bad_tools", fmt.Sprintf("tools[%d].function.name", i), fmt.Sprintf("tools[%d]: the function %q is given twice", i, name))
+		case name == router.NoTool:
+			return nil, ParamError("bad_tools", fmt.Sprintf("tools[%d].function.name", i),
+				fmt.Sprintf("tools[%d]: a function named %q cannot be told from choosing no function; rename it", i, name))
 		}
 		seen[name] = true
 		var raw json.RawMessage

@@ -62,6 +62,7 @@ func TestClientToolsChecks(t *testing.T) {
 		{"parameters over the depth bound", ChatRequest{Tools: api.Tools{tool("f")},
 			Schemas: []json.RawMessage{json.RawMessage(`{"type":"object","properties":{"a":{"type":"object","properties":{"b":{"type":"string"}}}}}`)}}, "bad_tool_schema", "tools[0].function.parameters"},
 		{"a name twice", ChatRequest{Tools: api.Tools{tool("f"), tool("f")}}, "bad_tools", "tools[1].function.name"},
+		{"a function named none", ChatRequest{Tools: api.Tools{tool("f"), tool("none")}}, "bad_tools", "tools[1].function.name"},
 		{"an unknown named function", ChatRequest{Tools: api.Tools{tool("f")}, ToolName: "g"}, "unknown_tool_choice", "tool_choice"},
 	}
 	c := &Chat{}

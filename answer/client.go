@@ -77,7 +77,7 @@ func (c *Chat) clientTools(in ChatRequest) ([]*inventory.Tool, error) {
 		switch {
 		case seen[name]:
 			return nil, ParamError("bad_tools", fmt.Sprintf("tools[%d].function.name", i), fmt.Sprintf("tools[%d]: the function %q is given twice", i, name))
-		case name == router.NoTool:
+		case name == router.NoToolName:
 			return nil, ParamError("bad_tools", fmt.Sprintf("tools[%d].function.name", i),
 				fmt.Sprintf("tools[%d]: a function named %q cannot be told from choosing no function; rename it", i, name))
 		}

@@ -60,8 +60,8 @@ type ClientRequest struct {
 	Deadline time.Duration
 }
 
-// NoTool is phase 1's name for choosing no tool: a caller's function cannot have it.
-const NoTool = noneTool
+// NoToolName is phase 1's name for choosing no tool: a caller's function cannot have it.
+const NoToolName = noneTool
 
 // maxClientModels bounds the models Plan keeps a router for; past it they are all forgotten.
 const maxClientModels = 32

@@ -122,7 +122,8 @@ func runTrust(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		if reason := harness.Probe(ctx, client, *ollama, *model, harness.ProbeTimeouts{List: 3 * time.Second, Chat: *probeTimeout}); reason != "" {
+		probe := harness.ProbeTimeouts{List: 3 * time.Second, Chat: *probeTimeout, NumCtx: router.NumCtx(router.DefaultOptions())}
+		if reason := harness.Probe(ctx, client, *ollama, *model, probe); reason != "" {
 			return fmt.Errorf("nothing measured: %s", reason)
 		}
 		version, err := client.Version(ctx)

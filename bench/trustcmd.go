@@ -37,7 +37,8 @@ const trustIntro = "Whether a client can trust the tool calls it gets. BFCL ques
 	"when `required` got at least one call, a named function at least one call and only of it, and `none` no call. " +
 	"Shares are of the answered requests' calls (or requests); a request answered with an error is counted apart. " +
 	"The cost table compares, under `auto`, what an answer took: model calls, decoded tokens (the answer's " +
-	"`usage.completion_tokens` or `eval_count`; toolrouter's counts its phases and any text answer) and the median " +
+	"`usage.completion_tokens` or `eval_count`; toolrouter's counts its phases and any text answer; its model calls count " +
+	"each value of a continued answer as a call, with `router.prefill` on) and the median " +
 	"wall time seen by the client. BFCL's checker (accuracy) is one flag away (`-accuracy`); with the fake or a " +
 	"random-weight model it measures nothing and is not run here.\n\n"
 

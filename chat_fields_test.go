@@ -15,13 +15,17 @@ import (
 
 // TestChatCompletionFields runs chat completions through the real command line, handler and
 // completer against a fake Ollama whose answering model thinks: reasoning_effort reaches the
-// model as think, response_format as format (the answering model's only, never the routing's),
-// tool_choice "none" sends no tools, and the model's thinking comes back as reasoning_content,
-// in the message or in the stream's deltas.
+// model as think, response_format as format (the answering model's only, never the routing's nor
+// the phases' over the client's tools), the answering model is never sent the client's tools
+// (toolrouter's phases choose the calls; tool_choice "none" skips them), and the model's thinking
+// comes back as reasoning_content, in the message or in the stream's deltas.
 func TestChatCompletionFields(t *testing.T) {
 	const answerer = "llama3.1:8b"
 	model := fakeollama.NewFunc(t, func(req api.ChatRequest) fakeollama.Reply {
 		switch {
+		case req.Model == answerer && fakeollama.Selecting(req):
+			// Phase 1 over the client's tools: none is needed.
+			return fakeollama.Reply{Content: `{"use_tool":false,"calls":[],"needs_more":false,"direct":false}`}
 		case req.Model == answerer:
 			return fakeollama.Reply{Content: "It is 5.", Thinking: "2 plus 3 makes 5", PromptTokens: 30, CompletionTokens: 9}
 		case strings.Contains(string(req.Format), "needs_more"):
@@ -43,20 +47,20 @@ func TestChatCompletionFields(t *testing.T) {
 		stream     bool
 		wantThink  string // the think sent, as JSON ("" for none)
 		wantFormat string // the format sent, as JSON ("" for none)
-		wantTools  int
+		wantPhases bool   // phase 1 ran over the client's tools, on the named model
 		wantRouted bool
 	}{
-		{"no reasoning_effort sends no think", tools + ",", false, "", "", 1, false},
-		{"reasoning_effort high is think high", tools + `,"reasoning_effort":"high",`, false, `"high"`, "", 1, false},
-		{"reasoning_effort minimal is think off", tools + `,"reasoning_effort":"minimal",`, false, `false`, "", 1, false},
-		{"reasoning_effort none is think off, streamed", tools + `,"reasoning_effort":"none",`, true, `false`, "", 1, false},
-		{"thinking is streamed as reasoning_content", tools + `,"reasoning_effort":"low",`, true, `"low"`, "", 1, false},
-		{"response_format json_object is format json", tools + `,"response_format":{"type":"json_object"},`, false, "", `"json"`, 1, false},
-		{"response_format json_schema is the schema", tools + `,"response_format":{"type":"json_schema","json_schema":{"name":"s","strict":true,"schema":` + schema + `}},`, false, "", schema, 1, false},
-		{"response_format text is no format", tools + `,"response_format":{"type":"text"},`, false, "", "", 1, false},
-		{"tool_choice none sends no tools", tools + `,"tool_choice":"none",`, false, "", "", 0, false},
-		{"tool_choice auto sends the tools", tools + `,"tool_choice":"auto",`, false, "", "", 1, false},
-		{"routed: format and think for the answering model only", `"response_format":{"type":"json_object"},"reasoning_effort":"medium",`, true, `"medium"`, `"json"`, 0, true},
+		{"no reasoning_effort sends no think", tools + ",", false, "", "", true, false},
+		{"reasoning_effort high is think high", tools + `,"reasoning_effort":"high",`, false, `"high"`, "", true, false},
+		{"reasoning_effort minimal is think off", tools + `,"reasoning_effort":"minimal",`, false, `false`, "", true, false},
+		{"reasoning_effort none is think off, streamed", tools + `,"reasoning_effort":"none",`, true, `false`, "", true, false},
+		{"thinking is streamed as reasoning_content", tools + `,"reasoning_effort":"low",`, true, `"low"`, "", true, false},
+		{"response_format json_object is format json", tools + `,"response_format":{"type":"json_object"},`, false, "", `"json"`, true, false},
+		{"response_format json_schema is the schema", tools + `,"response_format":{"type":"json_schema","json_schema":{"name":"s","strict":true,"schema":` + schema + `}},`, false, "", schema, true, false},
+		{"response_format text is no format", tools + `,"response_format":{"type":"text"},`, false, "", "", true, false},
+		{"tool_choice none skips the phases", tools + `,"tool_choice":"none",`, false, "", "", false, false},
+		{"tool_choice auto runs the phases", tools + `,"tool_choice":"auto",`, false, "", "", true, false},
+		{"routed: format and think for the answering model only", `"response_format":{"type":"json_object"},"reasoning_effort":"medium",`, true, `"medium"`, `"json"`, false, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -70,20 +74,32 @@ func TestChatCompletionFields(t *testing.T) {
 
 			reqs := model.Requests()[before:]
 			var answering []api.ChatRequest
+			phases := false
 			for _, r := range reqs {
 				switch {
+				case r.Model == answerer && (fakeollama.Selecting(r) || r.DebugRenderOnly):
+					phases = true
+					// The phases never think (router.think off): a client's think false cannot be told from it.
+					if tc.wantFormat != "" && string(r.Format) == tc.wantFormat || tc.wantThink != "" && tc.wantThink != "false" && thinkOf(r) == tc.wantThink {
+						t.Errorf("got a phase call with format %s think %s, the client's: want the routing's own", r.Format, thinkOf(r))
+					}
 				case r.Model == answerer:
 					answering = append(answering, r)
 				case tc.wantFormat != "" && string(r.Format) == tc.wantFormat, tc.wantThink != "" && thinkOf(r) == tc.wantThink:
 					t.Errorf("got a routing call with format %s think %s, the client's: want the routing's own", r.Format, thinkOf(r))
 				}
 			}
-			if routed := len(reqs) > len(answering); routed != tc.wantRouted || len(answering) != 1 {
-				t.Fatalf("got %d calls, %d of them answering, want one answering call (routed: %v)", len(reqs), len(answering), tc.wantRouted)
+			routed := false
+			for _, r := range reqs {
+				routed = routed || r.Model != answerer
+			}
+			if routed != tc.wantRouted || phases != tc.wantPhases || len(answering) != 1 {
+				t.Fatalf("got %d calls, %d of them answering, routed %v, phases %v; want one answering call (routed: %v, phases: %v)",
+					len(reqs), len(answering), routed, phases, tc.wantRouted, tc.wantPhases)
 			}
 			got := answering[0]
-			if think := thinkOf(got); think != tc.wantThink || string(got.Format) != tc.wantFormat || len(got.Tools) != tc.wantTools {
-				t.Errorf("got think %s format %s and %d tools, want think %s format %s and %d tools", think, got.Format, len(got.Tools), tc.wantThink, tc.wantFormat, tc.wantTools)
+			if think := thinkOf(got); think != tc.wantThink || string(got.Format) != tc.wantFormat || len(got.Tools) != 0 {
+				t.Errorf("got think %s format %s and %d tools, want think %s format %s and no tools", think, got.Format, len(got.Tools), tc.wantThink, tc.wantFormat)
 			}
 
 			text, thinking := answerOf(t, raw, tc.stream)

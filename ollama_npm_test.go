@@ -98,17 +98,23 @@ func TestOllamaClient(t *testing.T) {
 	}
 
 	const answer = "2 + 3 = 5, by the calculator."
-	args := api.NewToolCallFunctionArguments()
-	args.Set("city", "Paris")
 	model := fakeollama.NewFunc(t, func(req api.ChatRequest) fakeollama.Reply {
+		// The client's get_weather goes through toolrouter's two phases, as in TestOpenAIClient.
+		var all strings.Builder
+		for _, m := range req.Messages {
+			all.WriteString(m.Content + "\n")
+		}
+		hint := string(req.Format)
+		if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "assistant" {
+			hint += req.Messages[n-1].Content
+		}
+		if text, ok := clientToolsAnswer(all.String(), hint, fakeollama.Selecting(req)); ok {
+			return fakeollama.Reply{Content: text, PromptTokens: 40, CompletionTokens: 6}
+		}
 		switch {
 		case fakeollama.Selecting(req):
 			return fakeollama.Reply{Content: `{"use_tool":true,"calls":["calculator.add"],"needs_more":false,"direct":false}`,
 				PromptTokens: 300, CompletionTokens: 20}
-		case len(req.Tools) > 0 && req.Messages[len(req.Messages)-1].Role == "tool":
-			return fakeollama.Reply{Content: "It is sunny in Paris.", PromptTokens: 40, CompletionTokens: 6}
-		case len(req.Tools) > 0:
-			return fakeollama.Reply{ToolCalls: []api.ToolCall{{Function: api.ToolCallFunction{Name: "get_weather", Arguments: args}}}, PromptTokens: 40, CompletionTokens: 12}
 		case req.Format != nil:
 			return reply(map[string]any{"a": 2, "b": 3})
 		}
@@ -167,18 +173,17 @@ func TestOllamaClient(t *testing.T) {
 	if s := run.Stream; s.Content != answer || !s.Done || s.DoneReason != "stop" || s.Parts < 3 {
 		t.Errorf("stream: got %+v, want %q in several parts, done by stop", s, answer)
 	}
-	// What the model calls depends on how the client's tools are answered; the shape is Ollama's
-	// and every name is one of the request's.
-	if len(run.Tools.Calls) == 0 || run.Tools.DoneReason != "stop" {
-		t.Errorf("tools: got %+v, want tool calls, done by stop", run.Tools)
+	// The phases chose get_weather and wrote its arguments; the shape is Ollama's.
+	if len(run.Tools.Calls) != 1 || run.Tools.DoneReason != "stop" {
+		t.Errorf("tools: got %+v, want one tool call, done by stop", run.Tools)
 	}
 	for _, c := range run.Tools.Calls {
 		var a map[string]any
-		if c.ID == "" || c.Function.Name != "get_weather" || json.Unmarshal(c.Function.Arguments, &a) != nil {
-			t.Errorf("tools: got call %+v, want an id, get_weather and arguments as an object", c)
+		if c.ID == "" || c.Function.Name != "get_weather" || json.Unmarshal(c.Function.Arguments, &a) != nil || a["city"] != "Paris" {
+			t.Errorf("tools: got call %+v, want an id, get_weather and {\"city\": \"Paris\"}", c)
 		}
 	}
-	if r := run.RoundTrip; !r.Done || r.Content == "" {
+	if r := run.RoundTrip; !r.Done || r.Content != "It is sunny in Paris." {
 		t.Errorf("round trip: got %+v, want the model's answer from the tool's result", r)
 	}
 	for _, tc := range []struct {
@@ -205,7 +210,7 @@ func TestOllamaClient(t *testing.T) {
 		t.Errorf("ChatOllama bindTools: got no tool calls, want get_weather's")
 	}
 	for _, c := range lc.BindTools.Calls {
-		if c.Name != "get_weather" || c.Args == nil {
+		if c.Name != "get_weather" || c.Args["city"] != "Paris" {
 			t.Errorf("ChatOllama bindTools: got call %+v, want get_weather with its arguments", c)
 		}
 	}

@@ -39,15 +39,47 @@ type openAIClientRun struct {
 		Trace           *struct{ Mode string }
 	}
 	Models []string
-	Tools  struct {
-		Finish, Mode string
-		Content      *string
-		Calls        []struct {
-			ID, Type string
-			Function struct{ Name, Arguments string }
-		}
+	// ToolCases are the client-tools answers by "MODEL/CASE[/stream]".
+	ToolCases map[string]toolCaseRun
+	RunTools  struct {
+		Content  string
+		Ran      []map[string]any
+		Messages int
 	}
-	BadRequest, Unauthenticated, NoCouncil clientError
+	BadRequest, Unauthenticated, NoCouncil, BadSchema, UnknownFunction clientError
+}
+
+type toolCaseRun struct {
+	Finish, Mode string
+	Content      *string
+	Calls        []struct {
+		ID, Type string
+		Function struct{ Name, Arguments string }
+	}
+}
+
+// clientToolsAnswer is the fake models' answer to the phases over the script's get_weather and
+// get_time (hint holds the request's format and its last message: a continued answer's first key
+// is there), and to the text answer after their results; ok is false for another request.
+// Phase 1 calls both functions when the query says "both", else get_weather.
+func clientToolsAnswer(all, hint string, selecting bool) (string, bool) {
+	switch {
+	case selecting && strings.Contains(all, "- get_weather:") && strings.Contains(all, "sunny"):
+		return `{"use_tool":false,"calls":[],"needs_more":false,"direct":false}`, true
+	case selecting && strings.Contains(all, "- get_weather:") && strings.Contains(all, "both"):
+		return `{"use_tool":true,"calls":["get_weather","get_time"],"needs_more":false,"direct":false}`, true
+	case selecting && strings.Contains(all, "- get_weather:"):
+		return `{"use_tool":true,"calls":["get_weather"],"needs_more":false,"direct":false}`, true
+	case selecting:
+		return "", false
+	case strings.Contains(hint, `"city"`):
+		return `{"city":"Paris"}`, true
+	case strings.Contains(hint, `"zone"`):
+		return `{"zone":"UTC"}`, true
+	case strings.Contains(all, "sunny") || strings.Contains(all, "Weather"):
+		return "It is sunny in Paris.", true
+	}
+	return "", false
 }
 
 type clientError struct {
@@ -58,8 +90,9 @@ type clientError struct {
 
 // TestOpenAIClient drives the real command line's OpenAI-compatible API with the official openai
 // npm client (examples/npm/openai-client.mjs): a routed completion, the same streamed, the model
-// list, a request with the client's own tools passed through to an OpenAI-compatible provider,
-// and errors as the client's APIError. The routing and answering model is a fake Ollama.
+// list, the client's own tools through the two phases on an Ollama model and an OpenAI-compatible
+// provider's under each tool_choice (streamed and not, parallel calls, a tool-result round trip,
+// the SDK's runTools loop), and errors as the client's error classes. The routing and answering model is a fake Ollama.
 func TestOpenAIClient(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil && os.Getenv("CI") == "true" {
 		t.Fatal("node not found, and CI=true: the openai npm client test must run")
@@ -74,6 +107,17 @@ func TestOpenAIClient(t *testing.T) {
 	}
 
 	model := fakeollama.NewFunc(t, func(req api.ChatRequest) fakeollama.Reply {
+		var all strings.Builder
+		for _, m := range req.Messages {
+			all.WriteString(m.Content + "\n")
+		}
+		hint := string(req.Format)
+		if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "assistant" {
+			hint += req.Messages[n-1].Content
+		}
+		if text, ok := clientToolsAnswer(all.String(), hint, fakeollama.Selecting(req)); ok {
+			return fakeollama.Reply{Content: text, PromptTokens: 40, CompletionTokens: 6}
+		}
 		switch {
 		case fakeollama.Selecting(req):
 			// In the selection's key order, which a continued answer follows.
@@ -90,8 +134,15 @@ func TestOpenAIClient(t *testing.T) {
 		return fakeollama.Reply{Content: "no evidence was given", PromptTokens: 50, CompletionTokens: 4}
 	})
 	model.Models = []string{"fake", "llama3.1:8b"}
-	remote := fakeopenai.New(t, fakeopenai.Reply{ToolCalls: []fakeopenai.ToolCall{{ID: "call_7", Name: "get_weather", Arguments: `{"city":"Paris"}`}},
-		PromptTokens: 30, CompletionTokens: 8})
+	remote := fakeopenai.NewFunc(t, func(req fakeopenai.Request) fakeopenai.Reply {
+		var all strings.Builder
+		for _, m := range req.Body.Messages {
+			all.WriteString(m.Content + "\n")
+		}
+		format := string(req.Body.ResponseFormat)
+		text, _ := clientToolsAnswer(all.String(), format, strings.Contains(format, `"use_tool"`))
+		return fakeopenai.Reply{Content: text, PromptTokens: 30, CompletionTokens: 8}
+	})
 
 	key, err := auth.NewKey("npm", auth.Identity{Org: access.DefaultOrg})
 	if err != nil {
@@ -146,13 +197,9 @@ func TestOpenAIClient(t *testing.T) {
 		t.Errorf("models: got %s, want fake,llama3.1:8b", got)
 	}
 
-	tl := run.Tools
-	if tl.Finish != "tool_calls" || tl.Mode != "passthrough" || len(tl.Calls) != 1 || tl.Calls[0].ID != "call_7" || tl.Calls[0].Type != "function" ||
-		tl.Calls[0].Function.Name != "get_weather" || tl.Calls[0].Function.Arguments != `{"city":"Paris"}` {
-		t.Errorf("tools: got %+v, want the provider's get_weather call passed through", tl)
-	}
-	if reqs := remote.Requests(); len(reqs) != 1 || reqs[0].Body.Model != "gpt-4o-mini" || !strings.Contains(string(reqs[0].Body.Tools), "get_weather") {
-		t.Errorf("tools: the provider got %d requests (%+v), want one for gpt-4o-mini with the client's tool", len(reqs), reqs)
+	checkToolCases(t, run)
+	if reqs := remote.Requests(); len(reqs) == 0 || reqs[0].Body.Model != "gpt-4o-mini" || len(reqs[0].Body.Tools) != 0 {
+		t.Errorf("tools: the provider got %d requests, want the phases' for gpt-4o-mini, without the client's tools", len(reqs))
 	}
 
 	for _, tc := range []struct {
@@ -164,6 +211,8 @@ func TestOpenAIClient(t *testing.T) {
 		{"n=2", run.BadRequest, 400, "BadRequestError", "unsupported_n", "invalid_request_error"},
 		{"wrong key", run.Unauthenticated, 401, "AuthenticationError", "invalid_credential", "authentication_error"},
 		{"council without one", run.NoCouncil, 503, "InternalServerError", "no_council", "server_error"},
+		{"parameters that do not compile", run.BadSchema, 400, "BadRequestError", "bad_tool_schema", "invalid_request_error"},
+		{"tool_choice naming an unknown function", run.UnknownFunction, 400, "BadRequestError", "unknown_tool_choice", "invalid_request_error"},
 	} {
 		if g := tc.got; !g.Thrown || !g.IsAPIError || g.Status != tc.status || g.Name != tc.class || g.Code != tc.code || g.Type != tc.errType || g.Message == "" {
 			t.Errorf("%s: got %+v, want a %s (APIError) with status %d, code %s, type %s", tc.name, g, tc.class, tc.status, tc.code, tc.errType)
@@ -171,6 +220,69 @@ func TestOpenAIClient(t *testing.T) {
 	}
 	if run.BadRequest.Param != "n" {
 		t.Errorf("n=2: got param %q, want n", run.BadRequest.Param)
+	}
+	if run.BadSchema.Param != "tools[0].function.parameters" || !strings.Contains(run.BadSchema.Message, "broken") {
+		t.Errorf("bad schema: got param %q message %q, want tools[0].function.parameters naming the function", run.BadSchema.Param, run.BadSchema.Message)
+	}
+}
+
+// checkToolCases checks the client-tools answers of examples/npm/openai-client.mjs: on both
+// providers, streamed and not, each tool_choice is honoured, parallel calls come as several calls
+// with their own ids, and the results of a call are answered in text; runTools' round trip ran
+// the function once and ended with the text.
+func checkToolCases(t *testing.T, run openAIClientRun) {
+	t.Helper()
+	const text = "It is sunny in Paris."
+	want := map[string]struct {
+		calls []string // name=arguments
+		text  bool
+	}{
+		"auto":     {calls: []string{`get_weather={"city":"Paris"}`}},
+		"required": {calls: []string{`get_weather={"city":"Paris"}`}},
+		"named":    {calls: []string{`get_time={"zone":"UTC"}`}},
+		"none":     {text: true},
+		"parallel": {calls: []string{`get_weather={"city":"Paris"}`, `get_time={"zone":"UTC"}`}},
+		"one":      {calls: []string{`get_weather={"city":"Paris"}`}},
+		"results":  {text: true},
+	}
+	for _, model := range []string{"fake", "remote/gpt-4o-mini"} {
+		for name, w := range want {
+			for _, suffix := range []string{"", "/stream"} {
+				key := model + "/" + name + suffix
+				got, ok := run.ToolCases[key]
+				if !ok {
+					t.Errorf("%s: no answer", key)
+					continue
+				}
+				var calls []string
+				ids := map[string]bool{}
+				for _, c := range got.Calls {
+					calls = append(calls, c.Function.Name+"="+c.Function.Arguments)
+					if !strings.HasPrefix(c.ID, "call_") || c.Type != "function" || ids[c.ID] {
+						t.Errorf("%s: got call %+v, want its own call_… id and type function", key, c)
+					}
+					ids[c.ID] = true
+				}
+				wantFinish := "tool_calls"
+				if w.text {
+					wantFinish = "stop"
+					if got.Content == nil || *got.Content != text {
+						t.Errorf("%s: got content %v, want %q", key, got.Content, text)
+					}
+				} else if got.Content != nil && *got.Content != "" {
+					t.Errorf("%s: got content %q beside the calls, want none", key, *got.Content)
+				}
+				if strings.Join(calls, " ") != strings.Join(w.calls, " ") || got.Finish != wantFinish {
+					t.Errorf("%s: got calls %v finished by %q, want %v by %q", key, calls, got.Finish, w.calls, wantFinish)
+				}
+				if suffix == "" && got.Mode != "client_tools" {
+					t.Errorf("%s: got x_toolrouter.mode %q, want client_tools", key, got.Mode)
+				}
+			}
+		}
+	}
+	if r := run.RunTools; r.Content != text || len(r.Ran) != 1 || r.Ran[0]["city"] != "Paris" || r.Messages != 4 {
+		t.Errorf("runTools: got %+v, want get_weather run once for Paris, then %q (4 messages)", r, text)
 	}
 }
 

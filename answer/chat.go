@@ -16,6 +16,7 @@ import (
 	"toolrouter/prompts"
 	"toolrouter/provider"
 	"toolrouter/router"
+	"toolrouter/schema"
 )
 
 // CouncilModel is the model name that has the council answer a chat completion.
@@ -71,10 +72,22 @@ type ChatRequest struct {
 	Messages []api.Message
 	// Last is the index in Messages of the last user message, the one routed.
 	Last int
-	// Tools are the client's own tools; not nil means pass-through: nothing is routed.
+	// Tools are the client's own tools; not nil means the answer is chosen among them (client.go)
+	// and nothing of the inventory is routed.
 	Tools api.Tools
-	// NoTools withholds Tools from the model (tool_choice "none").
+	// Schemas, when not nil, are Tools' parameters as the client sent them, by index (Ollama's
+	// types keep only part of a schema); nil: Tools' own.
+	Schemas []json.RawMessage
+	// The client's tool_choice and parallel_tool_calls; the zero values are OpenAI's defaults:
+	// the model chooses, "no tool" included, and may make several calls.
+	// NoTools withholds Tools from the model (tool_choice "none"): it answers in text.
 	NoTools bool
+	// RequireTool leaves "no tool" out (tool_choice "required").
+	RequireTool bool
+	// ToolName, when set, is the one function called (a named tool_choice).
+	ToolName string
+	// OneCall allows one call (parallel_tool_calls false).
+	OneCall bool
 	Options map[string]any
 	Format  json.RawMessage
 	Think   *api.ThinkValue
@@ -106,8 +119,6 @@ const (
 	ModeRouted = "routed"
 	// ModeCouncil: the council answered (model "council").
 	ModeCouncil = "council"
-	// ModePassthrough: the client's own tools went to the model; nothing was routed.
-	ModePassthrough = "passthrough"
 )
 
 // ChatTrace is how a chat completion was answered (the OpenAI door's x_toolrouter field).
@@ -140,8 +151,8 @@ type ChatResult struct {
 	Calls []observe.ModelCall
 }
 
-// Chat answers chat completions: passed through with the client's tools, by the council, or by
-// the named model with the routed tools' results as evidence.
+// Chat answers chat completions: with calls of the client's own tools (client.go), by the
+// council, or by the named model with the routed tools' results as evidence.
 type Chat struct {
 	Router    Router
 	Answers   *Service
@@ -153,6 +164,9 @@ type Chat struct {
 	CheckTimeout time.Duration
 	// Deliberation is what a streamed council completion shows as reasoning.
 	Deliberation Deliberation
+	// SchemaBounds bound each of a request's own functions' parameters (zero: the servers'
+	// max_schema_bytes and max_schema_depth defaults).
+	SchemaBounds schema.Bounds
 }
 
 // Check is the one place a chat completion's model name is found known or not, before the
@@ -190,13 +204,7 @@ func (c *Chat) Check(ctx context.Context, model string) error {
 func (c *Chat) Run(ctx context.Context, in ChatRequest, id access.Identity, onDelta func(Delta)) (*ChatResult, error) {
 	res := &ChatResult{}
 	if in.Tools != nil {
-		res.Trace.Mode = ModePassthrough
-		tools := in.Tools
-		if in.NoTools {
-			tools = nil
-		}
-		return res, c.complete(ctx, res, CompletionRequest{Model: in.Model, Messages: in.Messages, Tools: tools, Options: in.Options,
-			Format: in.Format, Think: in.Think, KeepAlive: in.KeepAlive}, onDelta)
+		return res, c.runClientTools(ctx, res, in, id, onDelta)
 	}
 	req := router.Request{Query: in.Messages[in.Last].Content, Identity: id}
 	for _, m := range in.Messages[:in.Last] {

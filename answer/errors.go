@@ -194,6 +194,8 @@ func Classify(err error, red *redact.Redactor, log *slog.Logger) *Problem {
 		e = Problem{Status: http.StatusNotFound, Code: "usage_off", Message: err.Error()}
 	case errors.As(err, &pe):
 		e = Problem{Status: http.StatusBadRequest, Code: "bad_" + pe.Param, Message: pe.Error()}
+	case errors.Is(err, ErrNoValidCall):
+		e = Problem{Status: http.StatusBadGateway, Code: "no_valid_tool_call", Message: err.Error()}
 	case errors.Is(err, router.ErrModel), errors.Is(err, ErrCompletion):
 		e = Problem{Status: http.StatusBadGateway, Code: "model_unavailable", Message: err.Error()}
 	default:

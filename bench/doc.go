@@ -29,10 +29,12 @@ const (
 	sectionWaiting   = "approvals-waiting"
 	sectionStream    = "council-stream"
 	sectionStreamOn  = "council-stream-ollama"
+	sectionTrust     = "client-tools"
+	sectionTrustOn   = "client-tools-ollama"
 )
 
 var docSections = []string{sectionAccuracy, sectionLoad, sectionFeatures, sectionConsole, sectionPath, sectionMemory, sectionWaiting,
-	sectionRetrieval, sectionRouteCost, sectionStream, sectionStreamOn}
+	sectionRetrieval, sectionRouteCost, sectionStream, sectionStreamOn, sectionTrust, sectionTrustOn}
 
 // notYetRun is a section's body before its command first ran.
 var notYetRun = map[string]string{
@@ -47,6 +49,8 @@ var notYetRun = map[string]string{
 	sectionWaiting:   "## Routes waiting for approval\n\nNot generated yet: run `go run ./bench approvals`.\n",
 	sectionStream:    "## Time to the first words of a council\n\nNot generated yet: run `go run ./bench stream`.\n",
 	sectionStreamOn:  "## Time to the first words of a council on a real Ollama\n\nNot generated yet: run `go run ./bench stream -ollama URL -model NAME`.\n",
+	sectionTrust:     "## Client tools: calls a client can trust\n\nNot generated yet: run `go run ./bench trust`.\n",
+	sectionTrustOn:   "## Client tools on a real Ollama\n\nNot generated yet: run `go run ./bench trust -ollama URL -model NAME`.\n",
 }
 
 func beginMarker(name string) string {

@@ -8,6 +8,7 @@
 //	go run ./bench memory [flags]     the sidecar's memory under tool results of megabytes
 //	go run ./bench approvals [flags]  what routes that wait for a person's decision hold
 //	go run ./bench stream [flags]     when a council completion's first words reach the client
+//	go run ./bench trust [flags]      tool calls of a request's own tools through the doors, against the model server's own
 //	go run ./bench sample [flags]     write a seeded sample of MetaTool's all_clean_data.csv
 //
 // Run writes each answer to cases.jsonl in -out as it is made (-resume continues an interrupted run
@@ -42,7 +43,7 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cmd := "run"
 	if len(args) > 0 && (args[0] == "run" || args[0] == "load" || args[0] == "retrieval" || args[0] == "cost" || args[0] == "memory" ||
-		args[0] == "approvals" || args[0] == "stream" || args[0] == "sample") {
+		args[0] == "approvals" || args[0] == "stream" || args[0] == "trust" || args[0] == "sample") {
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
@@ -58,6 +59,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runApprovals(ctx, args, stdout, stderr)
 	case "stream":
 		return runStream(ctx, args, stdout, stderr)
+	case "trust":
+		return runTrust(ctx, args, stdout, stderr)
 	case "sample":
 		return runSample(args, stdout)
 	}

@@ -275,7 +275,9 @@ func TestUpdateDoc(t *testing.T) {
 		{sectionWaiting, "## Waiting\n\nwaiting one\n", []string{"memory one", "waiting one"}, "Not generated yet: run `go run ./bench approvals`."},
 		{sectionRouteCost, "## Route cost\n\nroute cost one\n", []string{"load two", "accuracy two", "retrieval one", "features one", "console one", "path one", "memory one", "route cost one"}, "Not generated yet: run `go run ./bench cost"},
 		{sectionStream, "## Stream\n\nstream one\n", []string{"route cost one", "stream one"}, "Not generated yet: run `go run ./bench stream`."},
-		{sectionStreamOn, "## Stream on Ollama\n\nstream two\n", []string{"load two", "accuracy two", "retrieval one", "features one", "console one", "path one", "memory one", "waiting one", "route cost one", "stream one", "stream two"}, "Not generated yet"},
+		{sectionStreamOn, "## Stream on Ollama\n\nstream two\n", []string{"load two", "accuracy two", "retrieval one", "features one", "console one", "path one", "memory one", "waiting one", "route cost one", "stream one", "stream two"}, "Not generated yet: run `go run ./bench stream -ollama"},
+		{sectionTrust, "## Client tools\n\ntrust one\n", []string{"stream two", "trust one"}, "Not generated yet: run `go run ./bench trust`."},
+		{sectionTrustOn, "## Client tools on Ollama\n\ntrust two\n", []string{"load two", "accuracy two", "retrieval one", "features one", "console one", "path one", "memory one", "waiting one", "route cost one", "stream one", "stream two", "trust one", "trust two"}, "Not generated yet"},
 	}
 	for i, st := range steps {
 		if err := updateDoc(path, st.section, st.body); err != nil {

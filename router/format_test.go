@@ -31,10 +31,10 @@ func TestFormatsConvertToGrammar(t *testing.T) {
 		t.Fatal(err)
 	}
 	formats := map[string][]byte{
-		"selection":        selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 3, false, ReasoningNone),
-		"selection+search": selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 3, true, ReasoningNone),
-		"selection brief":  selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 3, true, ReasoningBrief),
-		"selection full":   selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 3, true, ReasoningFull),
+		"selection":        selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 0, 3, false, ReasoningNone),
+		"selection+search": selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 0, 3, true, ReasoningNone),
+		"selection brief":  selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 0, 3, true, ReasoningBrief),
+		"selection full":   selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 0, 3, true, ReasoningFull),
 		"relaxed":          relaxed,
 	}
 	for name, f := range formats {

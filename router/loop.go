@@ -403,7 +403,14 @@ func allOK(calls []Call) bool {
 // expired reports whether the request's own deadline (or its caller) ended it.
 func expired(ctx context.Context) bool { return ctx.Err() != nil }
 
-func qualified(c *Call) string { return inventory.Qualify(c.Server, c.Tool) }
+// qualified is a call's tool as the model knows it: "server.tool", or a caller's own function's
+// name (a call of no server).
+func qualified(c *Call) string {
+	if c.Server == "" {
+		return c.Tool
+	}
+	return inventory.Qualify(c.Server, c.Tool)
+}
 
 func copyCall(c *Call) *Call {
 	cp := *c

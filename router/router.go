@@ -263,6 +263,9 @@ type Router struct {
 	views viewCache // what is derived from the whole-inventory views
 	pf    prefiller // what is known of continuing answers on the model server
 
+	// clients are the routers Plan runs on the models callers name (client.go).
+	clients clientRouters
+
 	// waiting are the routes waiting for a decision on a call they hold, by the call's key.
 	waiting *approval.Waiters[approval.Decision]
 

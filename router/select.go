@@ -94,6 +94,9 @@ type twoPhase struct {
 	planned [4]planned
 	// named is the tool the request named (Request.Tool): round 1 calls it without phase 1.
 	named *inventory.Tool
+	// least is the fewest calls phase 1 may choose: 1 makes "no tool" no answer (a caller's
+	// tool_choice "required").
+	least int
 }
 
 // show makes v the phase-1 view: the transcript's system prompt and, for a shortlist, a trace step
@@ -357,7 +360,7 @@ const (
 // "brief" adds one bounded sentence before it; "full" adds a longer reasoning and each call's task
 // (today's shape). With search, the answer may carry "search" words instead of calls (a
 // shortlist's escape).
-func selectionFormat(enum []byte, remaining int, search bool, reasoning Reasoning) []byte {
+func selectionFormat(enum []byte, least, remaining int, search bool, reasoning Reasoning) []byte {
 	var b strings.Builder
 	b.WriteString(`{"type":"object","properties":{`)
 	switch reasoning {
@@ -366,9 +369,13 @@ func selectionFormat(enum []byte, remaining int, search bool, reasoning Reasonin
 	case ReasoningFull:
 		fmt.Fprintf(&b, `"reasoning":{"type":"string","maxLength":%d},`, maxFullReasoning)
 	}
-	b.WriteString(`"use_tool":{"type":"boolean"},`)
+	if least > 0 {
+		b.WriteString(`"use_tool":{"type":"boolean","enum":[true]},`)
+	} else {
+		b.WriteString(`"use_tool":{"type":"boolean"},`)
+	}
 	b.WriteString(`"calls":`)
-	callsFormat(&b, enum, 0, remaining, reasoning)
+	callsFormat(&b, enum, least, remaining, reasoning)
 	b.WriteString(`,`)
 	b.WriteString(`"needs_more":{"type":"boolean"},"direct":{"type":"boolean"}`)
 	if search {
@@ -406,9 +413,11 @@ func callsFormat(b *strings.Builder, enum []byte, least, most int, reasoning Rea
 // format is the phase-1 format schema of the current view. A whole-inventory view is shared by
 // every request of its inventory version and access policy, and so are its schemas.
 func (tp *twoPhase) format(remaining int, canSearch bool) []byte {
-	build := func() []byte { return selectionFormat(tp.view.enum, remaining, canSearch, tp.r.set.Reasoning) }
-	if tp.view.shortlist != nil {
-		return build() // a shortlist is the request's own
+	build := func() []byte {
+		return selectionFormat(tp.view.enum, tp.least, remaining, canSearch, tp.r.set.Reasoning)
+	}
+	if tp.view.own() {
+		return build() // a shortlist or a caller's tools are the request's own
 	}
 	return tp.r.views.format(tp.ps.version, tp.view, formatKey{remaining: remaining, search: canSearch}, build)
 }
@@ -418,7 +427,7 @@ func (tp *twoPhase) format(remaining int, canSearch bool) []byte {
 // whole-inventory view.
 func (tp *twoPhase) window() window {
 	w := tp.r.window()
-	if v := tp.view; v.shortlist == nil {
+	if v := tp.view; !v.own() {
 		w.known = knownText{text: v.text, raw: tp.r.views.raw(tp.ps.version, v)}
 	}
 	return w

@@ -40,13 +40,19 @@ func (tp *twoPhase) selectContinued(ctx context.Context, msgs []api.Message, est
 		}
 	}
 	c.key("use_tool")
-	use, useLps, err := c.value(ctx, boolFormat, boolValue, topLogprobs)
-	if err != nil {
-		return c.rep, nil, err
-	}
 	var conf Confidence
-	if p, ok := valueConfidence(useLps, use, []string{"true", "false"}); ok {
-		conf.UseTool = &p
+	use := "true"
+	if tp.least > 0 {
+		c.literal(use) // a call is required: nothing to decide
+	} else {
+		var useLps []api.Logprob
+		var err error
+		if use, useLps, err = c.value(ctx, boolFormat, boolValue, topLogprobs); err != nil {
+			return c.rep, nil, err
+		}
+		if p, ok := valueConfidence(useLps, use, []string{"true", "false"}); ok {
+			conf.UseTool = &p
+		}
 	}
 	c.key("calls")
 	if use != "true" {
@@ -89,7 +95,7 @@ func (tp *twoPhase) callsFormat(remaining int) []byte {
 		callsFormat(&b, tp.view.enum, 1, remaining, tp.r.set.Reasoning)
 		return []byte(b.String())
 	}
-	if tp.view.shortlist != nil {
+	if tp.view.own() {
 		return build()
 	}
 	return tp.r.views.format(tp.ps.version, tp.view, formatKey{remaining: remaining, calls: true}, build)

@@ -88,7 +88,13 @@ type view struct {
 	// shortlist is nil when the whole inventory is shown.
 	shortlist *Shortlist
 	hits      []retrieve.Hit // the shown tools, best first (shortlists only)
+	// client says the view shows a caller's own tools (Plan), not the inventory's.
+	client bool
 }
+
+// own reports whether the view is one request's own (a shortlist, a caller's tools): what is
+// derived from it is never shared or cached.
+func (v *view) own() bool { return v.shortlist != nil || v.client }
 
 // pieces are each tool's entry and each server's heading in the phase-1 prompt, rendered once
 // per inventory version (policies share them), with their raw token estimates.

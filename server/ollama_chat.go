@@ -69,12 +69,12 @@ func (h *handlers) decodeOllamaChat(body []byte) (*ollamaChatInput, error) {
 	}
 	in.Model = strings.TrimSpace(*req.Model)
 	var err error
-	if in.Tools, err = chatTools(req.Tools); err != nil {
+	if in.Tools, in.Schemas, err = chatTools(req.Tools); err != nil {
 		return nil, err
 	}
 	if in.Model == answer.CouncilModel && in.Tools != nil {
 		return nil, answer.ParamError("council_with_tools", "tools", `model "council" cannot take the client's tools: `+
-			`the council answers with toolrouter's own tools; name a model (one of GET /api/tags) to pass tools to it`)
+			`the council answers with toolrouter's own tools; name a model (one of GET /api/tags) to have it call them`)
 	}
 	if in.Format, err = ollamaFormat(req.Format); err != nil {
 		return nil, err

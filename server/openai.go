@@ -16,8 +16,8 @@ import (
 
 // This file decodes and checks the body of POST /v1/chat/completions, OpenAI's chat-completions
 // request. Unknown fields are tolerated (OpenAI clients send many); the fields below are read,
-// and those that cannot be honoured (n > 1, images, tool_choice "required", the legacy functions)
-// are refused with a 400 naming them.
+// and those that cannot be honoured (n > 1, images, the legacy functions) are refused with a 400
+// naming them.
 
 // Limits of a chat-completions request beyond the router's (router.max_query_bytes, max_history).
 const (
@@ -34,6 +34,8 @@ type chatRequest struct {
 	StreamOptions *chatStreamOpts   `json:"stream_options"`
 	Tools         []json.RawMessage `json:"tools"`
 	ToolChoice    json.RawMessage   `json:"tool_choice"`
+	// ParallelToolCalls false allows one call (default true).
+	ParallelToolCalls *bool `json:"parallel_tool_calls"`
 	// Functions and FunctionCall are the legacy form of tools and tool_choice: refused.
 	Functions    []json.RawMessage `json:"functions"`
 	FunctionCall json.RawMessage   `json:"function_call"`
@@ -64,10 +66,9 @@ type chatMessage struct {
 	ToolCallID string          `json:"tool_call_id"`
 }
 
-// chatToolCall is a tool call in OpenAI's shape: in an assistant message of the request, in a
-// response's message, and (with Index) in a stream's delta.
+// chatToolCall is a tool call in OpenAI's shape: in an assistant message of the request and in a
+// response's message (a stream's are chatToolCallDelta).
 type chatToolCall struct {
-	Index    *int             `json:"index,omitempty"`
 	ID       string           `json:"id"`
 	Type     string           `json:"type"`
 	Function chatToolFunction `json:"function"`
@@ -84,14 +85,6 @@ type chatInput struct {
 	stream       bool
 	includeUsage bool
 }
-
-// toolChoice is a tool_choice the pass-through honours.
-type toolChoice string
-
-const (
-	toolChoiceAuto toolChoice = "auto"
-	toolChoiceNone toolChoice = "none"
-)
 
 // decodeChat parses and checks a chat-completions body; every problem is a 400 naming it.
 func (h *handlers) decodeChat(body []byte) (*chatInput, error) {
@@ -125,18 +118,21 @@ func (h *handlers) decodeChat(body []byte) (*chatInput, error) {
 		return nil, answer.ParamError("unsupported_functions", "function_call", "function_call (the legacy form of tool_choice) is not supported: send tools and tool_choice")
 	}
 	var err error
-	if in.Tools, err = chatTools(req.Tools); err != nil {
+	if in.Tools, in.Schemas, err = chatTools(req.Tools); err != nil {
 		return nil, err
 	}
 	if in.Model == answer.CouncilModel && in.Tools != nil {
 		return nil, answer.ParamError("council_with_tools", "tools", `model "council" cannot take the client's tools: `+
-			`the council answers with toolrouter's own tools; name a model (one of GET /v1/models) to pass tools through to it`)
+			`the council answers with toolrouter's own tools; name a model (one of GET /v1/models) to have it call them`)
 	}
-	choice, err := chatToolChoice(req.ToolChoice)
-	if err != nil {
+	if err := chatToolChoice(req.ToolChoice, &in.ChatRequest); err != nil {
 		return nil, err
 	}
-	in.NoTools = choice == toolChoiceNone
+	if (in.RequireTool || in.ToolName != "") && in.Tools == nil {
+		// "auto" and "none" without tools ask for nothing; a call required of no tools cannot be made.
+		return nil, answer.ParamError("tools_missing", "tool_choice", "tool_choice requires a call, but the request has no tools")
+	}
+	in.OneCall = req.ParallelToolCalls != nil && !*req.ParallelToolCalls
 	if in.Think, err = chatThink(req.ReasoningEffort); err != nil {
 		return nil, err
 	}
@@ -286,15 +282,21 @@ func ollamaToolCalls(calls []chatToolCall, param string) ([]api.ToolCall, error)
 
 var toolName = regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,64}$`)
 
-// chatTools converts the client's tools into Ollama's; nil when the request has none, an empty
-// non-nil slice never.
-func chatTools(tools []json.RawMessage) (api.Tools, error) {
+// chatTools converts the client's tools into Ollama's, with each function's parameters as sent
+// (schemas, by index); nil when the request has none, an empty non-nil slice never.
+func chatTools(tools []json.RawMessage) (api.Tools, []json.RawMessage, error) {
 	if len(tools) > maxTools {
-		return nil, answer.ParamError("too_many_tools", "tools", fmt.Sprintf("the request has %d tools; the limit is %d", len(tools), maxTools))
+		return nil, nil, answer.ParamError("too_many_tools", "tools", fmt.Sprintf("the request has %d tools; the limit is %d", len(tools), maxTools))
 	}
 	var out api.Tools
+	var schemas []json.RawMessage
 	add := func(param string, raw json.RawMessage) error {
 		var t api.Tool
+		var params struct {
+			Function struct {
+				Parameters json.RawMessage `json:"parameters"`
+			} `json:"function"`
+		}
 		if err := json.Unmarshal(raw, &t); err != nil {
 			return answer.ParamError("bad_tools", param, param+` must be {"type":"function","function":{name, description, parameters}}: `+err.Error())
 		}
@@ -307,15 +309,20 @@ func chatTools(tools []json.RawMessage) (api.Tools, error) {
 		if t.Function.Parameters.Type == "" {
 			t.Function.Parameters.Type = "object"
 		}
+		_ = json.Unmarshal(raw, &params) // it decoded as a tool just above
+		if !present(params.Function.Parameters) {
+			params.Function.Parameters = nil // none: an object with any properties
+		}
 		out = append(out, t)
+		schemas = append(schemas, params.Function.Parameters)
 		return nil
 	}
 	for i, raw := range tools {
 		if err := add(fmt.Sprintf("tools[%d]", i), raw); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return out, nil
+	return out, schemas, nil
 }
 
 // present reports whether a raw field was sent with a value other than null.
@@ -324,22 +331,26 @@ func present(raw json.RawMessage) bool {
 	return len(raw) > 0 && string(raw) != "null"
 }
 
-// chatToolChoice checks tool_choice: "auto" (the default) and "none" (the client's tools are not
-// sent) are honoured. "required" and a named function are refused: neither Ollama nor the
-// pass-through can make a model call a tool, and answering as if it had been forced would be a lie.
-func chatToolChoice(raw json.RawMessage) (toolChoice, error) {
+// chatToolChoice reads tool_choice into in: "auto" (the default: the model chooses, "no tool"
+// included), "none" (no call: the model answers in text), "required" (at least one call) or
+// {"type":"function","function":{"name"}} (that function; answer.Chat checks it is one of the
+// tools).
+func chatToolChoice(raw json.RawMessage, in *answer.ChatRequest) error {
 	if !present(raw) {
-		return toolChoiceAuto, nil
+		return nil
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		switch toolChoice(s) {
-		case toolChoiceAuto, toolChoiceNone:
-			return toolChoice(s), nil
+		switch s {
+		case "auto":
+		case "none":
+			in.NoTools = true
 		case "required":
-			return "", answer.ParamError("unsupported_tool_choice", "tool_choice", `tool_choice "required" is not supported: the model cannot be made to call a tool; send "auto" or "none"`)
+			in.RequireTool = true
+		default:
+			return answer.ParamError("bad_tool_choice", "tool_choice", fmt.Sprintf(`tool_choice must be "auto", "none" or "required", got %q`, s))
 		}
-		return "", answer.ParamError("bad_tool_choice", "tool_choice", fmt.Sprintf(`tool_choice must be "auto", "none" or "required", got %q`, s))
+		return nil
 	}
 	var named struct {
 		Type     string `json:"type"`
@@ -348,9 +359,10 @@ func chatToolChoice(raw json.RawMessage) (toolChoice, error) {
 		} `json:"function"`
 	}
 	if json.Unmarshal(raw, &named) == nil && named.Type == "function" && named.Function.Name != "" {
-		return "", answer.ParamError("unsupported_tool_choice", "tool_choice", fmt.Sprintf(`tool_choice naming the function %q is not supported: the model cannot be made to call a tool; send "auto" or "none"`, named.Function.Name))
+		in.ToolName = named.Function.Name
+		return nil
 	}
-	return "", answer.ParamError("bad_tool_choice", "tool_choice", `tool_choice must be "auto", "none", "required" or {"type":"function","function":{"name"}}`)
+	return answer.ParamError("bad_tool_choice", "tool_choice", `tool_choice must be "auto", "none", "required" or {"type":"function","function":{"name"}}`)
 }
 
 // chatThink maps reasoning_effort to Ollama's think: "low", "medium" and "high" are the level,

@@ -18,7 +18,8 @@ import (
 // This file serves the OpenAI-compatible front door: POST /v1/chat/completions and GET
 // /v1/models. A chat completion routes the last user message, then has the model the request
 // names answer with the tool results as evidence (or the whole council, for model "council"). A
-// request with its own tools is passed through to the model, without routing.
+// request with its own tools is answered with calls of them, chosen and written by the routing's
+// two phases (answer.Chat), which the client runs.
 
 // ModelInfo is one model GET /v1/models lists: its name as a chat completion takes it, and the
 // provider that serves it.
@@ -95,10 +96,24 @@ type chatCompletion struct {
 }
 
 type chatDelta struct {
-	Role             string         `json:"role,omitempty"`
-	Content          *string        `json:"content,omitempty"`
-	ReasoningContent *string        `json:"reasoning_content,omitempty"`
-	ToolCalls        []chatToolCall `json:"tool_calls,omitempty"`
+	Role             string              `json:"role,omitempty"`
+	Content          *string             `json:"content,omitempty"`
+	ReasoningContent *string             `json:"reasoning_content,omitempty"`
+	ToolCalls        []chatToolCallDelta `json:"tool_calls,omitempty"`
+}
+
+// chatToolCallDelta is a piece of a streamed tool call, as OpenAI streams them: the call's index,
+// id, type and name first, then its arguments.
+type chatToolCallDelta struct {
+	Index    int                   `json:"index"`
+	ID       string                `json:"id,omitempty"`
+	Type     string                `json:"type,omitempty"`
+	Function chatToolFunctionDelta `json:"function"`
+}
+
+type chatToolFunctionDelta struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
 }
 
 type chatChunkChoice struct {
@@ -121,7 +136,7 @@ type chatChunk struct {
 }
 
 // openAIToolCalls converts a model's tool calls to OpenAI's shape.
-func openAIToolCalls(calls []api.ToolCall, indexed bool) []chatToolCall {
+func openAIToolCalls(calls []api.ToolCall) []chatToolCall {
 	out := make([]chatToolCall, 0, len(calls))
 	for i, tc := range calls {
 		args, err := json.Marshal(tc.Function.Arguments)
@@ -132,11 +147,7 @@ func openAIToolCalls(calls []api.ToolCall, indexed bool) []chatToolCall {
 		if id == "" {
 			id = fmt.Sprintf("call_%d_%s", i, strings.ToLower(rand.Text()[:12]))
 		}
-		c := chatToolCall{ID: id, Type: "function", Function: chatToolFunction{Name: tc.Function.Name, Arguments: string(args)}}
-		if indexed {
-			c.Index = &i
-		}
-		out = append(out, c)
+		out = append(out, chatToolCall{ID: id, Type: "function", Function: chatToolFunction{Name: tc.Function.Name, Arguments: string(args)}})
 	}
 	return out
 }
@@ -185,7 +196,7 @@ func (h *handlers) chatCompletions(c *fiber.Ctx) error {
 		out := res.out
 		msg := chatMessageOut{Role: "assistant", Content: &out.Text, ReasoningContent: out.Thinking}
 		if len(out.ToolCalls) > 0 {
-			msg.ToolCalls = openAIToolCalls(out.ToolCalls, false)
+			msg.ToolCalls = openAIToolCalls(out.ToolCalls)
 			if out.Text == "" {
 				msg.Content = nil
 			}
@@ -215,11 +226,14 @@ func chatEvents(res *chatResult, includeUsage bool) eventFormat {
 				return
 			}
 			out := res.out
-			var d chatDelta
-			if len(out.ToolCalls) > 0 {
-				d.ToolCalls = openAIToolCalls(out.ToolCalls, true)
+			// Each tool call as OpenAI streams one: its id, type and name with empty arguments,
+			// then its arguments; the finish reason comes apart, in a chunk of its own.
+			for i, tc := range openAIToolCalls(out.ToolCalls) {
+				send("", res.chunk(chatDelta{ToolCalls: []chatToolCallDelta{{Index: i, ID: tc.ID, Type: tc.Type,
+					Function: chatToolFunctionDelta{Name: tc.Function.Name}}}}, nil))
+				send("", res.chunk(chatDelta{ToolCalls: []chatToolCallDelta{{Index: i, Function: chatToolFunctionDelta{Arguments: tc.Function.Arguments}}}}, nil))
 			}
-			last := res.chunk(d, &out.Finish)
+			last := res.chunk(chatDelta{}, &out.Finish)
 			if includeUsage {
 				send("", last)
 				last = chatChunk{ID: res.id, Object: "chat.completion.chunk", Created: res.created, Model: res.model,

@@ -102,7 +102,7 @@ type chatEnv struct {
 func newChatEnv(t *testing.T, model *fakeollama.Server, comp *fakeCompleter, c server.Councillor, o server.Options) *chatEnv {
 	t.Helper()
 	inv := newInventory(t)
-	rt := router.New(model.Client(), inv, inv, router.Settings{Model: "fake", CallTimeout: 10 * time.Second}, quiet)
+	rt := router.New(model.Client(), inv, inv, router.Settings{Model: "fake", CallTimeout: 10 * time.Second, RepairAttempts: router.DefaultRepairAttempts}, quiet)
 	reps := make(reports, 64)
 	o.Model, o.Logger = "fake", quiet
 	d := server.Deps{Router: rt, Inventory: inv, Model: model.Client(), Council: c, Observer: reps}
@@ -211,9 +211,16 @@ func TestChatCompletionsRejectsBadRequests(t *testing.T) {
 		{"json_schema without a schema", `{"model":"m","response_format":{"type":"json_schema","json_schema":{"name":"x"}},"messages":[{"role":"user","content":"hi"}]}`, "bad_response_format", "response_format"},
 		{"json_schema whose schema is not an object", `{"model":"m","response_format":{"type":"json_schema","json_schema":{"schema":"x"}},"messages":[{"role":"user","content":"hi"}]}`, "bad_response_format", "response_format"},
 		{"response_format with the council", `{"model":"council","response_format":{"type":"json_object"},"messages":[{"role":"user","content":"hi"}]}`, "council_with_response_format", "response_format"},
-		{"tool_choice required", `{"model":"m","tool_choice":"required",` + weatherTool + `,"messages":[{"role":"user","content":"hi"}]}`, "unsupported_tool_choice", "tool_choice"},
-		{"tool_choice naming a function", `{"model":"m","tool_choice":{"type":"function","function":{"name":"get_weather"}},` + weatherTool + `,"messages":[{"role":"user","content":"hi"}]}`,
-			"unsupported_tool_choice", "tool_choice"},
+		{"tool_choice required without tools", `{"model":"m","tool_choice":"required","messages":[{"role":"user","content":"hi"}]}`, "tools_missing", "tool_choice"},
+		{"tool_choice naming an unknown function", `{"model":"m","tool_choice":{"type":"function","function":{"name":"get_time"}},` + weatherTool + `,"messages":[{"role":"user","content":"hi"}]}`,
+			"unknown_tool_choice", "tool_choice"},
+		{"parameters that do not compile", `{"model":"m","tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}},` +
+			`{"type":"function","function":{"name":"broken","parameters":{"type":"object","properties":{"a":{"type":"strin"}}}}}],"messages":[{"role":"user","content":"hi"}]}`,
+			"bad_tool_schema", "tools[1].function.parameters"},
+		{"parameters with a remote reference", `{"model":"m","tools":[{"type":"function","function":{"name":"f","parameters":{"$ref":"https://example.com/s.json"}}}],"messages":[{"role":"user","content":"hi"}]}`,
+			"bad_tool_schema", "tools[0].function.parameters"},
+		{"a function given twice", `{"model":"m","tools":[{"type":"function","function":{"name":"f"}},{"type":"function","function":{"name":"f"}}],"messages":[{"role":"user","content":"hi"}]}`,
+			"bad_tools", "tools[1].function.name"},
 		{"unknown tool_choice", `{"model":"m","tool_choice":"sometimes",` + weatherTool + `,"messages":[{"role":"user","content":"hi"}]}`, "bad_tool_choice", "tool_choice"},
 		{"legacy functions", `{"model":"m","functions":[{"name":"get_weather","parameters":{"type":"object"}}],"messages":[{"role":"user","content":"hi"}]}`, "unsupported_functions", "functions"},
 		{"legacy function_call", `{"model":"m","function_call":"auto",` + weatherTool + `,"messages":[{"role":"user","content":"hi"}]}`, "unsupported_functions", "function_call"},
@@ -310,50 +317,6 @@ func TestChatCompletionsRouted(t *testing.T) {
 		"load_ms": 1, "prefill_ms": 8, "decode_ms": 30, "rest_ms": 2, "uncached_prompt_tokens": 12}
 	if !maps.Equal(out.XToolrouter.CompletionUsage, wantUsage) {
 		t.Errorf("got x_toolrouter.completion_usage %v, want %v", out.XToolrouter.CompletionUsage, wantUsage)
-	}
-}
-
-// TestChatCompletionsPassThrough: a request with its own tools goes to the named model as it is,
-// without routing, and the model's tool calls come back in OpenAI's shape.
-func TestChatCompletionsPassThrough(t *testing.T) {
-	args := api.NewToolCallFunctionArguments()
-	args.Set("city", "Paris")
-	model := fakeollama.New(t)
-	comp := &fakeCompleter{reply: answer.Completion{ToolCalls: []api.ToolCall{{ID: "call_1", Function: api.ToolCallFunction{Name: "get_weather", Arguments: args}}},
-		FinishReason: "stop", Stats: provider.Stats{PromptTokens: 20, DecodeTokens: 9}}}
-	e := newChatEnv(t, model, comp, nil, server.Options{})
-	body := `{"model":"openai/gpt-4o-mini","tool_choice":"auto","tools":[{"type":"function","function":{"name":"get_weather","description":"weather",
-		"parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}],
-		"messages":[{"role":"user","content":"weather in Paris?"},
-		{"role":"assistant","content":null,"tool_calls":[{"id":"call_0","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Rome\"}"}}]},
-		{"role":"tool","tool_call_id":"call_0","content":"sunny"},{"role":"user","content":"and Paris?"}]}`
-	status, raw, _ := do(t, e.app, http.MethodPost, "/v1/chat/completions", []byte(body))
-	if status != http.StatusOK {
-		t.Fatalf("got %d %s", status, raw)
-	}
-	var out chatBody
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatal(err)
-	}
-	msg := out.Choices[0].Message
-	if out.Choices[0].FinishReason != "tool_calls" || msg.Content != nil || len(msg.ToolCalls) != 1 {
-		t.Fatalf("got %s, want finish_reason tool_calls, null content and one tool call", raw)
-	}
-	if tc := msg.ToolCalls[0]; tc.ID != "call_1" || tc.Type != "function" || tc.Function.Name != "get_weather" || tc.Function.Arguments != `{"city":"Paris"}` {
-		t.Errorf("got tool call %+v, want call_1 get_weather {\"city\":\"Paris\"}", tc)
-	}
-	if out.XToolrouter.Mode != "passthrough" || out.XToolrouter.Routing != nil || out.Usage.TotalTokens != 29 {
-		t.Errorf("got x_toolrouter mode %q routing %v usage %+v, want passthrough, none and 29 tokens", out.XToolrouter.Mode, out.XToolrouter.Routing, out.Usage)
-	}
-	if n := len(model.Requests()); n != 0 {
-		t.Errorf("the routing model got %d calls, want none", n)
-	}
-	req := comp.requests()[0]
-	if len(req.Tools) != 1 || req.Tools[0].Function.Name != "get_weather" || len(req.Messages) != 4 {
-		t.Fatalf("got tools %v and %d messages, want get_weather and the 4 messages", req.Tools, len(req.Messages))
-	}
-	if m := req.Messages[1]; len(m.ToolCalls) != 1 || m.ToolCalls[0].ID != "call_0" || req.Messages[2].ToolCallID != "call_0" {
-		t.Errorf("got messages %+v, want the assistant's call_0 and the tool result answering it", req.Messages)
 	}
 }
 

@@ -68,6 +68,9 @@ type Prober interface {
 // a CPU-only host takes tens of seconds.
 type ProbeTimeouts struct {
 	List, Chat time.Duration
+	// NumCtx, when above 0, is the test chat's num_ctx: the window the run loads the model with,
+	// so that a shared server does not load it twice (0: the server's default).
+	NumCtx int
 }
 
 // Probe says whether the model can be measured: the server lists the model, and then one tiny
@@ -96,6 +99,9 @@ func Probe(ctx context.Context, p Prober, base, model string, to ProbeTimeouts) 
 		Messages: []api.Message{{Role: "user", Content: "Reply with the single word: ready"}},
 		Stream:   &stream,
 		Options:  map[string]any{"num_predict": 8, "temperature": 0},
+	}
+	if to.NumCtx > 0 {
+		req.Options["num_ctx"] = to.NumCtx
 	}
 	done := false
 	err = p.Chat(cctx, req, func(r api.ChatResponse) error {

@@ -26,6 +26,7 @@ import (
 	"toolrouter/access"
 	"toolrouter/approval"
 	"toolrouter/inventory"
+	"toolrouter/prefill"
 	"toolrouter/provider"
 	"toolrouter/redact"
 	"toolrouter/retrieve"
@@ -261,7 +262,7 @@ type Router struct {
 	pieces   *pieces               // of the same version
 
 	views viewCache // what is derived from the whole-inventory views
-	pf    prefiller // what is known of continuing answers on the model server
+	pf    prefill.Template // what is known of continuing answers on the model server
 
 	// waiting are the routes waiting for a decision on a call they hold, by the call's key.
 	waiting *approval.Waiters[approval.Decision]

@@ -73,6 +73,7 @@ func Markdown(r *Results) string {
 			}
 		}
 		b.WriteString(prefillTable(r.Settings))
+		b.WriteString(partsTable(r.Settings))
 	}
 
 	if len(r.Sizes) > 0 {
@@ -168,6 +169,37 @@ func prefillTable(settings []Setting) string {
 			fmt.Fprintf(&b, ", phase 2 %.1f× (%.1f decode tokens against %.1f)", off.ArgumentsMS/on.ArgumentsMS, on.ArgumentsDecode, off.ArgumentsDecode)
 		}
 		b.WriteString(".  \n")
+	}
+	return b.String()
+}
+
+// partsTable says where each setting's route spent its time: per part (round 1's selection, later
+// selections, phase 2, its repairs) the answers, model calls, decoded tokens, the prompt's uncached
+// share and the server's split of the time, means per route; then what the route spent outside
+// the model calls (tools, the router, the client).
+func partsTable(settings []Setting) string {
+	if len(settings) == 0 || len(settings[0].Parts) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n### Where a route's time goes\n\nThe routes above split by kind of answer, means per route: " +
+		"**answers** the trace's steps, **calls** their model calls (a continued answer takes one per value), " +
+		"**decode** the tokens decoded, **uncached** the share of the calls' prompt tokens not served from the " +
+		"server's prompt cache, then the server's prefill, decode and rest ms and **ms** the calls' own times. " +
+		"**outside** is the route's wall time less its model calls' (tools, the router).\n\n")
+	b.WriteString("| reasoning | prefill | part | answers | calls | decode | uncached % | prefill ms | decode ms | rest ms | ms |\n")
+	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, s := range settings {
+		var in float64
+		for _, p := range s.Parts {
+			if p.Answers == 0 {
+				continue
+			}
+			in += p.MS
+			fmt.Fprintf(&b, "| %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.0f | %.0f | %.0f | %.0f |\n", s.Reasoning, onOff(s.Prefill),
+				p.Name, p.Answers, p.ModelCalls, p.DecodeTokens, 100*p.UncachedTokens/max(p.PromptTokens, 1), p.PrefillMS, p.DecodeMS, p.RestMS, p.MS)
+		}
+		fmt.Fprintf(&b, "| %s | %s | outside | | | | | | | | %.0f |\n", s.Reasoning, onOff(s.Prefill), max(s.WallMS-in, 0))
 	}
 	return b.String()
 }

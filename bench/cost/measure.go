@@ -171,6 +171,7 @@ func rounds(ctx context.Context, o Options) ([]Setting, error) {
 			}
 			s := SummariseSetting(o.Reasonings[i], routes)
 			s.Prefill = k == 0
+			s.Parts = SummariseParts(routes)
 			s.SameSelections, s.SameArguments, s.Pairs = agreement(pair[0], pair[1])
 			out = append(out, s)
 		}

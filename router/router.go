@@ -261,7 +261,7 @@ type Router struct {
 	prompts  map[string]*promptSet // by access policy, all of one inventory version
 	pieces   *pieces               // of the same version
 
-	views viewCache // what is derived from the whole-inventory views
+	views viewCache        // what is derived from the whole-inventory views
 	pf    prefill.Template // what is known of continuing answers on the model server
 
 	// waiting are the routes waiting for a decision on a call they hold, by the call's key.

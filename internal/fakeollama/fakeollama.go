@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+	"github.com/ollama/ollama/types/model"
 )
 
 // Reply is one scripted answer to a chat request.
@@ -89,6 +90,13 @@ type Server struct {
 	// the user's turn is last (a thinking template's empty think block); /api/chat's
 	// _debug_render_only shows it, and a continued answer starts with it. Set before any request.
 	Lead string
+	// Capabilities are what /api/show reports each model can do ("completion", "thinking", …).
+	// Set before any request.
+	Capabilities []model.Capability
+	// CountPrefix makes a continuation's prompt_eval_count the scripted PromptTokens plus one per
+	// byte of the answer it continues, as a tokenizer of a token per byte would count the prompt.
+	// Set before any request.
+	CountPrefix bool
 	// NoContinue makes the fake a server that does not continue a final assistant message: its
 	// template closes that turn and opens another, and a continuation is answered as a whole
 	// answer. Set before any request.
@@ -202,7 +210,8 @@ func (s *Server) show(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	for _, m := range s.Models {
 		if withTag(m) == withTag(name) {
-			show := api.ShowResponse{Details: api.ModelDetails{Format: "gguf", Family: "fake"}, ModifiedAt: time.Time{}}
+			show := api.ShowResponse{Details: api.ModelDetails{Format: "gguf", Family: "fake"}, ModifiedAt: time.Time{},
+				Capabilities: s.Capabilities}
 			if s.ContextLength > 0 {
 				show.ModelInfo = map[string]any{"general.architecture": "fake", "fake.context_length": s.ContextLength}
 			}
@@ -480,6 +489,9 @@ func (s *Server) answer(req api.ChatRequest) Reply {
 	}
 	reply.Content, reply.Logprobs = string(v), lps
 	reply.CompletionTokens = max(1, len(lps))
+	if s.CountPrefix {
+		reply.PromptTokens += len(prefix)
+	}
 	return reply
 }
 

@@ -40,6 +40,8 @@ type Results struct {
 	Reps       int       `json:"reps"`
 	Settings   []Setting `json:"settings"`
 	Sizes      []Size    `json:"sizes"`
+	// OneTool are routes with a budget of one tool call, prefill on then off (empty: not measured).
+	OneTool []Setting `json:"one_tool,omitempty"`
 	// Arguments is phase 2 on BFCL's schemas, prefill on then off (empty: not measured).
 	Arguments []Arguments `json:"arguments,omitempty"`
 	// Generated is the cost of writing example queries per tool (nil: not measured).

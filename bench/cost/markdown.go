@@ -76,6 +76,9 @@ func Markdown(r *Results) string {
 		b.WriteString(partsTable(r.Settings))
 	}
 
+	if len(r.OneTool) == 2 {
+		b.WriteString(oneToolTable(r.OneTool))
+	}
 	if len(r.Sizes) > 0 {
 		fmt.Fprintf(&b, "\n### Rest by inventory size\n\n%d routes per size.\n\n", r.Reps)
 		b.WriteString("| tools | prefill | routes | degraded | phase-1 answers | prompt tokens | format bytes | rest ms | decode tokens | decode ms/token |\n")
@@ -201,5 +204,29 @@ func partsTable(settings []Setting) string {
 		}
 		fmt.Fprintf(&b, "| %s | %s | outside | | | | | | | | %.0f |\n", s.Reasoning, onOff(s.Prefill), max(s.WallMS-in, 0))
 	}
+	return b.String()
+}
+
+// oneToolTable shows the routes with a budget of one tool call, prefill on beside off, and where
+// their time went.
+func oneToolTable(s []Setting) string {
+	var b strings.Builder
+	b.WriteString("\n### A one-tool route\n\nThe same queries in turn with `max_tool_calls` 1 and reasoning none, " +
+		"`router.prefill` on and off in turn, after one warm-up route: round 1's selection, its arguments, and the route's " +
+		"end (the budget is spent: no further selection). **decode** is every model call's decoded tokens added up.\n\n")
+	b.WriteString("| prefill | routes | degraded | model calls | decode | round-1 phase 1 ms | phase 2 ms | route wall ms | same selection | same arguments |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, x := range s {
+		var decode float64
+		for _, p := range x.Parts {
+			decode += p.DecodeTokens
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %.1f | %.1f | %.0f | %.0f | %.0f | %d of %d | %d of %d |\n", onOff(x.Prefill), x.Routes, x.Degraded,
+			x.ModelCalls, decode, x.FirstMS, x.ArgumentsMS, x.WallMS, x.SameSelections, x.Pairs, x.SameArguments, x.SameSelections)
+	}
+	if on, off := s[0], s[1]; on.Prefill && !off.Prefill && on.WallMS > 0 && on.FirstMS > 0 {
+		fmt.Fprintf(&b, "\nA one-tool route **%.1f× faster** with prefill, its round-1 phase 1 **%.1f×**.\n", off.WallMS/on.WallMS, off.FirstMS/on.FirstMS)
+	}
+	b.WriteString(strings.Replace(partsTable(s), "### Where a route's time goes", "#### Where its time goes", 1))
 	return b.String()
 }

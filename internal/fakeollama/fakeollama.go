@@ -414,7 +414,7 @@ var firstKey = regexp.MustCompile(`^\{"[^"\\]*":$`)
 // answers a continuation with a value of its own, or a server that does not continue) and, when
 // scripted, sent again to the same conversation's next request for a whole answer (a
 // deterministic model answers the same prompt alike). Logprobs scripted for the whole answer go
-// with the value when they spell it.
+// with the value when they spell it, a token across its edge cut to its part within.
 func (s *Server) answer(req api.ChatRequest) Reply {
 	n := len(req.Messages)
 	if s.NoContinue || n == 0 || req.Messages[n-1].Role != "assistant" || req.Messages[n-1].Content == "" || len(req.Format) == 0 {
@@ -482,10 +482,18 @@ func (s *Server) answer(req api.ChatRequest) Reply {
 	var lps []api.Logprob
 	at := 0
 	for _, lp := range reply.Logprobs {
-		if at >= from && at+len(lp.Token) <= to {
-			lps = append(lps, lp)
+		start, end := at, at+len(lp.Token)
+		at = end
+		if end <= from || start >= to {
+			continue
 		}
-		at += len(lp.Token)
+		if lo, hi := max(start, from), min(end, to); lo != start || hi != end {
+			// A token across the value's edge: a server tokenizing the continuation alone writes
+			// its part within, whose alternatives the script does not know.
+			lp.Token = lp.Token[lo-start : hi-start]
+			lp.TopLogprobs = []api.TokenLogprob{{Token: lp.Token, Logprob: lp.Logprob}}
+		}
+		lps = append(lps, lp)
 	}
 	reply.Content, reply.Logprobs = string(v), lps
 	reply.CompletionTokens = max(1, len(lps))

@@ -51,13 +51,16 @@ func (c *ProviderCompleter) template(p, model string, thinkUnset bool) *template
 
 // continuedValues says whether req is answered by continuations on provider p: prefill is on,
 // p speaks Ollama's protocol, the request has a format that fixes its text but for its values,
-// no tools, and no thinking before the answer. It returns the format's values.
+// no tools, no num_predict (max_tokens) and no thinking before the answer. It returns the format's values.
 func (c *ProviderCompleter) continuedValues(p string, req *api.ChatRequest) ([]prefill.Value, bool) {
 	if !c.o.Prefill || !c.o.Providers[p].Ollama || len(req.Tools) > 0 || len(req.Format) == 0 {
 		return nil, false
 	}
 	if req.Think != nil && req.Think.Value != false {
 		return nil, false // thinking comes before the answer: nothing to continue
+	}
+	if _, ok := req.Options["num_predict"]; ok {
+		return nil, false // a bound on the whole answer, which each continuation would not keep
 	}
 	return prefill.ObjectValues(req.Format)
 }

@@ -35,6 +35,7 @@ func TestCompleterPrefill(t *testing.T) {
 		think        *api.ThinkValue
 		capabilities []model.Capability
 		noContinue   bool
+		options      map[string]any
 		reply        fakeollama.Reply
 		// wantPrefixes are the answers so far the calls continued ("" for a whole answer).
 		wantPrefixes []string
@@ -62,6 +63,8 @@ func TestCompleterPrefill(t *testing.T) {
 			reply:  fakeollama.Reply{Content: answer, PromptTokens: 40, CompletionTokens: 9}, wantPrefixes: []string{""}, wantPrompt: 40, wantDecode: 9, wantFinish: "stop"},
 		{name: "a template that does not continue is whole", prefill: true, format: fixed, think: &api.ThinkValue{Value: off}, noContinue: true,
 			reply: fakeollama.Reply{Content: answer, PromptTokens: 40, CompletionTokens: 9}, wantPrefixes: []string{""}, wantPrompt: 40, wantDecode: 9, wantFinish: "stop"},
+		{name: "max_tokens is whole", prefill: true, format: fixed, think: &api.ThinkValue{Value: off}, options: map[string]any{"num_predict": 50},
+			reply: fakeollama.Reply{Content: answer, PromptTokens: 40, CompletionTokens: 9}, wantPrefixes: []string{""}, wantPrompt: 40, wantDecode: 9, wantFinish: "stop"},
 		{name: "thinking on is whole", prefill: true, format: fixed, think: &api.ThinkValue{Value: "high"},
 			reply: fakeollama.Reply{Content: answer, PromptTokens: 40, CompletionTokens: 9}, wantPrefixes: []string{""}, wantPrompt: 40, wantDecode: 9, wantFinish: "stop"},
 	}
@@ -78,7 +81,7 @@ func TestCompleterPrefill(t *testing.T) {
 			defer cancel()
 			var deltas []string
 			out, err := c.Complete(ctx, CompletionRequest{Model: "m", Messages: []api.Message{{Role: "user", Content: "Where?"}},
-				Format: json.RawMessage(tc.format), Think: tc.think}, func(d Delta) { deltas = append(deltas, d.Text) })
+				Format: json.RawMessage(tc.format), Think: tc.think, Options: tc.options}, func(d Delta) { deltas = append(deltas, d.Text) })
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -341,6 +341,7 @@ type Part struct {
 	PromptTokens   float64 `json:"prompt_tokens"`
 	UncachedTokens float64 `json:"uncached_prompt_tokens"`
 	// The server's split of its time, and MS the steps' own durations (the calls' wall times).
+	LoadMS    float64 `json:"load_ms"`
 	PrefillMS float64 `json:"prefill_ms"`
 	DecodeMS  float64 `json:"decode_ms"`
 	RestMS    float64 `json:"rest_ms"`
@@ -389,6 +390,7 @@ func SummariseParts(routes []Route) []Part {
 			p.DecodeTokens += float64(st.CompletionTokens)
 			p.PromptTokens += float64(st.PromptTokens)
 			p.UncachedTokens += float64(st.UncachedTokens)
+			p.LoadMS += st.LoadMS
 			p.PrefillMS += st.PrefillMS
 			p.DecodeMS += st.DecodeMS
 			p.RestMS += st.RestMS
@@ -400,7 +402,7 @@ func SummariseParts(routes []Route) []Part {
 			p := &parts[i]
 			p.Answers, p.ModelCalls, p.DecodeTokens = p.Answers/n, p.ModelCalls/n, p.DecodeTokens/n
 			p.PromptTokens, p.UncachedTokens = p.PromptTokens/n, p.UncachedTokens/n
-			p.PrefillMS, p.DecodeMS, p.RestMS, p.MS = p.PrefillMS/n, p.DecodeMS/n, p.RestMS/n, p.MS/n
+			p.LoadMS, p.PrefillMS, p.DecodeMS, p.RestMS, p.MS = p.LoadMS/n, p.PrefillMS/n, p.DecodeMS/n, p.RestMS/n, p.MS/n
 		}
 	}
 	return parts

@@ -160,8 +160,8 @@ func TestSummariseParts(t *testing.T) {
 	}
 	got := SummariseParts(routes)
 	want := []Part{
-		{Name: PartFirstSelect, Answers: 1, ModelCalls: 4, DecodeTokens: 9, PromptTokens: 1000, UncachedTokens: 20, PrefillMS: 1, DecodeMS: 150, RestMS: 5, MS: 200},
-		{Name: PartLaterSelect, Answers: 0.5, ModelCalls: 2, DecodeTokens: 4.5, PromptTokens: 600, UncachedTokens: 100, PrefillMS: 0.5, DecodeMS: 100, RestMS: 2, MS: 150},
+		{Name: PartFirstSelect, Answers: 1, ModelCalls: 4, DecodeTokens: 9, PromptTokens: 1000, UncachedTokens: 20, LoadMS: 2, PrefillMS: 1, DecodeMS: 150, RestMS: 5, MS: 200},
+		{Name: PartLaterSelect, Answers: 0.5, ModelCalls: 2, DecodeTokens: 4.5, PromptTokens: 600, UncachedTokens: 100, LoadMS: 1, PrefillMS: 0.5, DecodeMS: 100, RestMS: 2, MS: 150},
 		{Name: PartArguments, Answers: 1.5, ModelCalls: 3, DecodeTokens: 13, PromptTokens: 150, UncachedTokens: 15, DecodeMS: 150, RestMS: 1.5, MS: 300},
 		{Name: PartRepairs, Answers: 0.5, ModelCalls: 1, DecodeTokens: 9, PromptTokens: 50, UncachedTokens: 5, DecodeMS: 50, RestMS: 0.5, MS: 100},
 	}

@@ -188,10 +188,11 @@ func partsTable(settings []Setting) string {
 	b.WriteString("\n### Where a route's time goes\n\nThe routes above split by kind of answer, means per route: " +
 		"**answers** the trace's steps, **calls** their model calls (a continued answer takes one per value), " +
 		"**decode** the tokens decoded, **uncached** the share of the calls' prompt tokens not served from the " +
-		"server's prompt cache, then the server's prefill, decode and rest ms and **ms** the calls' own times. " +
+		"server's prompt cache, then the server's load, prefill, decode and rest ms and **ms** the calls' own times (the server's " +
+		"and the way to it and back). " +
 		"**outside** is the route's wall time less its model calls' (tools, the router).\n\n")
-	b.WriteString("| reasoning | prefill | part | answers | calls | decode | uncached % | prefill ms | decode ms | rest ms | ms |\n")
-	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| reasoning | prefill | part | answers | calls | decode | uncached % | load ms | prefill ms | decode ms | rest ms | ms |\n")
+	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range settings {
 		var in float64
 		for _, p := range s.Parts {
@@ -199,10 +200,10 @@ func partsTable(settings []Setting) string {
 				continue
 			}
 			in += p.MS
-			fmt.Fprintf(&b, "| %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.0f | %.0f | %.0f | %.0f |\n", s.Reasoning, onOff(s.Prefill),
-				p.Name, p.Answers, p.ModelCalls, p.DecodeTokens, 100*p.UncachedTokens/max(p.PromptTokens, 1), p.PrefillMS, p.DecodeMS, p.RestMS, p.MS)
+			fmt.Fprintf(&b, "| %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.0f | %.0f | %.0f | %.0f | %.0f |\n", s.Reasoning, onOff(s.Prefill),
+				p.Name, p.Answers, p.ModelCalls, p.DecodeTokens, 100*p.UncachedTokens/max(p.PromptTokens, 1), p.LoadMS, p.PrefillMS, p.DecodeMS, p.RestMS, p.MS)
 		}
-		fmt.Fprintf(&b, "| %s | %s | outside | | | | | | | | %.0f |\n", s.Reasoning, onOff(s.Prefill), max(s.WallMS-in, 0))
+		fmt.Fprintf(&b, "| %s | %s | outside | | | | | | | | | %.0f |\n", s.Reasoning, onOff(s.Prefill), max(s.WallMS-in, 0))
 	}
 	return b.String()
 }

@@ -14,14 +14,10 @@ import (
 	"toolrouter/tokens"
 )
 
-// Prefill. Under a format schema the model server samples every token of the answer, even the
-// ones the grammar allows no alternative to: the keys, the quotes, the commas and brackets. Each
-// costs a forward pass and a grammar check over the whole vocabulary. With Settings.Prefill the
-// router writes those parts itself, as the start of the assistant's turn (a final assistant
-// message, which Ollama's templates leave open for the model to continue), and the model
-// generates only the values it decides, each under its own schema: an answer becomes a short
-// sequence of continuations, each reusing the server's prompt cache. The text the router records
-// is the whole answer, exactly as the whole-object path would have it.
+// Prefill (package prefill): with Settings.Prefill the router writes the parts of an answer its
+// format forces, as the start of the assistant's turn, and the model generates only the values it
+// decides, each under its own schema. The text the router records is the whole answer, exactly as
+// the whole-object path would have it.
 
 // continuing reports whether answers are prefilled now, and the lead they start with (see
 // prefill.Template.Continuing).

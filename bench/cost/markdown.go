@@ -22,7 +22,8 @@ var Intro = "What a route costs on a real Ollama server, read from the router's 
 	"(`internal/bfcltools`) with `max_tool_calls` 1 and `num_ctx` " + strconv.Itoa(SizeNumCtx) + ", after one warm-up route. " +
 	"Both are measured with `router.prefill` on (the default: the router writes what the format fixes and the model " +
 	"decodes the values, a phase-1 answer taking a model call per decision) and off (whole objects): two routers route " +
-	"each query one after the other, the order switching every pair.\n\n" +
+	"each query one after the other, the order switching every pair. **A one-tool route** routes the same queries " +
+	"with `max_tool_calls` 1 and reasoning none, prefill on and off the same way: a selection, its arguments, the end.\n\n" +
 	"**decode tokens**: the phase-1 answer's tokens as the server decoded them (`eval_count`, added up over its calls " +
 	"with prefill). **tokenizer " +
 	"tokens**: the same answer's text counted by the model's tokenizer on the server (`/api/generate`, a raw " +

@@ -164,6 +164,7 @@ func completeContinued(ctx context.Context, client provider.Chatter, req *api.Ch
 			return "", err
 		}
 		got, ok := prefill.Continued(ans.Text, prefill.Any)
+		ok = ok && prefill.OfType(got, v.Type) // checked before any of it is sent
 		switch {
 		case !ok && ans.DoneReason == "length":
 			cut = true

@@ -118,3 +118,39 @@ func TestCompleterPrefill(t *testing.T) {
 		})
 	}
 }
+
+// TestCompleterPrefillNotContinued: a server whose template renders as continuing but whose answer
+// to a continuation is not one is answered whole, nothing of the continuation streamed, and the
+// model's later requests are whole from the start.
+func TestCompleterPrefillNotContinued(t *testing.T) {
+	const other = `{"other":1}`
+	fake := fakeollama.New(t, fakeollama.Reply{Content: other, PromptTokens: 30, CompletionTokens: 5},
+		fakeollama.Reply{Content: other, PromptTokens: 30, CompletionTokens: 5})
+	u, _ := url.Parse(fake.URL)
+	c := NewCompleter(CompleterOptions{Providers: map[string]Provider{"ollama": {Client: provider.NewOllama(u, nil), Ollama: true}},
+		Fallback: "ollama", NumCtx: 8192, Prefill: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	off := false
+	for i, wantCalls := range []int{2, 1} {
+		var deltas []string
+		out, err := c.Complete(ctx, CompletionRequest{Model: "m", Messages: []api.Message{{Role: "user", Content: "Where?"}},
+			Format: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`), Think: &api.ThinkValue{Value: off}},
+			func(d Delta) { deltas = append(deltas, d.Text) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Text != other || strings.Join(deltas, "") != other {
+			t.Errorf("request %d: got text %q, deltas %q; want the whole answer %q, streamed alone", i, out.Text, deltas, other)
+		}
+		calls := 0
+		for _, r := range fake.Requests() {
+			if !r.DebugRenderOnly {
+				calls++
+			}
+		}
+		if i == 0 && calls != wantCalls || i == 1 && calls != 3 {
+			t.Errorf("request %d: got %d model calls in all, want %d more", i, calls, wantCalls)
+		}
+	}
+}

@@ -150,7 +150,11 @@ func completeContinued(ctx context.Context, client provider.Chatter, req *api.Ch
 		r.Messages = append(continuing, api.Message{Role: "assistant", Content: lead + a.String()})
 		r.Format = v.Format
 		r.Options = maps.Clone(req.Options)
-		ans, err := provider.Call(ctx, client, &r, provider.CallOptions{MaxResponseBytes: bound - len(a.String())})
+		left := bound - len(a.String())
+		if left <= 0 {
+			return "", provider.ErrResponseTooLarge
+		}
+		ans, err := provider.Call(ctx, client, &r, provider.CallOptions{MaxResponseBytes: left})
 		calls++
 		if calls == 1 {
 			first = ans.Stats

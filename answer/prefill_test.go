@@ -3,6 +3,7 @@ package answer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -152,5 +153,23 @@ func TestCompleterPrefillNotContinued(t *testing.T) {
 		if i == 0 && calls != wantCalls || i == 1 && calls != 3 {
 			t.Errorf("request %d: got %d model calls in all, want %d more", i, calls, wantCalls)
 		}
+	}
+}
+
+// TestCompleterPrefillBounded: ollama.max_response_bytes bounds the continued answer whole, the
+// forced text included.
+func TestCompleterPrefillBounded(t *testing.T) {
+	fake := fakeollama.New(t, fakeollama.Reply{Content: `{"city":"Paris","n":3}`})
+	u, _ := url.Parse(fake.URL)
+	c := NewCompleter(CompleterOptions{Providers: map[string]Provider{"ollama": {Client: provider.NewOllama(u, nil), Ollama: true}},
+		Fallback: "ollama", NumCtx: 8192, Prefill: true, MaxResponseBytes: 12})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	off := false
+	_, err := c.Complete(ctx, CompletionRequest{Model: "m", Messages: []api.Message{{Role: "user", Content: "Where?"}},
+		Format: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"},"n":{"type":"integer"}},"required":["city","n"]}`),
+		Think:  &api.ThinkValue{Value: off}}, nil)
+	if !errors.Is(err, provider.ErrResponseTooLarge) {
+		t.Fatalf("got error %v, want %v", err, provider.ErrResponseTooLarge)
 	}
 }

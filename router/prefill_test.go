@@ -152,7 +152,7 @@ func callsOf(t *testing.T, r fakeollama.Reply) string {
 
 // TestPrefillSameDecision: the same scripted decisions give the same outcome with and without
 // prefill, confidence included.
-// With one call left in the budget, the list's brackets are written by the router too.
+// With one call left in the budget too.
 func TestPrefillSameDecision(t *testing.T) {
 	for _, budget := range []int{0, 1} {
 		outcome := func(prefill bool) *router.Outcome {
@@ -175,44 +175,6 @@ func TestPrefillSameDecision(t *testing.T) {
 			if c == nil || c.Tool == nil || c.UseTool == nil || math.Abs(*c.Tool-0.7) > 1e-9 || math.Abs(*c.UseTool-0.9) > 1e-9 {
 				t.Errorf("budget %d: got confidence %+v, want tool 0.7, use_tool 0.9", budget, c)
 			}
-		}
-	}
-}
-
-// TestPrefillOneCallLeft: with one call left the model writes the name alone, under the names'
-// enum, after the "[" the router wrote; the router closes the list, and the selection recorded is
-// the whole object.
-func TestPrefillOneCallLeft(t *testing.T) {
-	whole := `{"use_tool":true,"calls":["calculator.add"],"needs_more":false,"direct":true}`
-	e := newEnv(t, router.Settings{Prefill: true, Renders: true}, fakeollama.Reply{Content: whole}, args(`{"a": 2, "b": 40}`))
-	out, err := e.router.Route(context.Background(), router.Request{Query: "what is 2 plus 40?", MaxToolCalls: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := continuations(t, e.model.Requests(), "")
-	want := []string{`{"use_tool":`, `{"use_tool":true,"calls":[`, `{"use_tool":true,"calls":["calculator.add"],"needs_more":`,
-		`{"use_tool":true,"calls":["calculator.add"],"needs_more":false,"direct":`}
-	if len(got) < len(want) {
-		t.Fatalf("got continuations %+v, want %q first", got, want)
-	}
-	for i, w := range want {
-		if got[i].prefix != w {
-			t.Errorf("continuation %d continues %q, want %q", i, got[i].prefix, w)
-		}
-	}
-	var name struct {
-		Type string   `json:"type"`
-		Enum []string `json:"enum"`
-	}
-	if err := json.Unmarshal([]byte(got[1].format), &name); err != nil || name.Type != "string" || !contains(name.Enum, "calculator.add") {
-		t.Errorf("name format %s: want a string under the tools' names (%v)", got[1].format, err)
-	}
-	if out.Tool != "add" || out.Result == nil || out.Result.Text != "42" {
-		t.Errorf("got tool %q result %+v, want calculator.add's 42", out.Tool, out.Result)
-	}
-	for _, st := range out.Trace {
-		if st.Kind == router.StepSelect && st.Detail != "calculator.add" {
-			t.Errorf("got select step %q, want the selection of calculator.add", st.Detail)
 		}
 	}
 }

@@ -64,33 +64,13 @@ func (tp *twoPhase) selectContinued(ctx context.Context, msgs []api.Message, est
 		}
 		return c.close(), conf.orNil(), nil
 	}
-	var (
-		list    string
-		listLps []api.Logprob
-	)
-	if remaining == 1 && reasoning != ReasoningFull {
-		// One call at most: the list's brackets are forced too. The router writes them, and the
-		// model the name alone, under the names' enum: no bracket is sampled, and the name ends
-		// where the grammar ends the turn.
-		c.a.Literal("[")
-		name, lps, err := c.ask(ctx, tp.nameFormat(), prefill.Any, topLogprobs)
-		if err == nil && !strings.HasPrefix(name, `"`) {
-			err = prefill.ErrNotContinued
-		}
-		if err != nil {
-			return c.rep, nil, err
-		}
-		list, listLps = "["+name+"]", lps
-		c.a.Literal(name + "]")
-	} else {
-		kind := prefill.List
-		if reasoning == ReasoningFull || slices.ContainsFunc(tp.view.names, func(n string) bool { return strings.Contains(n, "]") }) {
-			kind = prefill.Any // a task or a name may hold "]"
-		}
-		var err error
-		if list, listLps, err = c.value(ctx, tp.callsFormat(remaining), kind, topLogprobs); err != nil {
-			return c.rep, nil, err
-		}
+	kind := prefill.List
+	if reasoning == ReasoningFull || slices.ContainsFunc(tp.view.names, func(n string) bool { return strings.Contains(n, "]") }) {
+		kind = prefill.Any // a task or a name may hold "]"
+	}
+	list, listLps, err := c.value(ctx, tp.callsFormat(remaining), kind, topLogprobs)
+	if err != nil {
+		return c.rep, nil, err
 	}
 	conf.Tool = listConfidence(listLps, list, tp.view.names)
 	for _, k := range []string{"needs_more", "direct"} {
@@ -100,13 +80,6 @@ func (tp *twoPhase) selectContinued(ctx context.Context, msgs []api.Message, est
 		}
 	}
 	return c.close(), conf.orNil(), nil
-}
-
-// nameFormat is the schema of the one name a continued selection lists when one call is left.
-func (tp *twoPhase) nameFormat() []byte {
-	b := []byte(`{"type":"string","enum":`)
-	b = append(b, tp.view.enum...)
-	return append(b, '}')
 }
 
 // callsFormat is the schema of a continued selection's list of calls: at least one (use_tool is

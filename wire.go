@@ -90,7 +90,9 @@ func models(cfg config.Config, est *tokens.Estimator, red *redact.Redactor, logg
 		probe = unprobed{provider: cfg.Router.Provider, model: cfg.Ollama.Model}
 	}
 	comp := answer.NewCompleter(answer.CompleterOptions{Providers: providers, Fallback: cfg.Router.Provider,
-		NumCtx: router.NumCtx(cfg.Ollama.Options), KeepAlive: cfg.Ollama.KeepAlive.D(), MaxResponseBytes: cfg.Ollama.MaxResponseBytes})
+		NumCtx: router.NumCtx(cfg.Ollama.Options), KeepAlive: cfg.Ollama.KeepAlive.D(), MaxResponseBytes: cfg.Ollama.MaxResponseBytes,
+		// router.prefill applies to the Ollama providers; unset, it is on for them.
+		Prefill: cfg.Router.Prefill == nil || *cfg.Router.Prefill})
 	out := modelParts{router: clients[cfg.Router.Provider], renders: renders, probe: probe, completer: comp}
 	if !cfg.Council.Enabled() {
 		return out, nil

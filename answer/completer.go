@@ -12,6 +12,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"toolrouter/prefill"
 	"toolrouter/provider"
 )
 
@@ -42,6 +43,11 @@ type CompleterOptions struct {
 	NumCtx           int
 	KeepAlive        time.Duration
 	MaxResponseBytes int
+	// Prefill is router.prefill for the Ollama providers: a response_format whose schema fixes the
+	// answer's text but for its values is answered value by value (see prefill.go).
+	// ProbeTimeout bounds the probe of a model's template (0: 2 minutes).
+	Prefill      bool
+	ProbeTimeout time.Duration
 }
 
 // ProviderCompleter makes the model calls of chat completions over the configured providers. A
@@ -52,8 +58,10 @@ type ProviderCompleter struct {
 	o CompleterOptions
 	// now is the clock of Check's cache.
 	now   func() time.Time
-	mu    sync.Mutex           // guards found
+	mu    sync.Mutex           // guards found, templates and their thinks
 	found map[string]time.Time // "PROVIDER/MODEL" an Ollama provider has: until when that is trusted
+	// templates are what is known of continuing answers, by provider, model and think unset.
+	templates map[string]*templateState
 }
 
 // modelFoundTTL is how long an Ollama provider's answer that it has a model is trusted. Only
@@ -62,7 +70,7 @@ const modelFoundTTL = time.Minute
 
 // NewCompleter returns the completer over o's providers.
 func NewCompleter(o CompleterOptions) *ProviderCompleter {
-	return &ProviderCompleter{o: o, now: time.Now, found: map[string]time.Time{}}
+	return &ProviderCompleter{o: o, now: time.Now, found: map[string]time.Time{}, templates: map[string]*templateState{}}
 }
 
 // Check says whether a model name can answer, before the request is routed, so that no tool runs
@@ -143,7 +151,7 @@ func (c *ProviderCompleter) Complete(ctx context.Context, req CompletionRequest,
 		o.OnText = func(s string) { onDelta(Delta{Text: s}) }
 		o.OnThinking = func(s string) { onDelta(Delta{Thinking: s}) }
 	}
-	a, err := provider.Call(ctx, client, creq, o)
+	a, err := c.call(ctx, name, client, creq, o)
 	out := Completion{Text: a.Text, Thinking: a.Thinking, ToolCalls: a.ToolCalls, FinishReason: finishReason(a.DoneReason), Stats: a.Stats}
 	switch {
 	case err != nil && notFound(err):
@@ -152,6 +160,30 @@ func (c *ProviderCompleter) Complete(ctx context.Context, req CompletionRequest,
 		return out, fmt.Errorf("model %s: %w", req.Model, err)
 	}
 	return out, nil
+}
+
+// call makes the model call of a completion: continued value by value when prefill applies
+// (continuedValues), else whole. A continuation the server does not follow before any of it was
+// sent turns prefill off for that model and is answered whole, its calls' costs added.
+func (c *ProviderCompleter) call(ctx context.Context, p string, client provider.Chatter, req *api.ChatRequest, o provider.CallOptions) (provider.Answer, error) {
+	values, ok := c.continuedValues(p, req)
+	if !ok {
+		return provider.Call(ctx, client, req, o)
+	}
+	lead, ok := c.lead(ctx, p, req)
+	if !ok {
+		return provider.Call(ctx, client, req, o)
+	}
+	a, err := completeContinued(ctx, client, req, lead, values, o)
+	if !errors.Is(err, prefill.ErrNotContinued) || errors.Is(err, errStreamed) || ctx.Err() != nil {
+		return a, err
+	}
+	c.template(p, req.Model, req.Think == nil).Stop()
+	whole, err := provider.Call(ctx, client, req, o)
+	whole.Stats.TotalMS += a.Stats.TotalMS
+	whole.Stats.Breakdown.Add(a.Stats.Breakdown)
+	whole.Wall += a.Wall
+	return whole, err
 }
 
 // finishReason is OpenAI's finish_reason for a provider's done reason.

@@ -32,6 +32,7 @@ func runCost(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	roundsReps := fs.Int("rounds-reps", 3, "routes per reasoning setting, the queries in turn, after one warm-up route")
 	sizes := fs.String("sizes", "10,30,200", "BFCL inventory sizes of the rest by size, comma-separated (\"\": none)")
 	reps := fs.Int("reps", 3, "routes per inventory size, after one warm-up route")
+	oneTool := fs.Int("one-tool", 3, "routes with a budget of one tool call (max_tool_calls 1, reasoning none), prefill on and off in turn, after one warm-up route (0: not measured)")
 	argumentsN := fs.Int("arguments", 20, "BFCL functions whose questions are routed naming them, measuring phase 2 alone with prefill on and off (0: not measured)")
 	generate := fs.Int("generate", 5, "example queries the model writes for each built-in tool, as retrieval.generate_examples (0: not measured)")
 	probeTimeout := fs.Duration("probe-timeout", 2*time.Minute, "how long the test chat that must succeed first may take (it loads the model)")
@@ -70,8 +71,11 @@ func runCost(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *argumentsN < 0 {
 		return fmt.Errorf("-arguments: want 0 or more, got %d", *argumentsN)
 	}
-	if len(reasonings) == 0 && len(ns) == 0 && *generate == 0 && *argumentsN == 0 {
-		return fmt.Errorf("nothing to measure: -reasoning and -sizes are empty and -generate and -arguments are 0")
+	if *oneTool < 0 {
+		return fmt.Errorf("-one-tool: want 0 or more, got %d", *oneTool)
+	}
+	if len(reasonings) == 0 && len(ns) == 0 && *generate == 0 && *argumentsN == 0 && *oneTool == 0 {
+		return fmt.Errorf("nothing to measure: -reasoning and -sizes are empty and -generate, -arguments and -one-tool are 0")
 	}
 	if *tokenizer == "" {
 		*tokenizer = *model
@@ -96,7 +100,7 @@ func runCost(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	started, loadStart := time.Now(), loadAverage()
 	res, err := cost.Run(ctx, cost.Options{
 		Server: client, Settings: harness.Settings(*model), TokenizerModel: *tokenizer,
-		Reasonings: reasonings, RoundsReps: *roundsReps, Sizes: ns, Reps: *reps, Arguments: *argumentsN, GenerateExamples: *generate,
+		Reasonings: reasonings, RoundsReps: *roundsReps, Sizes: ns, Reps: *reps, Arguments: *argumentsN, OneTool: *oneTool, GenerateExamples: *generate,
 		Progress: progress, Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {

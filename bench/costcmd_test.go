@@ -157,6 +157,11 @@ func TestCost(t *testing.T) {
 				"| prefill | routes | answers | continued | model calls | decode tokens | ms | invalid |",
 				// Phase 2 alone: one answer a route, none continued without prefill.
 				"| on | 3 | 3 |", "| off | 3 | 3 | 0 | 1.0 |",
+				// Where the time goes: round 1's selection a call per decision with prefill.
+				"### Where a route's time goes",
+				"| none | on | round-1 phase 1 | 1.0 | 4.0 |", "| none | off | round-1 phase 1 | 1.0 | 1.0 |", "| none | off | outside |",
+				// One-tool routes: one selection and its arguments, deciding alike.
+				"### A one-tool route", "| on | 3 | 0 |", "| off | 3 | 0 | 2.0 |", "3 of 3 | 3 of 3 |", "#### Where its time goes",
 			}
 			for _, r := range []string{"none", "brief", "full"} {
 				want = append(want,
@@ -197,8 +202,9 @@ func TestCostUsageErrors(t *testing.T) {
 	}{
 		{[]string{"-reasoning", "deep"}, `unknown reasoning "deep"`},
 		{[]string{"-sizes", "10,0"}, `-sizes: "0" is not a positive number`},
-		{[]string{"-reasoning", "", "-sizes", "", "-generate", "0", "-arguments", "0"}, "nothing to measure"},
+		{[]string{"-reasoning", "", "-sizes", "", "-generate", "0", "-arguments", "0", "-one-tool", "0"}, "nothing to measure"},
 		{[]string{"-arguments", "-1"}, "-arguments: want 0 or more"},
+		{[]string{"-one-tool", "-1"}, "-one-tool: want 0 or more"},
 		{[]string{"-generate", "21"}, "-generate: want 0..20"},
 		{[]string{"-reps", "0"}, "want at least 1"},
 		{[]string{"stray"}, `unexpected argument "stray"`},

@@ -10,6 +10,7 @@ import (
 
 	"toolrouter/internal/errtext"
 	"toolrouter/inventory"
+	"toolrouter/prefill"
 	"toolrouter/prompts"
 	"toolrouter/schema"
 	"toolrouter/tokens"
@@ -136,12 +137,12 @@ func validArguments(tool *inventory.Tool, text string, finished []Call) (map[str
 }
 
 // argumentsAnswer is one phase-2 answer: continued value by value when prefilling and the format
-// fixes the object's text but for its values (objectValues), else a whole object.
+// fixes the object's text but for its values (prefill.ObjectValues), else a whole object.
 func (r *Router) argumentsAnswer(ctx context.Context, msgs []api.Message, format []byte, est tokens.Estimate) (reply, error) {
 	if lead, ok := r.continuing(ctx); ok {
-		if values, ok := objectValues(format); ok {
+		if values, ok := prefill.ObjectValues(format); ok {
 			partial, err := r.continueObject(ctx, msgs, est, lead, values)
-			if !errors.Is(err, errNotContinued) || ctx.Err() != nil {
+			if !errors.Is(err, prefill.ErrNotContinued) || ctx.Err() != nil {
 				return partial, err
 			}
 			r.stopPrefill(err)

@@ -152,24 +152,29 @@ func callsOf(t *testing.T, r fakeollama.Reply) string {
 
 // TestPrefillSameDecision: the same scripted decisions give the same outcome with and without
 // prefill, confidence included.
+// With one call left in the budget too.
 func TestPrefillSameDecision(t *testing.T) {
-	outcome := func(prefill bool) *router.Outcome {
-		e := newEnv(t, router.Settings{Prefill: prefill, Renders: true},
-			fakeollama.Scored("calculator.add", "faults", 0.7, 0.9, 100), args(`{"a": 2, "b": 40}`))
-		out, err := e.router.Route(context.Background(), router.Request{Query: "what is 2 plus 40?"})
-		if err != nil {
-			t.Fatal(err)
+	for _, budget := range []int{0, 1} {
+		outcome := func(prefill bool) *router.Outcome {
+			e := newEnv(t, router.Settings{Prefill: prefill, Renders: true},
+				fakeollama.Scored("calculator.add", "faults", 0.7, 0.9, 100), args(`{"a": 2, "b": 40}`))
+			out, err := e.router.Route(context.Background(), router.Request{Query: "what is 2 plus 40?", MaxToolCalls: budget})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out
 		}
-		return out
-	}
-	whole, cont := outcome(false), outcome(true)
-	if whole.Tool != cont.Tool || whole.Direct != cont.Direct || whole.Result == nil || cont.Result == nil || whole.Result.Text != cont.Result.Text {
-		t.Errorf("prefill changed the outcome: %s %v %+v, whole %s %v %+v", cont.Tool, cont.Direct, cont.Result, whole.Tool, whole.Direct, whole.Result)
-	}
-	for _, o := range []*router.Outcome{whole, cont} {
-		c := o.Confidence
-		if c == nil || c.Tool == nil || c.UseTool == nil || math.Abs(*c.Tool-0.7) > 1e-9 || math.Abs(*c.UseTool-0.9) > 1e-9 {
-			t.Errorf("got confidence %+v, want tool 0.7, use_tool 0.9", c)
+		whole, cont := outcome(false), outcome(true)
+		if whole.Tool != cont.Tool || whole.Direct != cont.Direct || whole.Result == nil || cont.Result == nil || whole.Result.Text != cont.Result.Text ||
+			whole.Stopped != cont.Stopped {
+			t.Errorf("budget %d: prefill changed the outcome: %s %v %+v %s, whole %s %v %+v %s", budget, cont.Tool, cont.Direct, cont.Result, cont.Stopped,
+				whole.Tool, whole.Direct, whole.Result, whole.Stopped)
+		}
+		for _, o := range []*router.Outcome{whole, cont} {
+			c := o.Confidence
+			if c == nil || c.Tool == nil || c.UseTool == nil || math.Abs(*c.Tool-0.7) > 1e-9 || math.Abs(*c.UseTool-0.9) > 1e-9 {
+				t.Errorf("budget %d: got confidence %+v, want tool 0.7, use_tool 0.9", budget, c)
+			}
 		}
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"toolrouter/access"
 	"toolrouter/approval"
 	"toolrouter/inventory"
+	"toolrouter/prefill"
 	"toolrouter/provider"
 	"toolrouter/redact"
 	"toolrouter/retrieve"
@@ -260,8 +261,8 @@ type Router struct {
 	prompts  map[string]*promptSet // by access policy, all of one inventory version
 	pieces   *pieces               // of the same version
 
-	views viewCache // what is derived from the whole-inventory views
-	pf    prefiller // what is known of continuing answers on the model server
+	views viewCache        // what is derived from the whole-inventory views
+	pf    prefill.Template // what is known of continuing answers on the model server
 
 	// clients are the routers Plan runs on the models callers name (client.go).
 	clients clientRouters

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"toolrouter/inventory"
+	"toolrouter/prefill"
 	"toolrouter/tokens"
 	"toolrouter/trajectory"
 )
@@ -228,10 +229,10 @@ func (tp *twoPhase) selectOnce(ctx context.Context, round, remaining int, canSea
 	if lead, ok := tp.r.continuing(ctx); ok {
 		rep, conf, err = tp.selectContinued(ctx, msgs, est, lead, remaining, canSearch)
 		continued = err == nil
-		if errors.Is(err, errNotContinued) {
+		if errors.Is(err, prefill.ErrNotContinued) {
 			tp.r.stopPrefill(err)
 		}
-		if errors.Is(err, errNotContinued) && ctx.Err() == nil {
+		if errors.Is(err, prefill.ErrNotContinued) && ctx.Err() == nil {
 			var whole reply
 			whole, err = tp.r.complete(ctx, msgs, format, nil, est, topLogprobs)
 			rep = afterContinuation(rep, whole)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"toolrouter/prefill"
 	"toolrouter/tokens"
 )
 
@@ -17,14 +18,14 @@ var (
 	searchFormat = []byte(fmt.Sprintf(`{"type":"string","maxLength":%d}`, maxSearch))
 )
 
-// selectContinued makes phase 1's selection as a continuation (see prefill.go): the router writes
+// selectContinued makes phase 1's selection as a continuation (see package prefill): the router writes
 // the keys and punctuation of the selection object, and the model decides, each in its own call
 // reusing the prompt cache, the reasoning (when configured), use_tool, the list of calls, and,
 // only when it listed calls, needs_more and direct; when it lists none and may search, the words
 // of its search ("" for none). Values that no longer decide anything are written by the router: no
 // calls, needs_more and direct false. The reply is the whole selection object, as the
 // whole-object format would have it, with the calls' costs added up; the confidence is read from
-// the use_tool and list values' logprobs. errNotContinued when the server does not continue.
+// the use_tool and list values' logprobs. prefill.ErrNotContinued when the server does not continue.
 func (tp *twoPhase) selectContinued(ctx context.Context, msgs []api.Message, est tokens.Estimate, lead string,
 	remaining int, canSearch bool) (reply, *Confidence, error) {
 	c := tp.r.newContinuation(msgs, est, lead)
@@ -34,44 +35,44 @@ func (tp *twoPhase) selectContinued(ctx context.Context, msgs []api.Message, est
 		if reasoning == ReasoningFull {
 			limit = maxFullReasoning
 		}
-		c.key("reasoning")
-		if _, _, err := c.value(ctx, []byte(fmt.Sprintf(`{"type":"string","maxLength":%d}`, limit)), anyValue, 0); err != nil {
+		c.a.Key("reasoning")
+		if _, _, err := c.value(ctx, []byte(fmt.Sprintf(`{"type":"string","maxLength":%d}`, limit)), prefill.Any, 0); err != nil {
 			return c.rep, nil, err
 		}
 	}
-	c.key("use_tool")
+	c.a.Key("use_tool")
 	var conf Confidence
 	use := "true"
 	if tp.least > 0 {
-		c.literal(use) // a call is required: nothing to decide
+		c.a.Literal(use) // a call is required: nothing to decide
 	} else {
 		var useLps []api.Logprob
 		var err error
-		if use, useLps, err = c.value(ctx, boolFormat, boolValue, topLogprobs); err != nil {
+		if use, useLps, err = c.value(ctx, boolFormat, prefill.Bool, topLogprobs); err != nil {
 			return c.rep, nil, err
 		}
 		if p, ok := valueConfidence(useLps, use, []string{"true", "false"}); ok {
 			conf.UseTool = &p
 		}
 	}
-	c.key("calls")
+	c.a.Key("calls")
 	if use != "true" {
-		c.literal("[]")
-		c.key("needs_more")
-		c.literal("false")
-		c.key("direct")
-		c.literal("false")
+		c.a.Literal("[]")
+		c.a.Key("needs_more")
+		c.a.Literal("false")
+		c.a.Key("direct")
+		c.a.Literal("false")
 		if canSearch {
-			c.key("search")
-			if _, _, err := c.value(ctx, searchFormat, anyValue, 0); err != nil {
+			c.a.Key("search")
+			if _, _, err := c.value(ctx, searchFormat, prefill.Any, 0); err != nil {
 				return c.rep, nil, err
 			}
 		}
 		return c.close(), conf.orNil(), nil
 	}
-	kind := listValue
+	kind := prefill.List
 	if reasoning == ReasoningFull || slices.ContainsFunc(tp.view.names, func(n string) bool { return strings.Contains(n, "]") }) {
-		kind = anyValue // a task or a name may hold "]"
+		kind = prefill.Any // a task or a name may hold "]"
 	}
 	list, listLps, err := c.value(ctx, tp.callsFormat(remaining), kind, topLogprobs)
 	if err != nil {
@@ -79,8 +80,8 @@ func (tp *twoPhase) selectContinued(ctx context.Context, msgs []api.Message, est
 	}
 	conf.Tool = listConfidence(listLps, list, tp.view.names)
 	for _, k := range []string{"needs_more", "direct"} {
-		c.key(k)
-		if _, _, err := c.value(ctx, boolFormat, boolValue, 0); err != nil {
+		c.a.Key(k)
+		if _, _, err := c.value(ctx, boolFormat, prefill.Bool, 0); err != nil {
 			return c.rep, nil, err
 		}
 	}

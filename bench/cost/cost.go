@@ -40,6 +40,8 @@ type Results struct {
 	Reps       int       `json:"reps"`
 	Settings   []Setting `json:"settings"`
 	Sizes      []Size    `json:"sizes"`
+	// OneTool are routes with a budget of one tool call, prefill on then off (empty: not measured).
+	OneTool []Setting `json:"one_tool,omitempty"`
 	// Arguments is phase 2 on BFCL's schemas, prefill on then off (empty: not measured).
 	Arguments []Arguments `json:"arguments,omitempty"`
 	// Generated is the cost of writing example queries per tool (nil: not measured).
@@ -96,6 +98,8 @@ type Setting struct {
 	ModelCalls   float64 `json:"model_calls"`
 	RouteMS      float64 `json:"route_ms"`
 	WallMS       float64 `json:"wall_ms"`
+	// Parts split the routes' model calls by kind (SummariseParts), means per route.
+	Parts []Part `json:"parts,omitempty"`
 }
 
 // Round is phase 1's cost in one selection round, over every route of a setting. The sums are
@@ -322,3 +326,84 @@ func percent(part, whole int) float64 {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// Part is where a setting's routes spent their model calls' time: one kind of answer (round 1's
+// selection, later rounds' selections, phase 2's first answers, its repairs), means per route.
+type Part struct {
+	Name string `json:"name"`
+	// Answers are the trace steps of the part, ModelCalls the calls they took (a continued answer
+	// takes one per value).
+	Answers      float64 `json:"answers"`
+	ModelCalls   float64 `json:"model_calls"`
+	DecodeTokens float64 `json:"decode_tokens"`
+	// PromptTokens and UncachedTokens are summed over the calls: each call's whole prompt, and the
+	// part of it not served from the server's cache.
+	PromptTokens   float64 `json:"prompt_tokens"`
+	UncachedTokens float64 `json:"uncached_prompt_tokens"`
+	// The server's split of its time, and MS the steps' own durations (the calls' wall times).
+	LoadMS    float64 `json:"load_ms"`
+	PrefillMS float64 `json:"prefill_ms"`
+	DecodeMS  float64 `json:"decode_ms"`
+	RestMS    float64 `json:"rest_ms"`
+	MS        float64 `json:"ms"`
+}
+
+// The parts of a route, in the order SummariseParts lists them.
+const (
+	PartFirstSelect = "round-1 phase 1"
+	PartLaterSelect = "later phase 1"
+	PartArguments   = "phase 2"
+	PartRepairs     = "phase 2 repairs"
+)
+
+// SummariseParts splits routes' model calls into their parts (see Part): means per route. An
+// arguments step for a call that already had one is a repair. Steps without the server's counters
+// (failed calls) are left out.
+func SummariseParts(routes []Route) []Part {
+	names := []string{PartFirstSelect, PartLaterSelect, PartArguments, PartRepairs}
+	parts := make([]Part, len(names))
+	for i, n := range names {
+		parts[i].Name = n
+	}
+	for _, r := range routes {
+		seen := map[int]bool{}
+		for _, st := range r.Outcome.Trace {
+			if st.Breakdown == nil {
+				continue
+			}
+			var p *Part
+			switch {
+			case st.Kind == router.StepSelect && st.Round == 1:
+				p = &parts[0]
+			case st.Kind == router.StepSelect:
+				p = &parts[1]
+			case st.Kind == router.StepArguments && seen[st.Call]:
+				p = &parts[3]
+			case st.Kind == router.StepArguments:
+				seen[st.Call] = true
+				p = &parts[2]
+			default:
+				continue
+			}
+			p.Answers++
+			p.ModelCalls += float64(max(st.ModelCalls, 1))
+			p.DecodeTokens += float64(st.CompletionTokens)
+			p.PromptTokens += float64(st.PromptTokens)
+			p.UncachedTokens += float64(st.UncachedTokens)
+			p.LoadMS += st.LoadMS
+			p.PrefillMS += st.PrefillMS
+			p.DecodeMS += st.DecodeMS
+			p.RestMS += st.RestMS
+			p.MS += st.DurationMS
+		}
+	}
+	if n := float64(len(routes)); n > 0 {
+		for i := range parts {
+			p := &parts[i]
+			p.Answers, p.ModelCalls, p.DecodeTokens = p.Answers/n, p.ModelCalls/n, p.DecodeTokens/n
+			p.PromptTokens, p.UncachedTokens = p.PromptTokens/n, p.UncachedTokens/n
+			p.LoadMS, p.PrefillMS, p.DecodeMS, p.RestMS, p.MS = p.LoadMS/n, p.PrefillMS/n, p.DecodeMS/n, p.RestMS/n, p.MS/n
+		}
+	}
+	return parts
+}

@@ -143,3 +143,29 @@ func TestSummariseGenerated(t *testing.T) {
 		t.Errorf("got %+v\nwant %+v", g, want)
 	}
 }
+
+// TestSummariseParts: a route's model calls split by kind, an arguments step for a call that
+// already had one counted as a repair, steps without the server's counters left out, means per
+// route.
+func TestSummariseParts(t *testing.T) {
+	argsOf := func(round, call, decode int, ms float64) router.Step {
+		return router.Step{Kind: router.StepArguments, Round: round, Call: call, CompletionTokens: decode, DurationMS: ms, ModelCalls: 2,
+			PromptTokens: 100, Breakdown: &provider.Breakdown{DecodeMS: ms / 2, RestMS: 1, UncachedTokens: 10}}
+	}
+	routes := []Route{
+		{Outcome: outcome(2, 0, 0, "", continued(sel(1, 1000, 10, 9, 4, 200), 300, 4), argsOf(1, 1, 4, 100),
+			continued(sel(2, 1200, 200, 9, 4, 200), 300, 4), argsOf(2, 2, 18, 200), argsOf(2, 2, 18, 200),
+			router.Step{Kind: router.StepSelect, Round: 3, Error: "unreachable"})},
+		{Outcome: outcome(1, 0, 0, "", continued(sel(1, 1000, 30, 9, 6, 100), 100, 4), argsOf(1, 1, 4, 300))},
+	}
+	got := SummariseParts(routes)
+	want := []Part{
+		{Name: PartFirstSelect, Answers: 1, ModelCalls: 4, DecodeTokens: 9, PromptTokens: 1000, UncachedTokens: 20, LoadMS: 2, PrefillMS: 1, DecodeMS: 150, RestMS: 5, MS: 200},
+		{Name: PartLaterSelect, Answers: 0.5, ModelCalls: 2, DecodeTokens: 4.5, PromptTokens: 600, UncachedTokens: 100, LoadMS: 1, PrefillMS: 0.5, DecodeMS: 100, RestMS: 2, MS: 150},
+		{Name: PartArguments, Answers: 1.5, ModelCalls: 3, DecodeTokens: 13, PromptTokens: 150, UncachedTokens: 15, DecodeMS: 150, RestMS: 1.5, MS: 300},
+		{Name: PartRepairs, Answers: 0.5, ModelCalls: 1, DecodeTokens: 9, PromptTokens: 50, UncachedTokens: 5, DecodeMS: 50, RestMS: 0.5, MS: 100},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %+v,\nwant %+v", got, want)
+	}
+}

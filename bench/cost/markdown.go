@@ -22,7 +22,8 @@ var Intro = "What a route costs on a real Ollama server, read from the router's 
 	"(`internal/bfcltools`) with `max_tool_calls` 1 and `num_ctx` " + strconv.Itoa(SizeNumCtx) + ", after one warm-up route. " +
 	"Both are measured with `router.prefill` on (the default: the router writes what the format fixes and the model " +
 	"decodes the values, a phase-1 answer taking a model call per decision) and off (whole objects): two routers route " +
-	"each query one after the other, the order switching every pair.\n\n" +
+	"each query one after the other, the order switching every pair. **A one-tool route** routes the same queries " +
+	"with `max_tool_calls` 1 and reasoning none, prefill on and off the same way: a selection, its arguments, the end.\n\n" +
 	"**decode tokens**: the phase-1 answer's tokens as the server decoded them (`eval_count`, added up over its calls " +
 	"with prefill). **tokenizer " +
 	"tokens**: the same answer's text counted by the model's tokenizer on the server (`/api/generate`, a raw " +
@@ -73,8 +74,12 @@ func Markdown(r *Results) string {
 			}
 		}
 		b.WriteString(prefillTable(r.Settings))
+		b.WriteString(partsTable(r.Settings))
 	}
 
+	if len(r.OneTool) == 2 {
+		b.WriteString(oneToolTable(r.OneTool))
+	}
 	if len(r.Sizes) > 0 {
 		fmt.Fprintf(&b, "\n### Rest by inventory size\n\n%d routes per size.\n\n", r.Reps)
 		b.WriteString("| tools | prefill | routes | degraded | phase-1 answers | prompt tokens | format bytes | rest ms | decode tokens | decode ms/token |\n")
@@ -169,5 +174,61 @@ func prefillTable(settings []Setting) string {
 		}
 		b.WriteString(".  \n")
 	}
+	return b.String()
+}
+
+// partsTable says where each setting's route spent its time: per part (round 1's selection, later
+// selections, phase 2, its repairs) the answers, model calls, decoded tokens, the prompt's uncached
+// share and the server's split of the time, means per route; then what the route spent outside
+// the model calls (tools, the router, the client).
+func partsTable(settings []Setting) string {
+	if len(settings) == 0 || len(settings[0].Parts) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n### Where a route's time goes\n\nThe routes above split by kind of answer, means per route: " +
+		"**answers** the trace's steps, **calls** their model calls (a continued answer takes one per value), " +
+		"**decode** the tokens decoded, **uncached** the share of the calls' prompt tokens not served from the " +
+		"server's prompt cache, then the server's load, prefill, decode and rest ms and **ms** the calls' own times (the server's " +
+		"and the way to it and back). " +
+		"**outside** is the route's wall time less its model calls' (tools, the router).\n\n")
+	b.WriteString("| reasoning | prefill | part | answers | calls | decode | uncached % | load ms | prefill ms | decode ms | rest ms | ms |\n")
+	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, s := range settings {
+		var in float64
+		for _, p := range s.Parts {
+			if p.Answers == 0 {
+				continue
+			}
+			in += p.MS
+			fmt.Fprintf(&b, "| %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.0f | %.0f | %.0f | %.0f | %.0f |\n", s.Reasoning, onOff(s.Prefill),
+				p.Name, p.Answers, p.ModelCalls, p.DecodeTokens, 100*p.UncachedTokens/max(p.PromptTokens, 1), p.LoadMS, p.PrefillMS, p.DecodeMS, p.RestMS, p.MS)
+		}
+		fmt.Fprintf(&b, "| %s | %s | outside | | | | | | | | | %.0f |\n", s.Reasoning, onOff(s.Prefill), max(s.WallMS-in, 0))
+	}
+	return b.String()
+}
+
+// oneToolTable shows the routes with a budget of one tool call, prefill on beside off, and where
+// their time went.
+func oneToolTable(s []Setting) string {
+	var b strings.Builder
+	b.WriteString("\n### A one-tool route\n\nThe same queries in turn with `max_tool_calls` 1 and reasoning none, " +
+		"`router.prefill` on and off in turn, after one warm-up route: round 1's selection, its arguments, and the route's " +
+		"end (the budget is spent: no further selection). **decode** is every model call's decoded tokens added up.\n\n")
+	b.WriteString("| prefill | routes | degraded | model calls | decode | round-1 phase 1 ms | phase 2 ms | route wall ms | same selection | same arguments |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, x := range s {
+		var decode float64
+		for _, p := range x.Parts {
+			decode += p.DecodeTokens
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %.1f | %.1f | %.0f | %.0f | %.0f | %d of %d | %d of %d |\n", onOff(x.Prefill), x.Routes, x.Degraded,
+			x.ModelCalls, decode, x.FirstMS, x.ArgumentsMS, x.WallMS, x.SameSelections, x.Pairs, x.SameArguments, x.SameSelections)
+	}
+	if on, off := s[0], s[1]; on.Prefill && !off.Prefill && on.WallMS > 0 && on.FirstMS > 0 {
+		fmt.Fprintf(&b, "\nA one-tool route **%.1f× faster** with prefill, its round-1 phase 1 **%.1f×**.\n", off.WallMS/on.WallMS, off.FirstMS/on.FirstMS)
+	}
+	b.WriteString(strings.Replace(partsTable(s), "### Where a route's time goes", "#### Where its time goes", 1))
 	return b.String()
 }

@@ -55,6 +55,9 @@ type Options struct {
 	Reps  int
 	// Arguments, when above 0, measures phase 2 alone on that many BFCL functions' schemas.
 	Arguments int
+	// OneTool, when above 0, routes that many queries (after one warm-up route) with a budget of
+	// one tool call, reasoning none, prefill on and off: a whole one-tool route.
+	OneTool int
 	// GenerateExamples, when above 0, measures writing that many example queries for each built-in
 	// tool (retrieval.generate_examples).
 	GenerateExamples int
@@ -97,6 +100,13 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 			return nil, err
 		}
 		res.Settings = settings
+	}
+	if o.OneTool > 0 {
+		one, err := oneTool(ctx, o)
+		if err != nil {
+			return nil, fmt.Errorf("one-tool routes: %w", err)
+		}
+		res.OneTool = one
 	}
 	for _, n := range o.Sizes {
 		z, err := size(ctx, o, n)
@@ -171,9 +181,41 @@ func rounds(ctx context.Context, o Options) ([]Setting, error) {
 			}
 			s := SummariseSetting(o.Reasonings[i], routes)
 			s.Prefill = k == 0
+			s.Parts = SummariseParts(routes)
 			s.SameSelections, s.SameArguments, s.Pairs = agreement(pair[0], pair[1])
 			out = append(out, s)
 		}
+	}
+	return out, nil
+}
+
+// oneTool routes the queries in turn over the built-in calculator and clock with a budget of one
+// tool call (max_tool_calls 1) and reasoning none, prefill on and off: phase 1, phase 2 and the end
+// of a one-tool route, each route's cost whole.
+func oneTool(ctx context.Context, o Options) ([]Setting, error) {
+	d := config.Default()
+	servers := map[string]config.Server{"calculator": d.Servers["calculator"], "clock": d.Servers["clock"]}
+	inv, err := serve(ctx, servers, nil, o.Logger)
+	if err != nil {
+		return nil, err
+	}
+	defer inv.Close()
+	set := o.Settings
+	set.Reasoning = router.ReasoningNone
+	fmt.Fprintf(o.Progress, "bench cost: one-tool routes: a warm-up route and %d routes, prefill on and off in turn\n", o.OneTool)
+	on, off, err := measurePair(ctx, o.Server, inv, set, o.Logger, o.OneTool, func(k int) router.Request {
+		return router.Request{Query: o.Queries[k%len(o.Queries)], MaxToolCalls: 1}
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Setting, 0, 2)
+	for k, routes := range [][]Route{on, off} {
+		s := SummariseSetting(router.ReasoningNone, routes)
+		s.Prefill = k == 0
+		s.Parts = SummariseParts(routes)
+		s.SameSelections, s.SameArguments, s.Pairs = agreement(on, off)
+		out = append(out, s)
 	}
 	return out, nil
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+	"github.com/ollama/ollama/types/model"
 )
 
 // Reply is one scripted answer to a chat request.
@@ -89,6 +90,13 @@ type Server struct {
 	// the user's turn is last (a thinking template's empty think block); /api/chat's
 	// _debug_render_only shows it, and a continued answer starts with it. Set before any request.
 	Lead string
+	// Capabilities are what /api/show reports each model can do ("completion", "thinking", …).
+	// Set before any request.
+	Capabilities []model.Capability
+	// CountPrefix makes a continuation's prompt_eval_count the scripted PromptTokens plus one per
+	// byte of the answer it continues, as a tokenizer of a token per byte would count the prompt.
+	// Set before any request.
+	CountPrefix bool
 	// NoContinue makes the fake a server that does not continue a final assistant message: its
 	// template closes that turn and opens another, and a continuation is answered as a whole
 	// answer. Set before any request.
@@ -202,7 +210,8 @@ func (s *Server) show(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	for _, m := range s.Models {
 		if withTag(m) == withTag(name) {
-			show := api.ShowResponse{Details: api.ModelDetails{Format: "gguf", Family: "fake"}, ModifiedAt: time.Time{}}
+			show := api.ShowResponse{Details: api.ModelDetails{Format: "gguf", Family: "fake"}, ModifiedAt: time.Time{},
+				Capabilities: s.Capabilities}
 			if s.ContextLength > 0 {
 				show.ModelInfo = map[string]any{"general.architecture": "fake", "fake.context_length": s.ContextLength}
 			}
@@ -405,7 +414,7 @@ var firstKey = regexp.MustCompile(`^\{"[^"\\]*":$`)
 // answers a continuation with a value of its own, or a server that does not continue) and, when
 // scripted, sent again to the same conversation's next request for a whole answer (a
 // deterministic model answers the same prompt alike). Logprobs scripted for the whole answer go
-// with the value when they spell it.
+// with the value when they spell it, a token across its edge cut to its part within.
 func (s *Server) answer(req api.ChatRequest) Reply {
 	n := len(req.Messages)
 	if s.NoContinue || n == 0 || req.Messages[n-1].Role != "assistant" || req.Messages[n-1].Content == "" || len(req.Format) == 0 {
@@ -473,13 +482,24 @@ func (s *Server) answer(req api.ChatRequest) Reply {
 	var lps []api.Logprob
 	at := 0
 	for _, lp := range reply.Logprobs {
-		if at >= from && at+len(lp.Token) <= to {
-			lps = append(lps, lp)
+		start, end := at, at+len(lp.Token)
+		at = end
+		if end <= from || start >= to {
+			continue
 		}
-		at += len(lp.Token)
+		if lo, hi := max(start, from), min(end, to); lo != start || hi != end {
+			// A token across the value's edge: a server tokenizing the continuation alone writes
+			// its part within, whose alternatives the script does not know.
+			lp.Token = lp.Token[lo-start : hi-start]
+			lp.TopLogprobs = []api.TokenLogprob{{Token: lp.Token, Logprob: lp.Logprob}}
+		}
+		lps = append(lps, lp)
 	}
 	reply.Content, reply.Logprobs = string(v), lps
 	reply.CompletionTokens = max(1, len(lps))
+	if s.CountPrefix {
+		reply.PromptTokens += len(prefix)
+	}
 	return reply
 }
 

@@ -1,4 +1,4 @@
-package router
+package prefill
 
 import (
 	"slices"
@@ -8,27 +8,27 @@ import (
 func TestContinued(t *testing.T) {
 	tests := []struct {
 		name, text string
-		kind       valueKind
+		kind       Kind
 		want       string
 		ok         bool
 	}{
-		{"boolean whole", "true", boolValue, "true", true},
-		{"boolean cut after its first token", "f", boolValue, "false", true},
-		{"boolean with trailing space", "true \n", boolValue, "true", true},
-		{"a whole object where a boolean goes", `{"use_tool": true}`, boolValue, "", false},
-		{"nothing", "", boolValue, "", false},
-		{"list stopped at its ]", `["calculator.add"`, listValue, `["calculator.add"]`, true},
-		{"list whole", `["a","b"]`, listValue, `["a","b"]`, true},
-		{"an object where a list goes", `{"calls":[]}`, listValue, "", false},
-		{"any value", `17`, anyValue, "17", true},
-		{"a string", `"Tokyo"`, anyValue, `"Tokyo"`, true},
-		{"not JSON", `17,"b":`, anyValue, "", false},
+		{"boolean whole", "true", Bool, "true", true},
+		{"boolean cut after its first token", "f", Bool, "false", true},
+		{"boolean with trailing space", "true \n", Bool, "true", true},
+		{"a whole object where a boolean goes", `{"use_tool": true}`, Bool, "", false},
+		{"nothing", "", Bool, "", false},
+		{"list stopped at its ]", `["calculator.add"`, List, `["calculator.add"]`, true},
+		{"list whole", `["a","b"]`, List, `["a","b"]`, true},
+		{"an object where a list goes", `{"calls":[]}`, List, "", false},
+		{"any value", `17`, Any, "17", true},
+		{"a string", `"Tokyo"`, Any, `"Tokyo"`, true},
+		{"not JSON", `17,"b":`, Any, "", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := continued(tc.text, tc.kind)
+			got, ok := Continued(tc.text, tc.kind)
 			if got != tc.want || ok != tc.ok {
-				t.Errorf("continued(%q) = %q, %v; want %q, %v", tc.text, got, ok, tc.want, tc.ok)
+				t.Errorf("Continued(%q) = %q, %v; want %q, %v", tc.text, got, ok, tc.want, tc.ok)
 			}
 		})
 	}
@@ -55,13 +55,13 @@ func TestObjectValues(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			values, ok := objectValues([]byte(tc.format))
+			values, ok := ObjectValues([]byte(tc.format))
 			if ok != (tc.keys != nil) {
 				t.Fatalf("got ok %v, want %v", ok, tc.keys != nil)
 			}
 			var keys, formats []string
 			for _, v := range values {
-				keys, formats = append(keys, v.key), append(formats, string(v.format))
+				keys, formats = append(keys, v.Key), append(formats, string(v.Format))
 			}
 			if !slices.Equal(keys, tc.keys) || !slices.Equal(formats, tc.formats) {
 				t.Errorf("got keys %q formats %q, want %q %q", keys, formats, tc.keys, tc.formats)
@@ -79,8 +79,8 @@ func TestOfType(t *testing.T) {
 		{"null", "null", true}, {"[1]", "array", true}, {`{"a":1}`, "object", true}, {`{"a":1}`, "number", false},
 		{`{"a":1}`, "", true}, {"", "", false}, {`"x"`, "integer", false},
 	} {
-		if got := ofType(tc.v, tc.typ); got != tc.want {
-			t.Errorf("ofType(%q, %q) = %v, want %v", tc.v, tc.typ, got, tc.want)
+		if got := OfType(tc.v, tc.typ); got != tc.want {
+			t.Errorf("OfType(%q, %q) = %v, want %v", tc.v, tc.typ, got, tc.want)
 		}
 	}
 }

@@ -263,18 +263,18 @@ func TestUpdateDoc(t *testing.T) {
 		want          []string
 		gone          string
 	}{
-		{sectionLoad, "## Load\n\nload one\n", []string{"load one", "Not generated yet: run `go run ./bench`."}, ""},
-		{sectionAccuracy, "## Accuracy\n\naccuracy one\n", []string{"load one", "accuracy one", "Not generated yet: run `go run ./bench retrieval`."}, "Not generated yet: run `go run ./bench`."},
+		{sectionLoad, "## Load\n\nload one\n", []string{"load one", "Not generated yet: run `go run ./bench -docs`."}, ""},
+		{sectionAccuracy, "## Accuracy\n\naccuracy one\n", []string{"load one", "accuracy one", "Not generated yet: run `go run ./bench retrieval -docs`."}, "Not generated yet: run `go run ./bench -docs`."},
 		{sectionAccuracy, "## Accuracy\n\naccuracy two\n", []string{"load one", "accuracy two"}, "accuracy one"},
 		{sectionLoad, "## Load\n\nload two\n", []string{"load two", "accuracy two"}, "load one"},
-		{sectionRetrieval, "## Retrieval\n\nretrieval one\n", []string{"load two", "accuracy two", "retrieval one"}, "Not generated yet: run `go run ./bench retrieval`."},
-		{sectionFeatures, "## Features\n\nfeatures one\n", []string{"load two", "accuracy two", "retrieval one", "features one"}, "Not generated yet: run `go run ./bench load -features`."},
-		{sectionConsole, "## Console\n\nconsole one\n", []string{"features one", "console one"}, "Not generated yet: run `go run ./bench load -console`."},
-		{sectionPath, "## Path\n\npath one\n", []string{"console one", "path one"}, "Not generated yet: run `go run ./bench load -path`."},
-		{sectionMemory, "## Memory\n\nmemory one\n", []string{"path one", "memory one"}, "Not generated yet: run `go run ./bench memory`."},
-		{sectionWaiting, "## Waiting\n\nwaiting one\n", []string{"memory one", "waiting one"}, "Not generated yet: run `go run ./bench approvals`."},
+		{sectionRetrieval, "## Retrieval\n\nretrieval one\n", []string{"load two", "accuracy two", "retrieval one"}, "Not generated yet: run `go run ./bench retrieval -docs`."},
+		{sectionFeatures, "## Features\n\nfeatures one\n", []string{"load two", "accuracy two", "retrieval one", "features one"}, "Not generated yet: run `go run ./bench load -features -docs`."},
+		{sectionConsole, "## Console\n\nconsole one\n", []string{"features one", "console one"}, "Not generated yet: run `go run ./bench load -console -docs`."},
+		{sectionPath, "## Path\n\npath one\n", []string{"console one", "path one"}, "Not generated yet: run `go run ./bench load -path -docs`."},
+		{sectionMemory, "## Memory\n\nmemory one\n", []string{"path one", "memory one"}, "Not generated yet: run `go run ./bench memory -docs`."},
+		{sectionWaiting, "## Waiting\n\nwaiting one\n", []string{"memory one", "waiting one"}, "Not generated yet: run `go run ./bench approvals -docs`."},
 		{sectionRouteCost, "## Route cost\n\nroute cost one\n", []string{"load two", "accuracy two", "retrieval one", "features one", "console one", "path one", "memory one", "route cost one"}, "Not generated yet: run `go run ./bench cost"},
-		{sectionStream, "## Stream\n\nstream one\n", []string{"route cost one", "stream one"}, "Not generated yet: run `go run ./bench stream`."},
+		{sectionStream, "## Stream\n\nstream one\n", []string{"route cost one", "stream one"}, "Not generated yet: run `go run ./bench stream -docs`."},
 		{sectionStreamOn, "## Stream on Ollama\n\nstream two\n", []string{"load two", "accuracy two", "retrieval one", "features one", "console one", "path one", "memory one", "waiting one", "route cost one", "stream one", "stream two"}, "Not generated yet"},
 	}
 	for i, st := range steps {
@@ -348,7 +348,7 @@ func TestRetrieval(t *testing.T) {
 	if section, ok := sectionOf(string(text), sectionRetrieval); !ok || !strings.Contains(section, md) {
 		t.Errorf("the document's retrieval section does not hold the report:\n%s", text)
 	}
-	if !strings.Contains(string(text), "Not generated yet: run `go run ./bench load`.") {
+	if !strings.Contains(string(text), "Not generated yet: run `go run ./bench load -docs`.") {
 		t.Error("the other sections were not kept")
 	}
 	checkSVG(t, chart)

@@ -127,6 +127,13 @@ func runRetrieval(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			}
 			res.Recall = append(res.Recall, *rc)
 		}
+		fmt.Fprintf(progress, "retrieval: %s: held-out parts\n", p.Name)
+		ho, err := retrieval.MeasureHeldOut(ctx, inv, p, opts)
+		if err != nil {
+			inv.Close()
+			return fmt.Errorf("%s, held out: %w", p.Name, err)
+		}
+		res.HeldOut = append(res.HeldOut, ho...)
 		inv.Close()
 	}
 

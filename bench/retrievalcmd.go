@@ -134,6 +134,12 @@ func runRetrieval(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return fmt.Errorf("%s, held out: %w", p.Name, err)
 		}
 		res.HeldOut = append(res.HeldOut, ho...)
+		mr, err := retrieval.MeasureMatching(ctx, inv, p, opts)
+		if err != nil {
+			inv.Close()
+			return fmt.Errorf("%s, matching: %w", p.Name, err)
+		}
+		res.Matching = append(res.Matching, mr...)
 		inv.Close()
 	}
 

@@ -193,3 +193,65 @@ func rankDirect(ctx context.Context, inv *inventory.Manager, p *Pool, idx []int,
 	}
 	return ranks, g.Wait()
 }
+
+// Variant is one way of matching words, by the config name of what it turns off.
+type Variant struct {
+	Name  string
+	Match retrieve.Matching
+}
+
+// Variants are the ways of matching the held-out tables compare: every one on (the sidecar's
+// default), then each turned off alone.
+var Variants = []Variant{
+	{"all on", retrieve.Matching{}},
+	{"loose off", retrieve.Matching{NoLoose: true}},
+	{"abbreviations off", retrieve.Matching{NoAbbrev: true}},
+	{"date off", retrieve.Matching{NoDate: true}},
+	{"derivations off", retrieve.Matching{NoDerivation: true}},
+	{"bigrams off", retrieve.Matching{NoBigrams: true}},
+	{"related words off", retrieve.Matching{NoRelated: true}},
+}
+
+// MatchingRecall is one variant's recall on one part of one pool, without examples.
+type MatchingRecall struct {
+	Pool    string `json:"pool"`
+	Part    string `json:"part"`
+	Variant string `json:"variant"`
+	Queries int    `json:"queries"`
+	AtK     []AtK  `json:"at_k"`
+}
+
+// MeasureMatching ranks every query of p (served by inv) with each of Variants, without examples,
+// and returns the recall on each part.
+func MeasureMatching(ctx context.Context, inv *inventory.Manager, p *Pool, o RecallOptions) ([]MatchingRecall, error) {
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	parts := map[string][]int{}
+	for i, q := range p.Queries {
+		part := PartOf(p.Name, q.Text)
+		parts[part] = append(parts[part], i)
+	}
+	var res []MatchingRecall
+	for _, v := range Variants {
+		for _, part := range Parts {
+			ranks, err := rankDirect(ctx, inv, p, parts[part], newCatalogWith(v.Match, nil, o.Log), o.Workers)
+			if err != nil {
+				return nil, err
+			}
+			m := MatchingRecall{Pool: p.Name, Part: part, Variant: v.Name, Queries: len(ranks)}
+			for _, k := range HeldOutKs {
+				a := AtK{K: k}
+				for _, r := range ranks {
+					if r > 0 && r <= k {
+						a.Hits++
+					}
+				}
+				a.Recall = float64(a.Hits) / float64(max(len(ranks), 1))
+				m.AtK = append(m.AtK, a)
+			}
+			res = append(res, m)
+		}
+	}
+	return res, nil
+}

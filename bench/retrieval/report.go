@@ -24,6 +24,8 @@ type Results struct {
 	Recall    []Recall `json:"recall"`
 	// HeldOut is recall on each pool's tune and report parts (PartOf), by query length and script.
 	HeldOut []HeldOut `json:"held_out,omitempty"`
+	// Matching is recall on each part with each way of matching words turned off alone.
+	Matching []MatchingRecall `json:"matching,omitempty"`
 	// Intents is the obvious-intents set ranked beside each pool size; IntentRule and
 	// IntentExcluded say which pool tools were left out.
 	Intents        []IntentRecall `json:"obvious_intents,omitempty"`
@@ -234,6 +236,9 @@ func Markdown(r *Results, chartPath string) string {
 	if len(r.HeldOut) > 0 {
 		writeHeldOut(&b, r.HeldOut)
 	}
+	if len(r.Matching) > 0 {
+		writeMatching(&b, r.Matching)
+	}
 
 	if len(r.Intents) > 0 {
 		writeIntents(&b, r)
@@ -428,6 +433,30 @@ func writeHeldOut(b *strings.Builder, hs []HeldOut) {
 				}
 				b.WriteString("\n")
 			}
+		}
+		b.WriteString("\n")
+	}
+}
+
+// writeMatching writes the table of the ways of matching words, one turned off at a time.
+func writeMatching(b *strings.Builder, ms []MatchingRecall) {
+	b.WriteString("\n### Matching, one way off at a time\n\n")
+	b.WriteString("Recall without examples on each part with one of the index's ways of matching a word beyond its stem " +
+		"turned off (`retrieval.match` in the configuration; `retrieve.Matching`): a way that does not pay on the report " +
+		"parts is not kept.\n\n")
+	b.WriteString("| pool | part | matching | queries |")
+	for _, k := range HeldOutKs {
+		fmt.Fprintf(b, " R@%d |", k)
+	}
+	b.WriteString("\n|---|---|---|---:|")
+	for range HeldOutKs {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
+	for _, m := range ms {
+		fmt.Fprintf(b, "| %s | %s | %s | %d |", m.Pool, m.Part, m.Variant, m.Queries)
+		for _, a := range m.AtK {
+			fmt.Fprintf(b, " %.3f |", a.Recall)
 		}
 		b.WriteString("\n")
 	}

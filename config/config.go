@@ -383,6 +383,27 @@ type Retrieval struct {
 	// GeneratePerMinute paces those model calls; GenerateMax caps them per process run.
 	GeneratePerMinute int `koanf:"generate_per_minute" json:"generate_per_minute"`
 	GenerateMax       int `koanf:"generate_max" json:"generate_max"`
+	// Match says how a query's words meet a tool's beyond their stems; each way is on by default
+	// and off when set to false (retrieve.Matching).
+	Match Match `koanf:"match" json:"match"`
+}
+
+// Match lists the ways a query's words meet a tool's beyond their stems.
+type Match struct {
+	// Loose: a looser stem of a tool name's words ("discovered" finds get_discoverer).
+	Loose bool `koanf:"loose" json:"loose"`
+	// Abbreviations: a tool name's short words as abbreviations ("calculate" finds calc_*).
+	Abbreviations bool `koanf:"abbreviations" json:"abbreviations"`
+	// Dates: a query that asks for or names a date meets the word "date".
+	Dates bool `koanf:"dates" json:"dates"`
+	// Derivations: derivational suffixes stripped ("calculation", "calculator" → calcul).
+	Derivations bool `koanf:"derivations" json:"derivations"`
+	// Bigrams: scripts written without spaces (Chinese, Japanese, Thai) matched by pairs of
+	// characters.
+	Bigrams bool `koanf:"bigrams" json:"bigrams"`
+	// Related: a query word's derivationally related nouns and verbs from WordNet
+	// ("multiplication" finds multiply), at a third of a word's weight.
+	Related bool `koanf:"related" json:"related"`
 }
 
 // GeneratedPath is where generated examples are kept: generated_examples.jsonl beside the examples

@@ -366,7 +366,8 @@ type Retrieval struct {
 	// memory when there is none).
 	VectorCache string `koanf:"vector_cache" json:"vector_cache,omitempty"`
 	// LearnExamples keeps the query of each request that was not degraded as an example of
-	// every tool that answered it without error.
+	// every tool that answered it without error: in ExamplesPath, or in memory when there is
+	// none; at most ExamplesPerTool per tool either way.
 	LearnExamples bool `koanf:"learn_examples" json:"learn_examples"`
 	// ExamplesFile keeps learned examples ("": examples.jsonl beside trajectory.path).
 	ExamplesFile string `koanf:"examples_file" json:"examples_file,omitempty"`

@@ -61,7 +61,15 @@ func PartOf(pool, text string) string {
 	h.Write([]byte(pool))
 	h.Write([]byte{0})
 	h.Write([]byte(normalise(text)))
-	if h.Sum64()%2 == 0 {
+	// FNV-1a's bits are poorly mixed (its lowest is the parity of the bytes' lowest bits, which
+	// would split queries by their letters): splitmix64's finaliser mixes them first.
+	x := h.Sum64()
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	if x&1 == 0 {
 		return PartTune
 	}
 	return PartReport
@@ -210,6 +218,7 @@ var Variants = []Variant{
 	{"derivations off", retrieve.Matching{NoDerivation: true}},
 	{"bigrams off", retrieve.Matching{NoBigrams: true}},
 	{"related words off", retrieve.Matching{NoRelated: true}},
+	{"bigrams and related words off", retrieve.Matching{NoBigrams: true, NoRelated: true}},
 }
 
 // MatchingRecall is one variant's recall on one part of one pool, without examples.

@@ -7,21 +7,21 @@ import (
 	"toolrouter/retrieve"
 )
 
-// TestRetrievalMatch checks that retrieval.match reaches the index: the defaults turn every way
-// of matching on, and each key set to false turns its own off. A question naming an act by its
+// TestRetrievalMatch checks that retrieval.match reaches the index: the defaults are the index's
+// own (every way on but the loose stem), and each key changed changes its own way alone. A question naming an act by its
 // noun then finds, or no longer finds, the tool named by the verb (related words are looked up by
 // stems without their derivational suffixes, so they need derivations on).
 func TestRetrievalMatch(t *testing.T) {
 	on := config.Default().Retrieval.Match
 	if got := matching(on); got != (retrieve.Matching{}) {
-		t.Fatalf("defaults: got %+v, want every way on", got)
+		t.Fatalf("defaults: got %+v, want the index's zero Matching", got)
 	}
 	tests := []struct {
 		name string
 		set  func(*config.Match)
 		want retrieve.Matching
 	}{
-		{"loose", func(m *config.Match) { m.Loose = false }, retrieve.Matching{NoLoose: true}},
+		{"loose", func(m *config.Match) { m.Loose = true }, retrieve.Matching{Loose: true}},
 		{"abbreviations", func(m *config.Match) { m.Abbreviations = false }, retrieve.Matching{NoAbbrev: true}},
 		{"dates", func(m *config.Match) { m.Dates = false }, retrieve.Matching{NoDate: true}},
 		{"derivations", func(m *config.Match) { m.Derivations = false }, retrieve.Matching{NoDerivation: true}},

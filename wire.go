@@ -260,7 +260,7 @@ func retrieval(cfg config.Config, logger *slog.Logger) (router.Ranker, *retrieve
 // matching is retrieval.match as the index takes it.
 func matching(m config.Match) retrieve.Matching {
 	return retrieve.Matching{
-		NoLoose: !m.Loose, NoAbbrev: !m.Abbreviations, NoDate: !m.Dates,
+		Loose: m.Loose, NoAbbrev: !m.Abbreviations, NoDate: !m.Dates,
 		NoDerivation: !m.Derivations, NoBigrams: !m.Bigrams, NoRelated: !m.Related,
 	}
 }

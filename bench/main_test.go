@@ -337,7 +337,7 @@ func TestRetrieval(t *testing.T) {
 	}
 	md := stdout.String()
 	for _, want := range []string{"| MetaTool | bm25+examples | 199 | 12 |", "| BFCL pool | keyword gate | 1067 | 12 |", "| 300 |", "not measured in this run", "](../charts/retrieval.svg)", "### Obvious intents",
-		"### Held-out recall: tune and report parts", "| MetaTool | bm25+traffic | all, ", "### Matching, one way off at a time", "| BFCL pool | report | related words off |"} {
+		"### Held-out recall: tune and report parts", "| MetaTool | bm25+traffic | all, ", "### Matching, one way changed at a time", "| BFCL pool | report | related words off |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the report lacks %q:\n%s", want, md)
 		}

@@ -384,14 +384,14 @@ type Retrieval struct {
 	// GeneratePerMinute paces those model calls; GenerateMax caps them per process run.
 	GeneratePerMinute int `koanf:"generate_per_minute" json:"generate_per_minute"`
 	GenerateMax       int `koanf:"generate_max" json:"generate_max"`
-	// Match says how a query's words meet a tool's beyond their stems; each way is on by default
-	// and off when set to false (retrieve.Matching).
+	// Match says how a query's words meet a tool's beyond their stems (retrieve.Matching).
 	Match Match `koanf:"match" json:"match"`
 }
 
 // Match lists the ways a query's words meet a tool's beyond their stems.
 type Match struct {
-	// Loose: a looser stem of a tool name's words ("discovered" finds get_discoverer).
+	// Loose: a looser stem of a tool name's words ("discovered" finds get_discoverer); off by
+	// default, since it did not pay on the benchmark's held-out parts.
 	Loose bool `koanf:"loose" json:"loose"`
 	// Abbreviations: a tool name's short words as abbreviations ("calculate" finds calc_*).
 	Abbreviations bool `koanf:"abbreviations" json:"abbreviations"`

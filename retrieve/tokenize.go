@@ -206,7 +206,7 @@ func looseStem(stem string) string {
 // partialKeys calls fn with the index keys of a word of a tool's name besides its stem: its
 // looseStem, and the word as an abbreviation.
 func partialKeys(word, stem string, m Matching, fn func(key string)) {
-	if l := looseStem(stem); l != stem && !m.NoLoose {
+	if l := looseStem(stem); l != stem && m.Loose {
 		fn(looseKey + l)
 	}
 	if !m.NoAbbrev && len(word) >= minAbbrev && len(word) <= maxAbbrev && isASCIILower(word) {
@@ -220,7 +220,7 @@ func partialKeys(word, stem string, m Matching, fn func(key string)) {
 // to maxAbbrev letters that is not the same word (its stem differs): "probability" looks up the
 // abbreviations "prob", "proba" and "probab".
 func partialQueryKeys(word, stem string, m Matching, fn func(prefix, text string)) {
-	if !m.NoLoose {
+	if m.Loose {
 		fn(looseKey, stem)
 	}
 	if m.NoAbbrev || !isASCIILower(word) {

@@ -440,10 +440,11 @@ func writeHeldOut(b *strings.Builder, hs []HeldOut) {
 
 // writeMatching writes the table of the ways of matching words, one turned off at a time.
 func writeMatching(b *strings.Builder, ms []MatchingRecall) {
-	b.WriteString("\n### Matching, one way off at a time\n\n")
-	b.WriteString("Recall without examples on each part with one of the index's ways of matching a word beyond its stem " +
-		"turned off (`retrieval.match` in the configuration; `retrieve.Matching`): a way that does not pay on the report " +
-		"parts is not kept.\n\n")
+	b.WriteString("\n### Matching, one way changed at a time\n\n")
+	b.WriteString("Recall without examples on each part with the sidecar's default ways of matching a word beyond its stem, " +
+		"then one of them changed (`retrieval.match` in the configuration; `retrieve.Matching`), then the rules as they " +
+		"were before this table existed (the loose stem on; no bigrams, no related words). A way that does not pay on the " +
+		"report parts is off by default: the loose stem of a tool name's words.\n\n")
 	b.WriteString("| pool | part | matching | queries |")
 	for _, k := range HeldOutKs {
 		fmt.Fprintf(b, " R@%d |", k)

@@ -271,11 +271,19 @@ func retrieval(cfg config.Config, logger *slog.Logger) (router.Ranker, *retrieve
 			opts.CachePath = filepath.Join(filepath.Dir(cfg.ExamplesPath()), "vectors.jsonl")
 		}
 	}
-	ret, err := retrieve.NewRetriever(retrieve.NewIndex(), emb, opts)
+	ret, err := retrieve.NewRetriever(retrieve.NewIndexWith(matching(r.Match)), emb, opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("retrieval: %w", err)
 	}
 	return retrieve.NewCatalog(ret, ex, logger), ex, nil
+}
+
+// matching is retrieval.match as the index takes it.
+func matching(m config.Match) retrieve.Matching {
+	return retrieve.Matching{
+		Loose: m.Loose, NoAbbrev: !m.Abbreviations, NoDate: !m.Dates,
+		NoDerivation: !m.Derivations, NoBigrams: !m.Bigrams, NoRelated: !m.Related,
+	}
 }
 
 // watchers are the observers of served requests and what else they serve.

@@ -39,8 +39,12 @@ func runApprovals(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs := flag.NewFlagSet("approvals", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	runs := fs.Int("runs", 3, "runs of the benchmark")
-	doc := fs.String("doc", defaultDoc(), `the document whose section is rewritten ("" writes none)`)
+	docTo := docFlags(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	doc, err := docTo.resolve(fs)
+	if err != nil {
 		return err
 	}
 	if *runs < 1 {
@@ -62,7 +66,7 @@ func runApprovals(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	md := waitingMarkdown("go run ./bench approvals "+strings.Join(args, " "), time.Now(), res)
 	fmt.Fprint(stdout, md)
-	return updateDoc(*doc, sectionWaiting, "## Routes waiting for approval\n\n"+waitingIntro+md)
+	return updateDoc(doc, sectionWaiting, "## Routes waiting for approval\n\n"+waitingIntro+md)
 }
 
 // parseWaiting reads BenchmarkWaitingRoutes's result lines.

@@ -36,7 +36,7 @@ func runCost(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	argumentsN := fs.Int("arguments", 20, "BFCL functions whose questions are routed naming them, measuring phase 2 alone with prefill on and off (0: not measured)")
 	generate := fs.Int("generate", 5, "example queries the model writes for each built-in tool, as retrieval.generate_examples (0: not measured)")
 	probeTimeout := fs.Duration("probe-timeout", 2*time.Minute, "how long the test chat that must succeed first may take (it loads the model)")
-	doc := fs.String("doc", defaultDoc(), "markdown document whose route-cost section this run rewrites (\"\": none)")
+	docTo := docFlags(fs)
 	quiet := fs.Bool("q", false, "no progress")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -44,6 +44,11 @@ func runCost(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	docPath, err := docTo.resolve(fs, "reasoning", "sizes", "arguments", "generate")
+	if err != nil {
+		return err
+	}
+	doc := &docPath
 	if *generate < 0 || *generate > 20 {
 		return fmt.Errorf("-generate: want 0..20, got %d", *generate)
 	}

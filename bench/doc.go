@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -13,8 +14,9 @@ import (
 )
 
 // The benchmark's figures live in one generated file, docs/benchmarks.md: a fixed head (what is
-// measured and how) and one section per command, between HTML comment markers. Each command
-// rewrites its own section and keeps the others as they are.
+// measured and how) and one section per command, between HTML comment markers. A command given
+// -docs rewrites its own section and keeps the others as they are; without it, or when its run is
+// partial, it leaves the file alone (docTarget).
 
 // Section names, in document order.
 const (
@@ -38,19 +40,19 @@ var docSections = []string{sectionAccuracy, sectionLoad, sectionFeatures, sectio
 
 // notYetRun is a section's body before its command first ran.
 var notYetRun = map[string]string{
-	sectionAccuracy:  "## Routing accuracy\n\nNot generated yet: run `go run ./bench`.\n",
-	sectionLoad:      "## Load test of the sidecar\n\nNot generated yet: run `go run ./bench load`.\n",
-	sectionFeatures:  "## Cost of limits, usage records and metrics\n\nNot generated yet: run `go run ./bench load -features`.\n",
-	sectionConsole:   "## Cost of the console\n\nNot generated yet: run `go run ./bench load -console`.\n",
-	sectionPath:      "## The sidecar's own path\n\nNot generated yet: run `go run ./bench load -path`.\n",
-	sectionRetrieval: "## Retrieval: the phase-1 shortlist\n\nNot generated yet: run `go run ./bench retrieval`.\n",
-	sectionRouteCost: "## Route cost on a real Ollama\n\nNot generated yet: run `go run ./bench cost -ollama URL -model NAME`.\n",
-	sectionMemory:    "## Memory under large tool results\n\nNot generated yet: run `go run ./bench memory`.\n",
-	sectionWaiting:   "## Routes waiting for approval\n\nNot generated yet: run `go run ./bench approvals`.\n",
-	sectionStream:    "## Time to the first words of a council\n\nNot generated yet: run `go run ./bench stream`.\n",
-	sectionStreamOn:  "## Time to the first words of a council on a real Ollama\n\nNot generated yet: run `go run ./bench stream -ollama URL -model NAME`.\n",
-	sectionTrust:     "## Client tools: calls a client can trust\n\nNot generated yet: run `go run ./bench trust`.\n",
-	sectionTrustOn:   "## Client tools on a real Ollama\n\nNot generated yet: run `go run ./bench trust -ollama URL -model NAME`.\n",
+	sectionAccuracy:  "## Routing accuracy\n\nNot generated yet: run `go run ./bench -docs`.\n",
+	sectionLoad:      "## Load test of the sidecar\n\nNot generated yet: run `go run ./bench load -docs`.\n",
+	sectionFeatures:  "## Cost of limits, usage records and metrics\n\nNot generated yet: run `go run ./bench load -features -docs`.\n",
+	sectionConsole:   "## Cost of the console\n\nNot generated yet: run `go run ./bench load -console -docs`.\n",
+	sectionPath:      "## The sidecar's own path\n\nNot generated yet: run `go run ./bench load -path -docs`.\n",
+	sectionRetrieval: "## Retrieval: the phase-1 shortlist\n\nNot generated yet: run `go run ./bench retrieval -docs`.\n",
+	sectionRouteCost: "## Route cost on a real Ollama\n\nNot generated yet: run `go run ./bench cost -ollama URL -model NAME -docs`.\n",
+	sectionMemory:    "## Memory under large tool results\n\nNot generated yet: run `go run ./bench memory -docs`.\n",
+	sectionWaiting:   "## Routes waiting for approval\n\nNot generated yet: run `go run ./bench approvals -docs`.\n",
+	sectionStream:    "## Time to the first words of a council\n\nNot generated yet: run `go run ./bench stream -docs`.\n",
+	sectionStreamOn:  "## Time to the first words of a council on a real Ollama\n\nNot generated yet: run `go run ./bench stream -ollama URL -model NAME -docs`.\n",
+	sectionTrust:     "## Client tools: calls a client can trust\n\nNot generated yet: run `go run ./bench trust -docs`.\n",
+	sectionTrustOn:   "## Client tools on a real Ollama\n\nNot generated yet: run `go run ./bench trust -ollama URL -model NAME -docs`.\n",
 }
 
 func beginMarker(name string) string {
@@ -60,6 +62,61 @@ func endMarker(name string) string { return "<!-- END " + name + " -->" }
 
 // defaultDoc is where the commands write the document.
 func defaultDoc() string { return filepath.Join(moduleDir(), "docs", "benchmarks.md") }
+
+// docTarget is where a command writes its section: nowhere unless asked. -docs asks for the
+// repository's docs/benchmarks.md, which only a complete run may rewrite; -doc PATH for another
+// document, a scratch copy, which any run may.
+type docTarget struct {
+	repo bool
+	path string
+}
+
+// docFlags declares -docs and -doc on fs.
+func docFlags(fs *flag.FlagSet) *docTarget {
+	d := &docTarget{}
+	fs.BoolVar(&d.repo, "docs", false, "rewrite this command's section of docs/benchmarks.md (a complete run only: refused with a flag that narrows the run)")
+	fs.StringVar(&d.path, "doc", "", "rewrite this command's section of this document instead, a scratch copy (any run; \"\": none)")
+	return d
+}
+
+// errPartial is returned when a partial run is asked to rewrite the repository's document.
+var errPartial = errors.New("a partial run may not rewrite docs/benchmarks.md")
+
+// resolve returns the document the run writes ("" none), after fs is parsed. partial names the
+// flags that narrow the run (fewer datasets, routers, sizes or queries, output elsewhere): set to
+// anything but its default, it makes the run partial, and a partial run is refused the
+// repository's document, before it starts, so that a scratch run never replaces a complete
+// section with its few rows.
+func (d *docTarget) resolve(fs *flag.FlagSet, partial ...string) (string, error) {
+	repo := defaultDoc()
+	path := d.path
+	if d.repo {
+		if path != "" && !samePath(path, repo) {
+			return "", errors.New("-docs and -doc name different documents: give one")
+		}
+		path = repo
+	}
+	if path == "" || !samePath(path, repo) {
+		return path, nil
+	}
+	var narrowed []string
+	for _, name := range partial {
+		if f := fs.Lookup(name); f != nil && f.Value.String() != f.DefValue {
+			narrowed = append(narrowed, "-"+name+" "+f.Value.String())
+		}
+	}
+	if len(narrowed) > 0 {
+		return "", fmt.Errorf("%w (%s): drop -docs, or write a scratch copy with -doc PATH", errPartial, strings.Join(narrowed, ", "))
+	}
+	return path, nil
+}
+
+// samePath reports whether two paths name the same file, by their absolute, cleaned forms.
+func samePath(a, b string) bool {
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && aa == bb
+}
 
 // updateDoc rewrites section name of the document at path with body, keeping the other sections;
 // it creates the file (and its folder) when missing. path "" writes nothing.
@@ -107,7 +164,7 @@ func sectionOf(doc, name string) (string, bool) {
 var docHead = `# Benchmarks
 
 <!-- Generated by ` + "`go run ./bench`" + `, ` + "`go run ./bench load`" + `, ` + "`go run ./bench retrieval`" + `,
-` + "`go run ./bench cost`" + ` and ` + "`go run ./bench memory`" + `: each rewrites its own section below. Edit
+` + "`go run ./bench cost`" + ` and ` + "`go run ./bench memory`" + `: each, given -docs, rewrites its own section below. Edit
 bench/doc.go (this head) or the generators, not this file. -->
 
 Every figure in this file is generated, next to the command that produced it, the date and the
@@ -121,15 +178,17 @@ with the reason; they are never shown as zeros. A real-model run is one flag awa
 
 ` + "```sh" + `
 ollama pull qwen2.5:7b
-go run ./bench -ollama http://127.0.0.1:11434 -model qwen2.5:7b            # every dataset (hours on a CPU)
-go run ./bench -ollama http://127.0.0.1:11434 -model qwen2.5:7b -limit 50  # first 50 queries of each
+go run ./bench -ollama http://127.0.0.1:11434 -model qwen2.5:7b -docs      # every dataset (hours on a CPU), into this file
+go run ./bench -ollama http://127.0.0.1:11434 -model qwen2.5:7b -limit 50  # first 50 queries of each: stdout and -out only
 ` + "```" + `
 
 The harness first lists the server's models (3 s), then makes one short chat with the model
 (` + "`-probe-timeout`" + `, 2 minutes, which covers loading it); only when that chat succeeds do the model
 rows run. Every answer is written to ` + "`cases.jsonl`" + ` in ` + "`-out`" + ` as soon as it is made, so an
 interrupted run keeps what it did, and ` + "`-resume`" + ` with the same flags runs only the rest.
-` + "`-doc ''`" + ` keeps a scratch run out of this file; ` + "`-fake-model`" + ` runs the model routers against a
+A command writes its section here only when given ` + "`-docs`" + `, and refuses to
+when its run is partial (fewer datasets, routers, queries or sizes than by default, or ` + "`-out`" + `
+elsewhere): a scratch run goes to another document with ` + "`-doc PATH`" + `, or to none. ` + "`-fake-model`" + ` runs the model routers against a
 fake model as a plumbing check (listed apart, no accuracy). ` + "`-reasoning none,brief,full`" + ` runs the
 routers that select with phase 1 (` + "`two-phase`" + `, ` + "`hybrid`" + `) once per ` + "`router.reasoning`" + ` setting, each
 setting its own rows: the shipped setting (` + "`none`" + `) keeps the router's name, the others are named

@@ -27,7 +27,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	duration := fs.Duration("duration", 5*time.Second, "how long each run (sidecar, then floor) lasts per concurrency")
 	binary := fs.String("binary", "", "toolrouter binary to test (default: go build the repository's)")
 	out := fs.String("out", filepath.Join(benchDir(), "out"), "output folder for load.json and load.md")
-	doc := fs.String("doc", defaultDoc(), "markdown document whose load section this run rewrites (\"\": none)")
+	docTo := docFlags(fs)
 	features := fs.Bool("features", false, "compare limits, usage records and metrics off, on with the embedded backends, and on with Redis and PostgreSQL (started on loopback)")
 	console := fs.Bool("console", false, "compare the console at /ui (ui.enabled) off and on, with limits, usage records and metrics off")
 	rounds := fs.Int("rounds", 2, "with -features or -console: runs of each variant per concurrency, alternated")
@@ -36,6 +36,11 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	docPath, err := docTo.resolve(fs, "out")
+	if err != nil {
+		return err
+	}
+	doc := &docPath
 	if *path {
 		runs := 5 // a median of five unless -rounds says otherwise
 		fs.Visit(func(f *flag.Flag) {

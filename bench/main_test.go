@@ -263,20 +263,20 @@ func TestUpdateDoc(t *testing.T) {
 		want          []string
 		gone          string
 	}{
-		{sectionLoad, "## Load\n\nload one\n", []string{"load one", "Not generated yet: run `go run ./bench`."}, ""},
-		{sectionAccuracy, "## Accuracy\n\naccuracy one\n", []string{"load one", "accuracy one", "Not generated yet: run `go run ./bench retrieval`."}, "Not generated yet: run `go run ./bench`."},
+		{sectionLoad, "## Load\n\nload one\n", []string{"load one", "Not generated yet: run `go run ./bench -docs`."}, ""},
+		{sectionAccuracy, "## Accuracy\n\naccuracy one\n", []string{"load one", "accuracy one", "Not generated yet: run `go run ./bench retrieval -docs`."}, "Not generated yet: run `go run ./bench -docs`."},
 		{sectionAccuracy, "## Accuracy\n\naccuracy two\n", []string{"load one", "accuracy two"}, "accuracy one"},
 		{sectionLoad, "## Load\n\nload two\n", []string{"load two", "accuracy two"}, "load one"},
-		{sectionRetrieval, "## Retrieval\n\nretrieval one\n", []string{"load two", "accuracy two", "retrieval one"}, "Not generated yet: run `go run ./bench retrieval`."},
-		{sectionFeatures, "## Features\n\nfeatures one\n", []string{"load two", "accuracy two", "retrieval one", "features one"}, "Not generated yet: run `go run ./bench load -features`."},
-		{sectionConsole, "## Console\n\nconsole one\n", []string{"features one", "console one"}, "Not generated yet: run `go run ./bench load -console`."},
-		{sectionPath, "## Path\n\npath one\n", []string{"console one", "path one"}, "Not generated yet: run `go run ./bench load -path`."},
-		{sectionMemory, "## Memory\n\nmemory one\n", []string{"path one", "memory one"}, "Not generated yet: run `go run ./bench memory`."},
-		{sectionWaiting, "## Waiting\n\nwaiting one\n", []string{"memory one", "waiting one"}, "Not generated yet: run `go run ./bench approvals`."},
+		{sectionRetrieval, "## Retrieval\n\nretrieval one\n", []string{"load two", "accuracy two", "retrieval one"}, "Not generated yet: run `go run ./bench retrieval -docs`."},
+		{sectionFeatures, "## Features\n\nfeatures one\n", []string{"load two", "accuracy two", "retrieval one", "features one"}, "Not generated yet: run `go run ./bench load -features -docs`."},
+		{sectionConsole, "## Console\n\nconsole one\n", []string{"features one", "console one"}, "Not generated yet: run `go run ./bench load -console -docs`."},
+		{sectionPath, "## Path\n\npath one\n", []string{"console one", "path one"}, "Not generated yet: run `go run ./bench load -path -docs`."},
+		{sectionMemory, "## Memory\n\nmemory one\n", []string{"path one", "memory one"}, "Not generated yet: run `go run ./bench memory -docs`."},
+		{sectionWaiting, "## Waiting\n\nwaiting one\n", []string{"memory one", "waiting one"}, "Not generated yet: run `go run ./bench approvals -docs`."},
 		{sectionRouteCost, "## Route cost\n\nroute cost one\n", []string{"load two", "accuracy two", "retrieval one", "features one", "console one", "path one", "memory one", "route cost one"}, "Not generated yet: run `go run ./bench cost"},
-		{sectionStream, "## Stream\n\nstream one\n", []string{"route cost one", "stream one"}, "Not generated yet: run `go run ./bench stream`."},
+		{sectionStream, "## Stream\n\nstream one\n", []string{"route cost one", "stream one"}, "Not generated yet: run `go run ./bench stream -docs`."},
 		{sectionStreamOn, "## Stream on Ollama\n\nstream two\n", []string{"load two", "accuracy two", "retrieval one", "features one", "console one", "path one", "memory one", "waiting one", "route cost one", "stream one", "stream two"}, "Not generated yet: run `go run ./bench stream -ollama"},
-		{sectionTrust, "## Client tools\n\ntrust one\n", []string{"stream two", "trust one"}, "Not generated yet: run `go run ./bench trust`."},
+		{sectionTrust, "## Client tools\n\ntrust one\n", []string{"stream two", "trust one"}, "Not generated yet: run `go run ./bench trust -docs`."},
 		{sectionTrustOn, "## Client tools on Ollama\n\ntrust two\n", []string{"load two", "accuracy two", "retrieval one", "features one", "console one", "path one", "memory one", "waiting one", "route cost one", "stream one", "stream two", "trust one", "trust two"}, "Not generated yet"},
 	}
 	for i, st := range steps {
@@ -338,7 +338,8 @@ func TestRetrieval(t *testing.T) {
 		t.Errorf("got obvious intents %+v, want one row beside 300 BFCL tools of at least 40 intents", res.Intents)
 	}
 	md := stdout.String()
-	for _, want := range []string{"| MetaTool | bm25+examples | 199 | 12 |", "| BFCL pool | keyword gate | 1067 | 12 |", "| 300 |", "not measured in this run", "](../charts/retrieval.svg)", "### Obvious intents"} {
+	for _, want := range []string{"| MetaTool | bm25+examples | 199 | 12 |", "| BFCL pool | keyword gate | 1067 | 12 |", "| 300 |", "not measured in this run", "](../charts/retrieval.svg)", "### Obvious intents",
+		"### Held-out recall: tune and report parts", "| MetaTool | bm25+traffic | all, ", "### Matching, one way changed at a time", "| BFCL pool | report | related words off |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the report lacks %q:\n%s", want, md)
 		}
@@ -350,7 +351,7 @@ func TestRetrieval(t *testing.T) {
 	if section, ok := sectionOf(string(text), sectionRetrieval); !ok || !strings.Contains(section, md) {
 		t.Errorf("the document's retrieval section does not hold the report:\n%s", text)
 	}
-	if !strings.Contains(string(text), "Not generated yet: run `go run ./bench load`.") {
+	if !strings.Contains(string(text), "Not generated yet: run `go run ./bench load -docs`.") {
 		t.Error("the other sections were not kept")
 	}
 	checkSVG(t, chart)

@@ -62,7 +62,7 @@ func runMemory(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	routes := fs.Int("routes", 1000, "routes to run, one after another")
 	size := fs.Int("bytes", 6_000_000, "bytes of structured content's JSON each tool answer carries")
 	binary := fs.String("binary", "", "toolrouter binary to test (default: go build the repository's)")
-	doc := fs.String("doc", defaultDoc(), "markdown document whose memory section this run rewrites (\"\": none)")
+	docTo := docFlags(fs)
 	serveTool := fs.Bool("serve-tool", false, "serve the records tool over stdio (the sidecar runs this)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -70,6 +70,11 @@ func runMemory(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *serveTool {
 		return serveRecords(*size)
 	}
+	docPath, err := docTo.resolve(fs)
+	if err != nil {
+		return err
+	}
+	doc := &docPath
 	if *routes < 1 || *size < 1 {
 		return errors.New("-routes and -bytes must be at least 1")
 	}

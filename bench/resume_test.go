@@ -331,8 +331,8 @@ func TestRunRandomWeights(t *testing.T) {
 		doc := filepath.Join(t.TempDir(), "benchmarks.md")
 		err := run(context.Background(), []string{"-datasets", "bfcl-simple", "-limit", "1", "-routers", "two-phase",
 			"-ollama", "http://127.0.0.1:1", "-model", "fake", "-random-weights", "-out", t.TempDir(), "-q", "-doc", doc}, &bytes.Buffer{}, &bytes.Buffer{})
-		if err == nil || !strings.Contains(err.Error(), "pass -doc ''") {
-			t.Errorf("got %v, want a refusal asking for -doc ''", err)
+		if err == nil || !strings.Contains(err.Error(), "drop -docs and -doc") {
+			t.Errorf("got %v, want a refusal asking to drop -docs and -doc", err)
 		}
 		if _, err := os.Stat(doc); err == nil {
 			t.Error("the refused run wrote the document")

@@ -32,14 +32,25 @@ func runRetrieval(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	limit := fs.Int("limit", 0, "rank and route only the first N queries of each pool (0: all)")
 	seed := fs.Uint64("seed", 1, "seed of the example folds and of the order examples are learned in")
 	out := fs.String("out", filepath.Join(benchDir(), "out"), "output folder for retrieval.json and retrieval.md")
-	chart := fs.String("chart", filepath.Join(benchDir(), "charts", "retrieval.svg"), "where the chart goes (kept in the repository: the document shows it)")
-	doc := fs.String("doc", defaultDoc(), "markdown document whose retrieval section this run rewrites (\"\": none)")
+	chart := fs.String("chart", "", "where the chart goes (default: with -docs bench/charts/retrieval.svg, kept in the repository since the document shows it; else OUT/retrieval.svg)")
+	docTo := docFlags(fs)
 	quiet := fs.Bool("q", false, "no progress")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	docPath, err := docTo.resolve(fs, "limit", "sizes", "out")
+	if err != nil {
+		return err
+	}
+	doc := &docPath
+	if *chart == "" {
+		*chart = filepath.Join(*out, "retrieval.svg")
+		if samePath(docPath, defaultDoc()) {
+			*chart = filepath.Join(benchDir(), "charts", "retrieval.svg")
+		}
 	}
 	if *csvPath == "" {
 		*csvPath = filepath.Join(*data, "metatool", "all_clean_data_sample.csv")
@@ -116,6 +127,19 @@ func runRetrieval(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			}
 			res.Recall = append(res.Recall, *rc)
 		}
+		fmt.Fprintf(progress, "retrieval: %s: held-out parts\n", p.Name)
+		ho, err := retrieval.MeasureHeldOut(ctx, inv, p, opts)
+		if err != nil {
+			inv.Close()
+			return fmt.Errorf("%s, held out: %w", p.Name, err)
+		}
+		res.HeldOut = append(res.HeldOut, ho...)
+		mr, err := retrieval.MeasureMatching(ctx, inv, p, opts)
+		if err != nil {
+			inv.Close()
+			return fmt.Errorf("%s, matching: %w", p.Name, err)
+		}
+		res.Matching = append(res.Matching, mr...)
 		inv.Close()
 	}
 

@@ -76,7 +76,7 @@ func parseRun(args []string, stderr io.Writer) (*runFlags, error) {
 	fs.StringVar(&f.model, "model", "qwen2.5:7b", "model for the model routers")
 	fs.DurationVar(&f.probeTimeout, "probe-timeout", 2*time.Minute, "how long the test chat that must succeed before the model rows run may take (it loads the model)")
 	fs.BoolVar(&f.fake, "fake-model", false, "run the model routers against a built-in fake model: a plumbing check, not a measurement")
-	fs.BoolVar(&f.randomWeights, "random-weights", false, "the model has random weights (scripts/real-ollama's tiny models, also recognised by name): its rows check shape, model calls and tokens, never accuracy; needs -doc ''")
+	fs.BoolVar(&f.randomWeights, "random-weights", false, "the model has random weights (scripts/real-ollama's tiny models, also recognised by name): its rows check shape, model calls and tokens, never accuracy; refused with -docs or -doc")
 	fs.DurationVar(&f.caseTimeout, "case-timeout", 2*time.Minute, "cancel one router's work on one case after this long and count it as timed out (0: no limit)")
 	fs.BoolVar(&f.resume, "resume", false, "take the answers OUT/"+casesFile+" already holds (same flags required) and run only the rest")
 	fs.BoolVar(&f.check, "check", false, "after the run, check OUT/"+casesFile+" for shape: every case answered, model routers with model calls and prompt tokens "+
@@ -84,7 +84,7 @@ func parseRun(args []string, stderr io.Writer) (*runFlags, error) {
 	fs.IntVar(&f.limit, "limit", 0, "run only the first N queries of each dataset (0: all)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the threshold folds and of -metatool-sample")
 	fs.StringVar(&f.out, "out", filepath.Join(benchDir(), "out"), "output folder for "+casesFile+" (written case by case), results.json, results.md and chart.svg")
-	fs.StringVar(&f.doc, "doc", defaultDoc(), "markdown document whose accuracy section this run rewrites (\"\": none)")
+	doc := docFlags(fs)
 	fs.IntVar(&f.concurrency, "concurrency", 1, "queries routed at once")
 	fs.BoolVar(&f.quiet, "q", false, "no progress bar")
 	if err := fs.Parse(args); err != nil {
@@ -92,6 +92,10 @@ func parseRun(args []string, stderr io.Writer) (*runFlags, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	var err error
+	if f.doc, err = doc.resolve(fs, "datasets", "routers", "limit", "metatool-sample", "out"); err != nil {
+		return nil, err
 	}
 	def := func(p *string, v string) {
 		if *p == "" {
@@ -162,7 +166,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	})
 	random := needModel && !f.fake && (f.randomWeights || randomWeightModel(f.model))
 	if random && f.doc != "" {
-		return fmt.Errorf("model %s has random weights (%s): pass -doc '' to keep its rows out of %s", f.model, report.RandomWeightsLabel, f.doc)
+		return fmt.Errorf("model %s has random weights (%s): drop -docs and -doc to keep its rows out of %s", f.model, report.RandomWeightsLabel, f.doc)
 	}
 	o.RandomWeights, o.CaseTimeout = random, f.caseTimeout
 	switch {

@@ -49,13 +49,18 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fakePiece := fs.Duration("fake-piece", 3*time.Millisecond, "without -ollama: the fake model's wait before each further piece (8 characters)")
 	binary := fs.String("binary", "", "toolrouter binary (default: go build the repository's)")
 	probeTimeout := fs.Duration("probe-timeout", 2*time.Minute, "with -ollama: how long the test chat that must succeed first may take")
-	doc := fs.String("doc", defaultDoc(), "markdown document whose council-stream section this run rewrites (\"\": none)")
+	docTo := docFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	docPath, err := docTo.resolve(fs)
+	if err != nil {
+		return err
+	}
+	doc := &docPath
 	if *reps < 1 {
 		return fmt.Errorf("-reps: want at least 1, got %d", *reps)
 	}

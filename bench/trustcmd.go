@@ -58,13 +58,17 @@ func runTrust(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	timeout := fs.Duration("timeout", 3*time.Minute, "bound of one request (one past it is counted as an error)")
 	maxTokens := fs.Int("max-tokens", 256, "bound of each answer and, in the sidecar, of each phase's call (max_tokens, num_predict; 0: none): a random-weight model never stops by itself")
 	probeTimeout := fs.Duration("probe-timeout", 2*time.Minute, "with -ollama: how long the test chat that must succeed first may take")
-	doc := fs.String("doc", defaultDoc(), "markdown document whose client-tools section this run rewrites (\"\": none)")
+	docTo := docFlags(fs)
 	quiet := fs.Bool("q", false, "no progress")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	doc, err := docTo.resolve(fs, "n", "sets", "doors", "plain-doors", "bfcl")
+	if err != nil {
+		return err
 	}
 	real := *ollama != ""
 	if real && *model == "" {
@@ -202,7 +206,7 @@ func runTrust(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if real {
 		section, head = sectionTrustOn, "## Client tools on a real Ollama\n\nAs above, on a real Ollama server and model.\n\n"
 	}
-	if err := updateDoc(*doc, section, head+b.String()); err != nil {
+	if err := updateDoc(doc, section, head+b.String()); err != nil {
 		return err
 	}
 	fmt.Fprint(stdout, b.String())

@@ -366,7 +366,8 @@ type Retrieval struct {
 	// memory when there is none).
 	VectorCache string `koanf:"vector_cache" json:"vector_cache,omitempty"`
 	// LearnExamples keeps the query of each request that was not degraded as an example of
-	// every tool that answered it without error.
+	// every tool that answered it without error: in ExamplesPath, or in memory when there is
+	// none; at most ExamplesPerTool per tool either way.
 	LearnExamples bool `koanf:"learn_examples" json:"learn_examples"`
 	// ExamplesFile keeps learned examples ("": examples.jsonl beside trajectory.path).
 	ExamplesFile string `koanf:"examples_file" json:"examples_file,omitempty"`
@@ -383,6 +384,27 @@ type Retrieval struct {
 	// GeneratePerMinute paces those model calls; GenerateMax caps them per process run.
 	GeneratePerMinute int `koanf:"generate_per_minute" json:"generate_per_minute"`
 	GenerateMax       int `koanf:"generate_max" json:"generate_max"`
+	// Match says how a query's words meet a tool's beyond their stems (retrieve.Matching).
+	Match Match `koanf:"match" json:"match"`
+}
+
+// Match lists the ways a query's words meet a tool's beyond their stems.
+type Match struct {
+	// Loose: a looser stem of a tool name's words ("discovered" finds get_discoverer); off by
+	// default, since it did not pay on the benchmark's held-out parts.
+	Loose bool `koanf:"loose" json:"loose"`
+	// Abbreviations: a tool name's short words as abbreviations ("calculate" finds calc_*).
+	Abbreviations bool `koanf:"abbreviations" json:"abbreviations"`
+	// Dates: a query that asks for or names a date meets the word "date".
+	Dates bool `koanf:"dates" json:"dates"`
+	// Derivations: derivational suffixes stripped ("calculation", "calculator" → calcul).
+	Derivations bool `koanf:"derivations" json:"derivations"`
+	// Bigrams: scripts written without spaces (Chinese, Japanese, Thai) matched by pairs of
+	// characters.
+	Bigrams bool `koanf:"bigrams" json:"bigrams"`
+	// Related: a query word's derivationally related nouns and verbs from WordNet
+	// ("multiplication" finds multiply), at a third of a word's weight.
+	Related bool `koanf:"related" json:"related"`
 }
 
 // GeneratedPath is where generated examples are kept: generated_examples.jsonl beside the examples

@@ -112,9 +112,6 @@ func (c Config) Validate() error {
 		v.add("retrieval.examples_per_tool", "must be 1..1000, got %d", r.ExamplesPerTool)
 	}
 	v.pinned(c)
-	if c.Retrieval.LearnExamples && c.ExamplesPath() == "" {
-		v.add("retrieval.learn_examples", "needs retrieval.examples_file or trajectory.path to keep the examples in")
-	}
 	if c.Trajectory.Path != "" {
 		if c.Trajectory.MaxBytes <= 0 {
 			v.add("trajectory.max_bytes", "must be > 0, got %d", c.Trajectory.MaxBytes)

@@ -41,7 +41,7 @@ type queryTerm struct {
 // the word as written) and its partial matches in tool names (partialQueryKeys) that terms
 // holds, the evidence of operators and file names, and the stem of "date" when the query asks
 // for one (asksDate).
-func queryTerms(query string, terms map[string][]posting) []queryTerm {
+func queryTerms(query string, terms map[string][]posting, m Matching) []queryTerm {
 	at := map[string]int{}
 	var out []queryTerm
 	// add adds key with weight w, or raises the weight of the key already there.
@@ -55,12 +55,12 @@ func queryTerms(query string, terms map[string][]posting) []queryTerm {
 		out[i].weight = max(out[i].weight, w)
 		return i
 	}
-	words(query, func(word, stem string) {
+	words(query, m, func(word, stem string) {
 		i := add(stem, 1)
 		if k := exactKey + word; !slices.Contains(out[i].exact, k) {
 			out[i].exact = append(out[i].exact, k)
 		}
-		partialQueryKeys(word, stem, func(prefix, text string) {
+		partialQueryKeys(word, stem, m, func(prefix, text string) {
 			if len(terms[prefix+text]) == 0 {
 				return // most are in no tool's name: not worth a key
 			}
@@ -73,9 +73,24 @@ func queryTerms(query string, terms map[string][]posting) []queryTerm {
 			}
 		})
 	})
+	if !m.NoRelated {
+		var stems []string
+		for _, t := range out {
+			if t.weight == 1 {
+				stems = append(stems, t.key)
+			}
+		}
+		for _, s := range stems {
+			related(s, func(r string) {
+				if len(terms[r]) > 0 {
+					add(r, relatedWeight)
+				}
+			})
+		}
+	}
 	toks := lexTokens(query)
 	evidenceIn(query, toks, func(k string) { add(k, 1) })
-	if asksDate(toks) {
+	if !m.NoDate && asksDate(toks) {
 		add(dateStem, dateWeight)
 	}
 	slices.SortFunc(out, func(a, b queryTerm) int { return strings.Compare(a.key, b.key) })
@@ -112,7 +127,7 @@ func (x *Index) Search(query string, k int, permit func(qualified string) bool) 
 // rank scores the documents that share a term with query or that it names, and returns the best k
 // (all for k ≤ 0) in order.
 func (s *snapshot) rank(pool *sync.Pool, query string, k int, permit func(string) bool) []ranked {
-	terms := queryTerms(query, s.terms)
+	terms := queryTerms(query, s.terms, s.match)
 	names := nameCandidates(query)
 	sc, _ := pool.Get().(*scratch)
 	if sc == nil {

@@ -91,7 +91,10 @@ func init() {
 // and the benchmark (go run ./bench retrieval), which chose the suffixes. "-er" and "-or" are left
 // alone: they cost more on the benchmark's pools than they gained. A tool's name gets a looser,
 // weaker match besides (looseStem, abbreviations: see partialKeys).
-func Stem(w string) string {
+func Stem(w string) string { return stem(w, true) }
+
+// stem is Stem, with its derivational suffixes only when derive is set.
+func stem(w string, derive bool) string {
 	if len(w) <= 3 || !isASCIILower(w) {
 		return w
 	}
@@ -110,6 +113,9 @@ func Stem(w string) string {
 		w = undouble(w[:len(w)-2])
 	}
 	for _, r := range derivations {
+		if !derive {
+			break
+		}
 		if strings.HasSuffix(w, r.suffix) && len(w)-len(r.suffix) >= r.keep {
 			w = w[:len(w)-len(r.suffix)] + r.repl
 			break
@@ -199,11 +205,11 @@ func looseStem(stem string) string {
 
 // partialKeys calls fn with the index keys of a word of a tool's name besides its stem: its
 // looseStem, and the word as an abbreviation.
-func partialKeys(word, stem string, fn func(key string)) {
-	if l := looseStem(stem); l != stem {
+func partialKeys(word, stem string, m Matching, fn func(key string)) {
+	if l := looseStem(stem); l != stem && m.Loose {
 		fn(looseKey + l)
 	}
-	if len(word) >= minAbbrev && len(word) <= maxAbbrev && isASCIILower(word) {
+	if !m.NoAbbrev && len(word) >= minAbbrev && len(word) <= maxAbbrev && isASCIILower(word) {
 		fn(abbrevKey + word)
 	}
 }
@@ -213,9 +219,11 @@ func partialKeys(word, stem string, fn func(key string)) {
 // key up without building it: the stem as a looseStem, and each start of the word of minAbbrev
 // to maxAbbrev letters that is not the same word (its stem differs): "probability" looks up the
 // abbreviations "prob", "proba" and "probab".
-func partialQueryKeys(word, stem string, fn func(prefix, text string)) {
-	fn(looseKey, stem)
-	if !isASCIILower(word) {
+func partialQueryKeys(word, stem string, m Matching, fn func(prefix, text string)) {
+	if m.Loose {
+		fn(looseKey, stem)
+	}
+	if m.NoAbbrev || !isASCIILower(word) {
 		return
 	}
 	for n := minAbbrev; n < len(word) && n <= maxAbbrev; n++ {
@@ -251,14 +259,20 @@ func init() {
 	}
 }
 
-// words calls fn with each word of s lower-cased, stop words dropped, and its stem.
-func words(s string, fn func(word, stem string)) {
+// words calls fn with each word of s lower-cased, stop words dropped, and its stem (see
+// Matching for what m changes): a run of a script written without spaces (Chinese, Japanese,
+// Thai, …) gives its overlapping pairs of characters as words.
+func words(s string, m Matching, fn func(word, stem string)) {
 	splitWords(s, func(w string) {
 		w = strings.ToLower(w)
 		if stopWords[w] {
 			return
 		}
-		fn(w, Stem(w))
+		if !m.NoBigrams && hasUnspaced(w) {
+			unspacedWords(w, m, fn)
+			return
+		}
+		fn(w, stem(w, !m.NoDerivation))
 	})
 }
 

@@ -175,7 +175,7 @@ func TestPartialQueryKeys(t *testing.T) {
 	}
 	for _, tc := range tests {
 		var got []string
-		partialQueryKeys(tc.word, Stem(tc.word), func(prefix, text string) { got = append(got, prefix+text) })
+		partialQueryKeys(tc.word, Stem(tc.word), Matching{Loose: true}, func(prefix, text string) { got = append(got, prefix+text) })
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("partialQueryKeys(%q): got %q, want %q", tc.word, got, tc.want)
 		}

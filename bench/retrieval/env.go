@@ -39,7 +39,9 @@ func Serve(ctx context.Context, p *Pool, log *slog.Logger) (*inventory.Manager, 
 		srv.AddTools(tools...)
 		inProcess[s.Name] = srv
 	}
-	inv := inventory.New(servers, inventory.Options{Logger: log, InProcess: inProcess})
+	// No health pings during a measurement: each ends in listing the server's tools again, and a
+	// long run on a loaded machine counted the tools of servers being relisted as gone.
+	inv := inventory.New(servers, inventory.Options{Logger: log, InProcess: inProcess, HealthInterval: 24 * time.Hour})
 	inv.Start(ctx)
 	snap := inv.Snapshot()
 	for _, s := range snap.Servers {

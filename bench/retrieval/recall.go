@@ -263,7 +263,12 @@ func rankAll(ctx context.Context, inv *inventory.Manager, p *Pool, idx []int, ra
 // newCatalog is the production ranker (see wire.go): a BM25F retriever without dense retrieval,
 // kept in step with the inventory and ex (nil: no examples) by a retrieve.Catalog.
 func newCatalog(ex *retrieve.Examples, log *slog.Logger) *retrieve.Catalog {
-	ret, _ := retrieve.NewRetriever(retrieve.NewIndex(), nil, retrieve.DenseOptions{}) // no embedder: cannot fail
+	return newCatalogWith(retrieve.Matching{}, ex, log)
+}
+
+// newCatalogWith is newCatalog with an index that matches words as m says.
+func newCatalogWith(m retrieve.Matching, ex *retrieve.Examples, log *slog.Logger) *retrieve.Catalog {
+	ret, _ := retrieve.NewRetriever(retrieve.NewIndexWith(m), nil, retrieve.DenseOptions{}) // no embedder: cannot fail
 	return retrieve.NewCatalog(ret, ex, log)
 }
 

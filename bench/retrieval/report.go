@@ -22,6 +22,10 @@ type Results struct {
 	LoadStart float64  `json:"load_start"`
 	LoadEnd   float64  `json:"load_end"`
 	Recall    []Recall `json:"recall"`
+	// HeldOut is recall on each pool's tune and report parts (PartOf), by query length and script.
+	HeldOut []HeldOut `json:"held_out,omitempty"`
+	// Matching is recall on each part with each way of matching words turned off alone.
+	Matching []MatchingRecall `json:"matching,omitempty"`
 	// Intents is the obvious-intents set ranked beside each pool size; IntentRule and
 	// IntentExcluded say which pool tools were left out.
 	Intents        []IntentRecall `json:"obvious_intents,omitempty"`
@@ -229,6 +233,13 @@ func Markdown(r *Results, chartPath string) string {
 		fmt.Fprintf(&b, "\n![Recall against the tool list's budget](%s)\n", chartPath)
 	}
 
+	if len(r.HeldOut) > 0 {
+		writeHeldOut(&b, r.HeldOut)
+	}
+	if len(r.Matching) > 0 {
+		writeMatching(&b, r.Matching)
+	}
+
 	if len(r.Intents) > 0 {
 		writeIntents(&b, r)
 	}
@@ -378,5 +389,76 @@ func writeIntents(b *strings.Builder, r *Results) {
 			ex = append(ex, fmt.Sprintf("`%s` (%s)", e.Function, e.SameJobAs))
 		}
 		fmt.Fprintf(b, "\n\nLeft out of the pools: %s Left out: %s.\n", r.IntentRule, strings.Join(ex, ", "))
+	}
+}
+
+// HeldOutIntro explains the held-out tables.
+const HeldOutIntro = "Each pool's queries are split in two parts by a hash of the pool's name and the query's " +
+	"normalised text (`retrieval.PartOf`; repeated queries share a part), fixed by the benchmark rather than seeded. " +
+	"A ranking rule or weight is chosen on the **tune** parts, or on one source's tune part when it is to be checked " +
+	"on the other source, and judged on the **report** parts, which no rule may be chosen on. " +
+	"Ranks are the ranker's own order (what `router.Search` returns as `Offer.Ranked`). " +
+	"**bm25**: no examples. **bm25+traffic**: the other part's queries learned as examples of their tools first " +
+	"(`retrieve.Examples.Learn`, the router's cap per tool), as answered requests become examples in a deployment: " +
+	"half of a pool's questions play the traffic, the other half are asked. " +
+	"Slices: queries of at most 12 words and longer ones; queries whose letters are all Latin and the others. " +
+	"A slice without queries is left out.\n\n"
+
+// writeHeldOut writes the held-out tables.
+func writeHeldOut(b *strings.Builder, hs []HeldOut) {
+	b.WriteString("\n### Held-out recall: tune and report parts\n\n")
+	b.WriteString(HeldOutIntro)
+	for _, part := range Parts {
+		fmt.Fprintf(b, "**%s parts**\n\n", part)
+		b.WriteString("| pool | candidate set | queries |")
+		for _, k := range HeldOutKs {
+			fmt.Fprintf(b, " R@%d |", k)
+		}
+		b.WriteString("\n|---|---|---|")
+		for range HeldOutKs {
+			b.WriteString("---:|")
+		}
+		b.WriteString("\n")
+		for _, h := range hs {
+			if h.Part != part {
+				continue
+			}
+			for _, s := range h.Slices {
+				if s.Queries == 0 {
+					continue
+				}
+				fmt.Fprintf(b, "| %s | %s | %s, %d |", h.Pool, h.Set, s.Slice, s.Queries)
+				for _, a := range s.AtK {
+					fmt.Fprintf(b, " %.3f |", a.Recall)
+				}
+				b.WriteString("\n")
+			}
+		}
+		b.WriteString("\n")
+	}
+}
+
+// writeMatching writes the table of the ways of matching words, one turned off at a time.
+func writeMatching(b *strings.Builder, ms []MatchingRecall) {
+	b.WriteString("\n### Matching, one way changed at a time\n\n")
+	b.WriteString("Recall without examples on each part with the sidecar's default ways of matching a word beyond its stem, " +
+		"then one of them changed (`retrieval.match` in the configuration; `retrieve.Matching`), then the rules as they " +
+		"were before this table existed (the loose stem on; no bigrams, no related words). A way that does not pay on the " +
+		"report parts is off by default: the loose stem of a tool name's words.\n\n")
+	b.WriteString("| pool | part | matching | queries |")
+	for _, k := range HeldOutKs {
+		fmt.Fprintf(b, " R@%d |", k)
+	}
+	b.WriteString("\n|---|---|---|---:|")
+	for range HeldOutKs {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
+	for _, m := range ms {
+		fmt.Fprintf(b, "| %s | %s | %s | %d |", m.Pool, m.Part, m.Variant, m.Queries)
+		for _, a := range m.AtK {
+			fmt.Fprintf(b, " %.3f |", a.Recall)
+		}
+		b.WriteString("\n")
 	}
 }

@@ -28,7 +28,9 @@ func TestTrustFake(t *testing.T) {
 		"| toolrouter | `/v1/chat/completions` | named | 6 | 0 | 6 | 100.0% (6/6) | 100.0% (6/6) | 100.0% (6/6) |",
 		"| toolrouter | `/v1/chat/completions` | none | 6 | 0 | 0 | — | — | 100.0% (6/6) |",
 		"plain Ollama has no `/v1/chat/completions` (it answered 404): not measured",
-		"Toolrouter at `/v1/chat/completions` against the model server's own tool calling at `/api/chat`",
+		"| toolrouter | `/api/chat` | auto | 6 | 0 | 6 | 100.0% (6/6) | 100.0% (6/6) | — (any answer) |",
+		// Both have /api/chat: the two phases are measured against the native call at the same door.
+		"Toolrouter at `/api/chat` against the model server's own tool calling at `/api/chat`",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the report lacks %q:\n%s", want, md)

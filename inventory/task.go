@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // Progress is one report on a call in flight: a notifications/progress the server sent for it, or
@@ -316,10 +318,19 @@ func (s *session) cancelTask(id string) {
 	}()
 }
 
-// withoutValues is a context's deadline and cancellation without its values. An in-process
-// server reads the HTTP headers of "its" request from the context it is called with; a call made
-// while toolrouter serves a request of its own (POST /mcp) must not hand it that request's
-// headers, which name another method and tool.
+// withoutValues is a context without the values mcp-go's server package put in it. An in-process
+// server reads the HTTP headers and session of "its" request from the context it is called with;
+// a call made while toolrouter serves an MCP request of its own (POST /mcp) must not hand it that
+// request's headers and session, which name another method and tool. Every other value (a
+// caller's trace, a recorder) passes through.
 type withoutValues struct{ context.Context }
 
-func (withoutValues) Value(any) any { return nil }
+// mcpServerPkg is the package whose context keys describe the request an MCP server is serving.
+var mcpServerPkg = reflect.TypeOf(server.ServerTool{}).PkgPath()
+
+func (c withoutValues) Value(key any) any {
+	if t := reflect.TypeOf(key); t != nil && t.PkgPath() == mcpServerPkg {
+		return nil
+	}
+	return c.Context.Value(key)
+}

@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"toolrouter/internal/fakeollama"
 	"toolrouter/internal/testmcp"
@@ -21,7 +24,9 @@ import (
 // at info, and durations are numbers of milliseconds.
 func TestLogIsJSON(t *testing.T) {
 	bin := buildBinary(t)
-	web := httptest.NewServer(must(builtin.Handler("calculator")))
+	// A server of the generation before 2026-07-28, whose streamable HTTP client opens the GET
+	// stream and logs from it (a 2026-07-28 server is listened to through subscriptions/listen).
+	web := httptest.NewServer(beforeDiscover(must(builtin.Handler("calculator"))))
 	t.Cleanup(web.Close)
 	model := fakeollama.New(t,
 		reply(map[string]any{"reasoning": "math", "use_tool": true, "calls": []map[string]string{{"tool": "calculator.multiply", "task": "6*7"}}, "needs_more": false, "direct": true}),
@@ -114,4 +119,32 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// beforeDiscover serves h as a server that predates server/discover: it answers that method
+// "method not found", as servers before 2026-07-28 do, so a client falls back to initialize.
+func beforeDiscover(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			h.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var msg struct {
+			ID     any    `json:"id"`
+			Method string `json:"method"`
+		}
+		if json.Unmarshal(body, &msg) == nil && msg.Method == string(mcp.MethodServerDiscover) {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": msg.ID,
+				"error": map[string]any{"code": mcp.METHOD_NOT_FOUND, "message": "Method not found"}})
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	})
 }

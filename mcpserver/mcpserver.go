@@ -358,20 +358,33 @@ func (s *Server) call(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTo
 		}
 		rep.Outcome = callOutcome(id, c)
 	}
+	// A tool with an output schema promises structured content that fits it (clients check it,
+	// an error's too): a held call, or a result whose structured part was dropped over
+	// router.max_result_bytes, has none that fits, so it is returned as the tool's error, in text.
+	promised := s.declaresOutput(qualified)
 	if c.Pending != nil {
 		// Not a failure: the call waits for a person, and the result says how to approve it.
 		s.report(rep, http.StatusOK, "")
+		if promised {
+			return mcp.NewToolResultError(pendingText(ctx, c.Pending)), nil
+		}
 		return mcp.NewToolResultStructured(c, pendingText(ctx, c.Pending)), nil
 	}
 	if c.Error != nil {
 		return s.finish(rep, callStatus(c.Error.Code), c.Error.Code, c.Error.Message), nil
 	}
 	s.report(rep, http.StatusOK, "")
-	res = &mcp.CallToolResult{IsError: c.Result.IsError, StructuredContent: c.Result.Structured}
+	res = &mcp.CallToolResult{IsError: c.Result.IsError || promised && c.Result.Structured == nil, StructuredContent: c.Result.Structured}
 	if c.Result.Text != "" || c.Result.Structured == nil {
 		res.Content = []mcp.Content{mcp.NewTextContent(c.Result.Text)}
 	}
 	return res, nil
+}
+
+// declaresOutput reports whether the inventory tool qualified declares an output schema.
+func (s *Server) declaresOutput(qualified string) bool {
+	t, ok := s.d.Inventory.Snapshot().Tool(qualified)
+	return ok && len(t.OutputSchema) > 0
 }
 
 // callOutcome is the report's routing of a direct call: the one call, no model.

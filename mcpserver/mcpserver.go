@@ -134,9 +134,6 @@ type exposed struct {
 	listed    bool // the tool set was set from it
 	signature string
 	qualified map[string]string // MCP name -> qualified name
-	// outputs are the MCP names listed with an output schema: a client requires structuredContent
-	// of each of their results that is not an error.
-	outputs map[string]bool
 }
 
 // New builds the server with its route and answer tools and, with ExposeInventory, the current
@@ -246,7 +243,7 @@ func (s *Server) sync() {
 		return
 	}
 	names := ToolNames(tools)
-	next := &exposed{listed: true, signature: sig, qualified: make(map[string]string, len(tools)), outputs: map[string]bool{}}
+	next := &exposed{listed: true, signature: sig, qualified: make(map[string]string, len(tools))}
 	list := []mcpgo.ServerTool{
 		{Tool: routeTool(), Handler: s.route},
 		{Tool: answerTool(), Handler: s.answer},
@@ -267,7 +264,6 @@ func (s *Server) sync() {
 		if len(t.OutputSchema) > 0 {
 			// The result is checked against it before it is returned (invalid_result otherwise).
 			tool.RawOutputSchema = t.OutputSchema
-			next.outputs[name] = true
 		}
 		list = append(list, mcpgo.ServerTool{Tool: tool, Handler: s.call})
 	}
@@ -332,8 +328,7 @@ func (s *Server) call(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTo
 		return res, nil
 	}
 	defer release()
-	ex := s.exposed.Load()
-	qualified, ok := ex.qualified[req.Params.Name]
+	qualified, ok := s.exposed.Load().qualified[req.Params.Name]
 	if !ok {
 		return s.fail(rep, fmt.Errorf("%w %q", router.ErrUnknownTool, req.Params.Name)), nil
 	}
@@ -371,13 +366,6 @@ func (s *Server) call(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTo
 	if c.Error != nil {
 		return s.finish(rep, callStatus(c.Error.Code), c.Error.Code, c.Error.Message), nil
 	}
-	if c.Result.Structured == nil && !c.Result.IsError && ex.outputs[req.Params.Name] {
-		// Listed with an output schema, the tool's results must carry structuredContent, which
-		// the router dropped as over its bound: an error result, not a success the client refuses.
-		return s.finish(rep, http.StatusBadGateway, CodeResultTooLarge, fmt.Sprintf(
-			"the result's structured content is %d bytes, over router.max_result_bytes; it is withheld, and the tool's output schema requires it",
-			c.Result.StructuredBytes)), nil
-	}
 	s.report(rep, http.StatusOK, "")
 	res = &mcp.CallToolResult{IsError: c.Result.IsError, StructuredContent: c.Result.Structured}
 	if c.Result.Text != "" || c.Result.Structured == nil {
@@ -385,10 +373,6 @@ func (s *Server) call(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTo
 	}
 	return res, nil
 }
-
-// CodeResultTooLarge is the error of a direct call of a tool listed with an output schema whose
-// structured content was over router.max_result_bytes: the schema requires it of every result.
-const CodeResultTooLarge = "result_too_large"
 
 // callOutcome is the report's routing of a direct call: the one call, no model.
 func callOutcome(id access.Identity, c *router.Call) *router.Outcome {

@@ -190,7 +190,7 @@ func (s *session) callTool(ctx context.Context, tool string, args map[string]any
 		Task *mcp.Task `json:"task"` // 2025-11-25 nests the task
 	}
 	if err := json.Unmarshal(raw, &handle); err != nil {
-		return mcp.ParseCallToolResult(&raw)
+		return toolResult(raw)
 	}
 	switch {
 	case modern && handle.ResultType == "task" && handle.TaskId != "":
@@ -199,7 +199,25 @@ func (s *session) callTool(ctx context.Context, tool string, args map[string]any
 	case !modern && handle.Task != nil && handle.Task.TaskId != "":
 		return s.awaitTask(ctx, taskState{Task: *handle.Task}, report)
 	}
-	return mcp.ParseCallToolResult(&raw) // the server answered at once
+	return toolResult(raw) // the server answered at once
+}
+
+// ErrInputRequired: a 2026-07-28 server answered a tools/call with input requests (resultType
+// input_required), asking for answers (an elicitation, a sampling) the inventory does not give,
+// or to retry later: the call has no result.
+var ErrInputRequired = errors.New("the server asked for the client's input instead of answering")
+
+// toolResult is a tools/call result as the raw transport returned it; input requests are
+// ErrInputRequired, never an empty result taken as the tool's answer.
+func toolResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
+	res, err := mcp.ParseCallToolResult(&raw)
+	if err != nil {
+		return nil, err
+	}
+	if res.NeedsInput() {
+		return nil, fmt.Errorf("%w (input_required, %d input request(s))", ErrInputRequired, len(res.InputRequests))
+	}
+	return res, nil
 }
 
 // getTask polls a task once: tasks/get, raw on 2026-07-28 (whose answer carries the result).
@@ -232,8 +250,7 @@ func (s *session) taskResult(ctx context.Context, task taskState) (*mcp.CallTool
 		case len(task.Result) == 0:
 			return nil, fmt.Errorf("task %s is %s but carries no result", task.TaskId, task.Status)
 		}
-		raw := json.RawMessage(task.Result)
-		return mcp.ParseCallToolResult(&raw)
+		return toolResult(task.Result)
 	}
 	res, err := s.client.TaskResult(ctx, mcp.TaskResultRequest{Params: mcp.TaskResultParams{TaskId: task.TaskId}})
 	if err != nil {

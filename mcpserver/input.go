@@ -85,13 +85,18 @@ func (k *parking) put(p *parked, now time.Time) (string, bool) {
 	return state, true
 }
 
-// take returns what is parked under state and removes it: a state serves one retry.
-func (k *parking) take(state string, now time.Time) (*parked, bool) {
+// take returns what is parked under state for identity and the call bind, and removes it: a
+// state serves one retry. A retry of another identity or call finds nothing and leaves it parked,
+// so that it cannot use up the retry of the request that asked.
+func (k *parking) take(state, identity, bind string, now time.Time) (*parked, bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	p, ok := k.m[state]
+	if !ok || p.identity != identity || p.bind != bind {
+		return nil, false
+	}
 	delete(k.m, state)
-	return p, ok && now.Before(p.expires)
+	return p, now.Before(p.expires)
 }
 
 // round is what a tools/call's context carries for input requests: the call it is (bind) and,
@@ -125,8 +130,8 @@ func (s *Server) beginRound(ctx context.Context, rep *observe.Report, id access.
 	sum := sha256.Sum256(append([]byte(req.Params.Name+"\x00"), rawArguments(req)...))
 	r := &round{bind: hex.EncodeToString(sum[:])}
 	if state := req.Params.RequestState; state != "" {
-		p, ok := s.parked.take(state, time.Now())
-		if !ok || p.identity != id.String() || p.bind != r.bind {
+		p, ok := s.parked.take(state, id.String(), r.bind, time.Now())
+		if !ok {
 			return ctx, s.finish(rep, http.StatusBadRequest, UnknownRequestState,
 				"the request state names no request of this call waiting for answers (unknown, expired or used): call again without it")
 		}

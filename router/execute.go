@@ -30,7 +30,7 @@ func (r *Router) execute(reqCtx context.Context, j *journal, tool *inventory.Too
 	}
 	var stopProgress func()
 	if j.listening() {
-		ctx, stopProgress = progressEvents(ctx, j, c)
+		ctx, stopProgress = progressEvents(ctx, j, c, r.progressMessage)
 	}
 	t0 := time.Now()
 	res, err := r.tools.CallTool(ctx, tool.Server, tool.Name, c.Arguments)
@@ -86,6 +86,21 @@ func (r *Router) execute(reqCtx context.Context, j *journal, tool *inventory.Too
 	j.callEvent(EventToolResult, c.Round, c)
 }
 
+// maxProgressMessage bounds a progress report's message as the stream carries it.
+const maxProgressMessage = 1000
+
+// progressMessage is a server's progress message as a client may see it: masked as a server's
+// error is (it may quote a credential), then shortened to maxProgressMessage.
+func (r *Router) progressMessage(msg string) string {
+	if r.set.Redactor != nil {
+		msg = r.set.Redactor.String(msg)
+	}
+	if len(msg) > maxProgressMessage {
+		msg = prompts.Shorten(msg, maxProgressMessage)
+	}
+	return msg
+}
+
 // maxProgressBacklog bounds the progress reports of one call waiting for the stream: more are
 // dropped while the client reads slowly.
 const maxProgressBacklog = 16
@@ -93,8 +108,8 @@ const maxProgressBacklog = 16
 // progressEvents returns ctx carrying a progress function (inventory.WithProgress) that turns the
 // reports on c's call into tool_progress events, and stop, which ends them: the function never
 // blocks the server's notifications (a report over maxProgressBacklog is dropped), and no event
-// follows stop, which returns once the last is sent.
-func progressEvents(ctx context.Context, j *journal, c *Call) (context.Context, func()) {
+// follows stop, which returns once the last is sent. Each message goes through clean first.
+func progressEvents(ctx context.Context, j *journal, c *Call, clean func(string) string) (context.Context, func()) {
 	who := &Call{Step: c.Step, Round: c.Round, Task: c.Task, Server: c.Server, Tool: c.Tool}
 	var (
 		mu      sync.Mutex // guards stopped and sends on reports
@@ -105,6 +120,7 @@ func progressEvents(ctx context.Context, j *journal, c *Call) (context.Context, 
 	go func() {
 		defer close(done)
 		for p := range reports {
+			p.Message = clean(p.Message)
 			j.event(Event{Type: EventToolProgress, Round: c.Round, Call: who, Progress: &p})
 		}
 	}()

@@ -2,6 +2,7 @@ package router_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"toolrouter/config"
 	"toolrouter/internal/fakeollama"
 	"toolrouter/inventory"
+	"toolrouter/redact"
 	"toolrouter/router"
 )
 
@@ -79,5 +81,64 @@ func TestProgressReachesTheStream(t *testing.T) {
 	want := []router.EventType{router.EventToolCallStart, router.EventToolProgress, router.EventToolResult}
 	if len(order) != len(want) || order[0] != want[0] || order[1] != want[1] || order[2] != want[2] {
 		t.Errorf("got events %v, want %v", order, want)
+	}
+}
+
+// TestProgressMessageMaskedAndBounded: a progress report's message is the server's text, as an
+// error's is: a credential of the server's in it is masked and a long one is shortened before it
+// reaches the stream, as results and errors are.
+func TestProgressMessageMaskedAndBounded(t *testing.T) {
+	const cred = "sk-progress-secret-0123456789"
+	long := cred + " " + strings.Repeat("x", 64<<10)
+	heard := make(chan struct{})
+	srv := server.NewMCPServer("slow", "1.0.0")
+	srv.AddTool(mcp.NewTool("build", mcp.WithDescription("builds slowly")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
+				return mcp.NewToolResultError("no progress token"), nil
+			}
+			_ = srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress),
+				map[string]any{"progressToken": req.Params.Meta.ProgressToken, "progress": 1.0, "message": long})
+			select {
+			case <-heard:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return mcp.NewToolResultText("built"), nil
+		})
+	model := fakeollama.New(t, choose(false, false, "slow.build"), callArgs(map[string]any{}))
+	inv := inventory.New(map[string]config.Server{"slow": builtinServer("slow")},
+		inventory.Options{Logger: quiet, InProcess: map[string]*server.MCPServer{"slow": srv}})
+	inv.Start(context.Background())
+	t.Cleanup(inv.Close)
+	rt := router.New(model.Client(), inv, inv, router.Settings{Model: "fake", CallTimeout: 10 * time.Second,
+		Redactor: redact.New(cred)}, quiet)
+	var (
+		mu   sync.Mutex
+		got  []string
+		once sync.Once
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := rt.Route(ctx, router.Request{Query: "build it", OnEvent: func(ev router.Event) {
+		if ev.Type == router.EventToolProgress && ev.Progress != nil {
+			mu.Lock()
+			got = append(got, ev.Progress.Message)
+			mu.Unlock()
+			once.Do(func() { close(heard) })
+		}
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) == 0 {
+		t.Fatal("no tool_progress event")
+	}
+	for _, m := range got {
+		if strings.Contains(m, cred) || len(m) > 2000 {
+			t.Errorf("got a progress message of %d bytes (credential shown: %v), want it masked and shortened to about 1000 bytes",
+				len(m), strings.Contains(m, cred))
+		}
 	}
 }

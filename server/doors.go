@@ -152,11 +152,27 @@ func (h *handlers) doorFor(path string) *door {
 	return nil
 }
 
-// dialectOf is the error dialect of a request's path: its door's, toolrouter's for a path no
-// door serves.
+// dialectPrefixes are the dialects of the paths no door serves, by the API their prefix names:
+// an unrouted path under /api/ is answered as Ollama answers, one under /v1/chat/ as OpenAI does.
+var dialectPrefixes = []struct {
+	prefix  string
+	dialect dialect
+}{
+	{"/api/", dialectOllama},
+	{"/v1/chat/", dialectOpenAI},
+}
+
+// dialectOf is the error dialect of a request's path: its door's; for a path no door serves, the
+// dialect of the API its prefix names (dialectPrefixes), else toolrouter's.
 func (h *handlers) dialectOf(path string) dialect {
 	if d := h.doorFor(path); d != nil {
 		return d.dialect
+	}
+	lower := strings.ToLower(path)
+	for _, p := range dialectPrefixes {
+		if strings.HasPrefix(lower, p.prefix) {
+			return p.dialect
+		}
 	}
 	return dialectToolrouter
 }

@@ -434,3 +434,33 @@ func TestOpenWebUIConnection(t *testing.T) {
 		t.Errorf("POST /api/chat: got %d %q %s, want an NDJSON stream ending done", status, h.Get("Content-Type"), raw)
 	}
 }
+
+// TestUnroutedPathsSpeakTheirAPIsDialect: a path under /api/ that no door serves (a newer Ollama
+// endpoint, a typo) is answered in Ollama's error shape, as docs/api.md says of every error on
+// /api/; one under /v1/chat/ in OpenAI's.
+func TestUnroutedPathsSpeakTheirAPIsDialect(t *testing.T) {
+	e := newChatEnv(t, fakeollama.New(t), &fakeCompleter{}, nil, server.Options{})
+	for _, tc := range []struct {
+		method, path string
+		ollama       bool
+	}{
+		{http.MethodGet, "/api/nothing-here", true},
+		{http.MethodPost, "/api/chat/extra", true},
+		{http.MethodPost, "/v1/chat/completion", false},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			status, raw, body := do(t, e.app, tc.method, tc.path, []byte(`{}`))
+			if status != http.StatusNotFound {
+				t.Fatalf("got %d %s, want 404", status, raw)
+			}
+			msg, isString := body["error"].(string)
+			obj, isObject := body["error"].(map[string]any)
+			switch {
+			case tc.ollama && (!isString || msg == "" || len(body) != 1):
+				t.Errorf("got %s, want Ollama's {\"error\": \"message\"}", raw)
+			case !tc.ollama && (!isObject || obj["type"] == nil):
+				t.Errorf("got %s, want OpenAI's {\"error\": {\"message\", \"type\", ...}}", raw)
+			}
+		})
+	}
+}

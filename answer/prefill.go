@@ -51,7 +51,8 @@ func (c *ProviderCompleter) template(p, model string, thinkUnset bool) *template
 
 // continuedValues says whether req is answered by continuations on provider p: prefill is on,
 // p speaks Ollama's protocol, the request has a format that fixes its text but for its values,
-// no tools, no num_predict (max_tokens) and no thinking before the answer. It returns the format's values.
+// no tools, no num_predict (max_tokens), no thinking before the answer and at most
+// maxContinuedValues properties. It returns the format's values.
 func (c *ProviderCompleter) continuedValues(p string, req *api.ChatRequest) ([]prefill.Value, bool) {
 	if !c.o.Prefill || !c.o.Providers[p].Ollama || len(req.Tools) > 0 || len(req.Format) == 0 {
 		return nil, false
@@ -62,8 +63,16 @@ func (c *ProviderCompleter) continuedValues(p string, req *api.ChatRequest) ([]p
 	if _, ok := req.Options["num_predict"]; ok {
 		return nil, false // a bound on the whole answer, which each continuation would not keep
 	}
-	return prefill.ObjectValues(req.Format)
+	values, ok := prefill.ObjectValues(req.Format)
+	if !ok || len(values) > maxContinuedValues {
+		return nil, false // each value is a model call: a wide object is asked for whole
+	}
+	return values, true
 }
+
+// maxContinuedValues bounds the model calls a continued answer makes: a client's schema with more
+// properties is answered as one whole object, as without prefill.
+const maxContinuedValues = 16
 
 // lead reports whether answers of req's model at provider p are continued now, and the lead they
 // start with. With think unset, a model that thinks by default (its capabilities, asked once) is

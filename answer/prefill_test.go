@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -29,6 +30,13 @@ func TestCompleterPrefill(t *testing.T) {
 		fixed  = `{"type":"object","properties":{"city":{"type":"string","maxLength":20},"n":{"type":"integer"}},"required":["city","n"]}`
 	)
 	off, thinks := false, []model.Capability{model.CapabilityCompletion, model.CapabilityThinking}
+	// wide has a property more than the continued values' bound: one call each would be too many.
+	var props, required []string
+	for i := range maxContinuedValues + 1 {
+		props = append(props, fmt.Sprintf(`"p%d":{"type":"integer"}`, i))
+		required = append(required, fmt.Sprintf(`"p%d"`, i))
+	}
+	wide := `{"type":"object","properties":{` + strings.Join(props, ",") + `},"required":[` + strings.Join(required, ",") + `]}`
 	tests := []struct {
 		name         string
 		prefill      bool
@@ -58,6 +66,8 @@ func TestCompleterPrefill(t *testing.T) {
 		{name: "think unset on a model that thinks is whole", prefill: true, format: fixed, capabilities: thinks,
 			reply: fakeollama.Reply{Content: answer, PromptTokens: 40, CompletionTokens: 9}, wantPrefixes: []string{""}, wantPrompt: 40, wantDecode: 9, wantFinish: "stop"},
 		{name: "prefill off is whole", format: fixed, think: &api.ThinkValue{Value: off},
+			reply: fakeollama.Reply{Content: answer, PromptTokens: 40, CompletionTokens: 9}, wantPrefixes: []string{""}, wantPrompt: 40, wantDecode: 9, wantFinish: "stop"},
+		{name: "an object wider than the bound is whole", prefill: true, format: wide, think: &api.ThinkValue{Value: off},
 			reply: fakeollama.Reply{Content: answer, PromptTokens: 40, CompletionTokens: 9}, wantPrefixes: []string{""}, wantPrompt: 40, wantDecode: 9, wantFinish: "stop"},
 		{name: "an optional property is whole", prefill: true, think: &api.ThinkValue{Value: off},
 			format: `{"type":"object","properties":{"city":{"type":"string"},"n":{"type":"integer"}},"required":["city"]}`,

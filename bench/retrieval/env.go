@@ -25,6 +25,8 @@ func Serve(ctx context.Context, p *Pool, log *slog.Logger) (*inventory.Manager, 
 		servers[s.Name] = config.Server{
 			Purpose: s.Purpose, Transport: config.TransportBuiltin, Builtin: s.Name,
 			ConnectTimeout: config.Duration(time.Minute), CallTimeout: config.Duration(time.Minute),
+			// Nor relisting when a list's time to live passes (see the health pings below).
+			ListTTLMin: config.Duration(24 * time.Hour), ListTTLMax: config.Duration(24 * time.Hour),
 		}
 		if s.Builtin {
 			continue
@@ -39,8 +41,9 @@ func Serve(ctx context.Context, p *Pool, log *slog.Logger) (*inventory.Manager, 
 		srv.AddTools(tools...)
 		inProcess[s.Name] = srv
 	}
-	// No health pings during a measurement: each ends in listing the server's tools again, and a
-	// long run on a loaded machine counted the tools of servers being relisted as gone.
+	// No health pings (nor relisting, above) during a measurement: each ends in listing the
+	// server's tools again, and a long run on a loaded machine counted the tools of servers being
+	// relisted as gone.
 	inv := inventory.New(servers, inventory.Options{Logger: log, InProcess: inProcess, HealthInterval: 24 * time.Hour})
 	inv.Start(ctx)
 	snap := inv.Snapshot()

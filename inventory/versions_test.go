@@ -96,6 +96,7 @@ func TestServersOfEveryProtocolVersion(t *testing.T) {
 		{"2025-11-25 only", []string{mcp.ProtocolVersion20251125}, mcp.ProtocolVersion20251125},
 		{"2025-06-18 only", []string{mcp.ProtocolVersion20250618}, mcp.ProtocolVersion20250618},
 		{"2025-03-26 only", []string{mcp.ProtocolVersion20250326}, mcp.ProtocolVersion20250326},
+		{"2024-11-05 only", []string{mcp.ProtocolVersion20241105}, mcp.ProtocolVersion20241105},
 		{"every version", mcp.ValidProtocolVersions, mcp.ProtocolVersion20260728},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

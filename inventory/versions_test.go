@@ -84,7 +84,7 @@ func echoServer(opts ...server.ServerOption) *server.MCPServer {
 }
 
 // TestServersOfEveryProtocolVersion: toolrouter connects to a server that speaks only 2026-07-28,
-// only 2025-06-18, and those between, lists and calls their tools, and says in the inventory which
+// only 2024-11-05, and those between, lists and calls their tools, and says in the inventory which
 // version each negotiated.
 func TestServersOfEveryProtocolVersion(t *testing.T) {
 	for _, tc := range []struct {

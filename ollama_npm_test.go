@@ -11,11 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ollama/ollama/api"
-
 	"toolrouter/access"
 	"toolrouter/auth"
-	"toolrouter/internal/fakeollama"
 	"toolrouter/internal/npmservers"
 )
 
@@ -97,35 +94,8 @@ func TestOllamaClient(t *testing.T) {
 		}
 	}
 
-	const answer = "2 + 3 = 5, by the calculator."
-	model := fakeollama.NewFunc(t, func(req api.ChatRequest) fakeollama.Reply {
-		// The client's get_weather goes through toolrouter's two phases, as in TestOpenAIClient.
-		var all strings.Builder
-		for _, m := range req.Messages {
-			all.WriteString(m.Content + "\n")
-		}
-		hint := string(req.Format)
-		if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "assistant" {
-			hint += req.Messages[n-1].Content
-		}
-		if text, ok := clientToolsAnswer(all.String(), hint, fakeollama.Selecting(req)); ok {
-			return fakeollama.Reply{Content: text, PromptTokens: 40, CompletionTokens: 6}
-		}
-		switch {
-		case fakeollama.Selecting(req):
-			return fakeollama.Reply{Content: `{"use_tool":true,"calls":["calculator.add"],"needs_more":false,"direct":false}`,
-				PromptTokens: 300, CompletionTokens: 20}
-		case req.Format != nil:
-			return reply(map[string]any{"a": 2, "b": 3})
-		}
-		for _, m := range req.Messages {
-			if m.Role == "system" && strings.Contains(m.Content, ">>>\n5\n<<<end ") {
-				return fakeollama.Reply{Content: answer, PromptTokens: 50, CompletionTokens: 9}
-			}
-		}
-		return fakeollama.Reply{Content: "no evidence was given", PromptTokens: 50, CompletionTokens: 4}
-	})
-	model.Models = []string{"fake", "llama3.1:8b"}
+	const answer = routedAnswer
+	model := npmClientsModel(t) // the client's get_weather through the two phases
 
 	key, err := auth.NewKey("npm", auth.Identity{Org: access.DefaultOrg})
 	if err != nil {

@@ -106,34 +106,7 @@ func TestOpenAIClient(t *testing.T) {
 		t.Skipf("the openai npm package is not installed in %s (npm ci there installs it): %v", dir, err)
 	}
 
-	model := fakeollama.NewFunc(t, func(req api.ChatRequest) fakeollama.Reply {
-		var all strings.Builder
-		for _, m := range req.Messages {
-			all.WriteString(m.Content + "\n")
-		}
-		hint := string(req.Format)
-		if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "assistant" {
-			hint += req.Messages[n-1].Content
-		}
-		if text, ok := clientToolsAnswer(all.String(), hint, fakeollama.Selecting(req)); ok {
-			return fakeollama.Reply{Content: text, PromptTokens: 40, CompletionTokens: 6}
-		}
-		switch {
-		case fakeollama.Selecting(req):
-			// In the selection's key order, which a continued answer follows.
-			return fakeollama.Reply{Content: `{"use_tool":true,"calls":["calculator.add"],"needs_more":false,"direct":false}`,
-				PromptTokens: 300, CompletionTokens: 20}
-		case req.Format != nil:
-			return reply(map[string]any{"a": 2, "b": 3})
-		}
-		for _, m := range req.Messages {
-			if m.Role == "system" && strings.Contains(m.Content, ">>>\n5\n<<<end ") {
-				return fakeollama.Reply{Content: "2 + 3 = 5, by the calculator.", PromptTokens: 50, CompletionTokens: 9}
-			}
-		}
-		return fakeollama.Reply{Content: "no evidence was given", PromptTokens: 50, CompletionTokens: 4}
-	})
-	model.Models = []string{"fake", "llama3.1:8b"}
+	model := npmClientsModel(t)
 	remote := fakeopenai.NewFunc(t, func(req fakeopenai.Request) fakeopenai.Reply {
 		var all strings.Builder
 		for _, m := range req.Body.Messages {
@@ -426,4 +399,43 @@ func TestOpenAIClientCouncil(t *testing.T) {
 			t.Errorf("%s: reasoning names a member, want the anonymous labels:\n%s", tc.name, all)
 		}
 	}
+}
+
+// routedAnswer is what npmClientsModel's answering model writes from the calculator's 5.
+const routedAnswer = "2 + 3 = 5, by the calculator."
+
+// npmClientsModel is the fake Ollama behind the npm clients' tests (models "fake" and
+// "llama3.1:8b"): the phases over the scripts' get_weather and get_time (clientToolsAnswer), a
+// routed calculator.add of 2 and 3, and routedAnswer from its result.
+func npmClientsModel(t *testing.T) *fakeollama.Server {
+	t.Helper()
+	model := fakeollama.NewFunc(t, func(req api.ChatRequest) fakeollama.Reply {
+		var all strings.Builder
+		for _, m := range req.Messages {
+			all.WriteString(m.Content + "\n")
+		}
+		hint := string(req.Format)
+		if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "assistant" {
+			hint += req.Messages[n-1].Content
+		}
+		if text, ok := clientToolsAnswer(all.String(), hint, fakeollama.Selecting(req)); ok {
+			return fakeollama.Reply{Content: text, PromptTokens: 40, CompletionTokens: 6}
+		}
+		switch {
+		case fakeollama.Selecting(req):
+			// In the selection's key order, which a continued answer follows.
+			return fakeollama.Reply{Content: `{"use_tool":true,"calls":["calculator.add"],"needs_more":false,"direct":false}`,
+				PromptTokens: 300, CompletionTokens: 20}
+		case req.Format != nil:
+			return reply(map[string]any{"a": 2, "b": 3})
+		}
+		for _, m := range req.Messages {
+			if m.Role == "system" && strings.Contains(m.Content, ">>>\n5\n<<<end ") {
+				return fakeollama.Reply{Content: routedAnswer, PromptTokens: 50, CompletionTokens: 9}
+			}
+		}
+		return fakeollama.Reply{Content: "no evidence was given", PromptTokens: 50, CompletionTokens: 4}
+	})
+	model.Models = []string{"fake", "llama3.1:8b"}
+	return model
 }

@@ -123,11 +123,7 @@ func MeasureHeldOut(ctx context.Context, inv *inventory.Manager, p *Pool, o Reca
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
-	parts := map[string][]int{}
-	for i, q := range p.Queries {
-		part := PartOf(p.Name, q.Text)
-		parts[part] = append(parts[part], i)
-	}
+	parts := p.parts()
 	var res []HeldOut
 	for _, set := range []string{HeldOutBM25, HeldOutTraffic} {
 		for _, part := range Parts {
@@ -236,11 +232,7 @@ func MeasureMatching(ctx context.Context, inv *inventory.Manager, p *Pool, o Rec
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
-	parts := map[string][]int{}
-	for i, q := range p.Queries {
-		part := PartOf(p.Name, q.Text)
-		parts[part] = append(parts[part], i)
-	}
+	parts := p.parts()
 	var res []MatchingRecall
 	for _, v := range Variants {
 		for _, part := range Parts {
@@ -263,4 +255,14 @@ func MeasureMatching(ctx context.Context, inv *inventory.Manager, p *Pool, o Rec
 		}
 	}
 	return res, nil
+}
+
+// parts are the indexes of p's queries in each part (PartOf).
+func (p *Pool) parts() map[string][]int {
+	parts := map[string][]int{}
+	for i, q := range p.Queries {
+		part := PartOf(p.Name, q.Text)
+		parts[part] = append(parts[part], i)
+	}
+	return parts
 }

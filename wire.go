@@ -578,6 +578,7 @@ func newRouter(p *parts) *router.Router {
 		PromptBudget:     cfg.Retrieval.PromptBudget,
 		Pinned:           cfg.Retrieval.Pinned,
 		MaxSearches:      cfg.Retrieval.MaxSearches,
+		SearchWhenWeak:   cfg.Retrieval.SearchWhenWeak,
 		SharedPrefix:     cfg.Router.SharedPrefix,
 		Prefill:          cfg.PrefillOn(),
 		Renders:          p.models.renders,

@@ -359,6 +359,10 @@ type Retrieval struct {
 	// MaxSearches is how many times per request phase 1 may ask to search beyond the
 	// shortlist (0..4); each search takes one call of router.max_tool_calls.
 	MaxSearches int `koanf:"max_searches" json:"max_searches"`
+	// SearchWhenWeak makes phase 1 search before it may answer "no tool" when the shortlist
+	// rests on little: ranked lexically, with fewer than half of the query's words in any
+	// tool's text (a question in another language than the tools', say). Needs MaxSearches.
+	SearchWhenWeak bool `koanf:"search_when_weak" json:"search_when_weak"`
 	// EmbedModel, when set, is an Ollama embedding model (e.g. "nomic-embed-text") whose
 	// ranking is fused with BM25F; without it, or while it is down, ranking is lexical.
 	EmbedModel string `koanf:"embed_model" json:"embed_model,omitempty"`

@@ -34,6 +34,10 @@ type Result struct {
 	// Fallback, when not empty, says why the ranking is BM25 only (the embedding model is missing
 	// or unreachable, say).
 	Fallback string
+	// Weak says the ranking was lexical and fewer than half of the query's words are in any
+	// tool's text (see Index.Known): its best tools may be no better than any others. A ranking
+	// fused with embedding similarity is never weak.
+	Weak bool
 }
 
 // Retriever ranks tools with the BM25F index and, when it has an embedder, fuses the ranking with
@@ -202,17 +206,17 @@ func (r *Retriever) embedDocs(ctx context.Context, docs []Doc) error {
 // order the hits and mean nothing across queries.
 func (r *Retriever) Search(ctx context.Context, query string, k int, permit func(qualified string) bool) Result {
 	if r.emb == nil {
-		return Result{Hits: r.index.Search(query, k, permit)}
+		return r.lexical(query, k, permit, "")
 	}
 	ds := r.dense.Load()
 	switch {
 	case ds.off != "":
-		return Result{Hits: r.index.Search(query, k, permit), Fallback: ds.off}
+		return r.lexical(query, k, permit, ds.off)
 	case len(ds.vecs) == 0:
-		return Result{Hits: r.index.Search(query, k, permit)}
+		return r.lexical(query, k, permit, "")
 	}
 	if until := r.quietUntil.Load(); time.Now().UnixNano() < until {
-		return Result{Hits: r.index.Search(query, k, permit), Fallback: fmt.Sprintf("embedding model %s failed recently; retrying after %s", r.opts.Model, time.Unix(0, until).UTC().Format(time.RFC3339))}
+		return r.lexical(query, k, permit, fmt.Sprintf("embedding model %s failed recently; retrying after %s", r.opts.Model, time.Unix(0, until).UTC().Format(time.RFC3339)))
 	}
 	qctx, cancel := context.WithTimeout(ctx, r.opts.QueryTimeout)
 	qv, err := r.emb.Embed(qctx, r.opts.Model, []string{query})
@@ -222,9 +226,9 @@ func (r *Retriever) Search(ctx context.Context, query string, k int, permit func
 		if ctx.Err() == nil { // the search's own caller going away says nothing of the model
 			r.quietUntil.Store(time.Now().Add(queryBackoff).UnixNano())
 		}
-		return Result{Hits: r.index.Search(query, k, permit), Fallback: fmt.Sprintf("embedding query with %s: %v", r.opts.Model, err)}
+		return r.lexical(query, k, permit, fmt.Sprintf("embedding query with %s: %v", r.opts.Model, err))
 	case len(qv) != 1 || len(qv[0]) != ds.dim:
-		return Result{Hits: r.index.Search(query, k, permit), Fallback: fmt.Sprintf("embedding query with %s: no vector of %d dimensions", r.opts.Model, ds.dim)}
+		return r.lexical(query, k, permit, fmt.Sprintf("embedding query with %s: no vector of %d dimensions", r.opts.Model, ds.dim))
 	}
 
 	s := r.index.cur.Load()
@@ -267,6 +271,13 @@ func (r *Retriever) Search(ctx context.Context, query string, k int, permit func
 		hits = hits[:k]
 	}
 	return Result{Hits: s.pad(hits, k, permit)}
+}
+
+// lexical is the BM25F ranking alone, with why dense retrieval was not used (fallback, "" when it
+// is not configured or has no vectors yet).
+func (r *Retriever) lexical(query string, k int, permit func(string) bool, fallback string) Result {
+	s := r.index.cur.Load()
+	return Result{Hits: s.search(&r.index.scratch, query, k, permit), Fallback: fallback, Weak: weak(s.known(query))}
 }
 
 // nearest returns the names of the n permitted tools (all for n ≤ 0) whose vectors are most

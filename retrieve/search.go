@@ -115,8 +115,12 @@ type ranked struct {
 // permit is asked about a tool before the tool is scored; a tool it denies is neither scored nor
 // returned. Ties break by qualified name.
 func (x *Index) Search(query string, k int, permit func(qualified string) bool) []Hit {
-	s := x.cur.Load()
-	r := s.rank(&x.scratch, query, k, permit)
+	return x.cur.Load().search(&x.scratch, query, k, permit)
+}
+
+// search is Index.Search on one snapshot.
+func (s *snapshot) search(pool *sync.Pool, query string, k int, permit func(string) bool) []Hit {
+	r := s.rank(pool, query, k, permit)
 	hits := make([]Hit, len(r), max(len(r), min(k, s.live)))
 	for i, h := range r {
 		hits[i] = Hit{Qualified: s.docs[h.id].qualified, Score: h.score}

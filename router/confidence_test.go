@@ -144,7 +144,7 @@ func TestConfidenceOf(t *testing.T) {
 
 func TestSelectionFormatsBoundEveryString(t *testing.T) {
 	for _, r := range []Reasoning{ReasoningNone, ReasoningBrief, ReasoningFull} {
-		f := selectionFormat([]byte(`["calculator.add","none"]`), 0, 2, true, r)
+		f := selectionFormat([]byte(`["calculator.add","none"]`), 0, 2, searchMay, r)
 		var doc any
 		if err := decodeObject(string(f), &doc); err != nil {
 			t.Fatalf("%s: %v", r, err)

@@ -31,11 +31,13 @@ func TestFormatsConvertToGrammar(t *testing.T) {
 		t.Fatal(err)
 	}
 	formats := map[string][]byte{
-		"selection":        selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 0, 3, false, ReasoningNone),
-		"selection+search": selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 0, 3, true, ReasoningNone),
-		"selection brief":  selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 0, 3, true, ReasoningBrief),
-		"selection full":   selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 0, 3, true, ReasoningFull),
-		"relaxed":          relaxed,
+		"selection":             selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 0, 3, searchNone, ReasoningNone),
+		"selection+search":      selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 0, 3, searchMay, ReasoningNone),
+		"selection brief":       selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 0, 3, searchMay, ReasoningBrief),
+		"selection full":        selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 0, 3, searchMay, ReasoningFull),
+		"selection must search": selectionFormat([]byte(`["calculator.add","clock.current_time","none"]`), 0, 3, searchMust, ReasoningNone),
+		"search words":          mustFormat,
+		"relaxed":               relaxed,
 	}
 	for name, f := range formats {
 		t.Run(name, func(t *testing.T) {

@@ -177,6 +177,9 @@ type Settings struct {
 	Pinned []string
 	// MaxSearches bounds the searches beyond the shortlist that phase 1 may ask for per request.
 	MaxSearches int
+	// SearchWhenWeak: when a shortlist is weak (retrieve.Result.Weak), round 1's first selection
+	// may answer "no tool" only with search words (needs MaxSearches).
+	SearchWhenWeak bool
 	// Estimator measures prompts before they are sent; the council may share it (nil: one of the
 	// router's own).
 	Estimator *tokens.Estimator

@@ -130,13 +130,12 @@ func (tp *twoPhase) plan(ctx context.Context, round, remaining int) (plan, error
 		return tp.namedPlan(), nil
 	}
 	for {
-		canSearch := tp.view.shortlist != nil && tp.searches < tp.r.set.MaxSearches && remaining-searched >= 2 &&
-			(round == 1 || tp.r.set.ResultsMayWiden)
-		sel, text, err := tp.selectOnce(ctx, round, remaining-searched, canSearch)
+		search := tp.searchRule(round, remaining-searched)
+		sel, text, err := tp.selectOnce(ctx, round, remaining-searched, search)
 		if err != nil {
 			return plan{searched: searched}, err
 		}
-		if words := strings.TrimSpace(sel.Search); canSearch && !sel.UseTool && words != "" {
+		if words := strings.TrimSpace(sel.Search); search != searchNone && !sel.UseTool && words != "" {
 			searched++
 			tp.searches++
 			v, err := tp.r.shortlist(ctx, tp.snap, tp.ps, words, tp.view.shortlist.Budget)
@@ -164,6 +163,29 @@ func (tp *twoPhase) plan(ctx context.Context, round, remaining int) (plan, error
 		tasks(p.calls)
 		return p, nil
 	}
+}
+
+// searchRule is what phase 1's answer may say of a search beyond the shortlist.
+type searchRule uint8
+
+const (
+	searchNone searchRule = iota // no search: the whole inventory is shown, or no search is left
+	searchMay                    // "search" words instead of calls, or none
+	// searchMust: no calls only with search words. Round 1's first selection over a weak
+	// shortlist (router.Settings.SearchWhenWeak) must search before it answers "no tool".
+	searchMust
+)
+
+// searchRule is the search rule of the next selection of round, with remaining calls left.
+func (tp *twoPhase) searchRule(round, remaining int) searchRule {
+	sl := tp.view.shortlist
+	if sl == nil || tp.searches >= tp.r.set.MaxSearches || remaining < 2 || round > 1 && !tp.r.set.ResultsMayWiden {
+		return searchNone
+	}
+	if round == 1 && tp.searches == 0 && sl.Weak && tp.r.set.SearchWhenWeak && tp.least == 0 {
+		return searchMust
+	}
+	return searchMay
 }
 
 // namedPlan is round 1's plan for a request that named its tool: that call, and as the answer the
@@ -212,14 +234,17 @@ func (tp *twoPhase) offered() map[string]bool {
 }
 
 // selectOnce makes one phase-1 call under the format schema of the current view.
-func (tp *twoPhase) selectOnce(ctx context.Context, round, remaining int, canSearch bool) (selection, string, error) {
+func (tp *twoPhase) selectOnce(ctx context.Context, round, remaining int, search searchRule) (selection, string, error) {
 	const stage = "selecting tool"
 	msgs, est, err := tp.window().fit(tp.j, round, "phase-1 prompt", tokens.Estimate{}, tp.t.selectMessages,
 		shortenPriors(tp.t.allPriors()), tp.t.dropHistory, tp.halve)
 	if err != nil {
 		return selection{}, "", &stageError{stage: stage, err: err}
 	}
-	format := tp.format(remaining, canSearch)
+	if search == searchMust {
+		tp.j.note(StepWeakShortlist, round, fmt.Sprintf("fewer than half of the words of %q are in any tool's text: phase 1 searches before it may answer no tool", tp.view.shortlist.Query))
+	}
+	format := tp.format(remaining, search)
 	t0 := time.Now()
 	var (
 		rep       reply
@@ -227,7 +252,7 @@ func (tp *twoPhase) selectOnce(ctx context.Context, round, remaining int, canSea
 		continued bool
 	)
 	if lead, ok := tp.r.continuing(ctx); ok {
-		rep, conf, err = tp.selectContinued(ctx, msgs, est, lead, remaining, canSearch)
+		rep, conf, err = tp.selectContinued(ctx, msgs, est, lead, remaining, search)
 		continued = err == nil
 		if errors.Is(err, prefill.ErrNotContinued) {
 			tp.r.stopPrefill(err)
@@ -360,8 +385,9 @@ const (
 // comes first and each call is just the tool's name, the fewest tokens that carry the decision;
 // "brief" adds one bounded sentence before it; "full" adds a longer reasoning and each call's task
 // (today's shape). With search, the answer may carry "search" words instead of calls (a
-// shortlist's escape).
-func selectionFormat(enum []byte, least, remaining int, search bool, reasoning Reasoning) []byte {
+// shortlist's escape); when it must (searchMust), "search" is required and not empty, and it is
+// the only way to answer "no tool".
+func selectionFormat(enum []byte, least, remaining int, search searchRule, reasoning Reasoning) []byte {
 	var b strings.Builder
 	b.WriteString(`{"type":"object","properties":{`)
 	switch reasoning {
@@ -379,16 +405,22 @@ func selectionFormat(enum []byte, least, remaining int, search bool, reasoning R
 	callsFormat(&b, enum, least, remaining, reasoning)
 	b.WriteString(`,`)
 	b.WriteString(`"needs_more":{"type":"boolean"},"direct":{"type":"boolean"}`)
-	if search {
-		// Optional, so llama.cpp's grammar puts it after the required keys whatever its place.
-		fmt.Fprintf(&b, `,"search":{"type":"string","maxLength":%d}`, maxSearch)
+	if search != searchNone {
+		// Optional, so llama.cpp's grammar puts it after the required keys whatever its place;
+		// required (and last in the list) when the model must search.
+		b.WriteString(`,"search":`)
+		b.Write(searchFormat(search))
 	}
 	b.WriteString(`},`)
 	if reasoning == ReasoningNone {
-		b.WriteString(`"required":["use_tool","calls","needs_more","direct"]}`)
+		b.WriteString(`"required":["use_tool","calls","needs_more","direct"`)
 	} else {
-		b.WriteString(`"required":["reasoning","use_tool","calls","needs_more","direct"]}`)
+		b.WriteString(`"required":["reasoning","use_tool","calls","needs_more","direct"`)
 	}
+	if search == searchMust {
+		b.WriteString(`,"search"`)
+	}
+	b.WriteString(`]}`)
 	return []byte(b.String())
 }
 
@@ -413,14 +445,14 @@ func callsFormat(b *strings.Builder, enum []byte, least, most int, reasoning Rea
 
 // format is the phase-1 format schema of the current view. A whole-inventory view is shared by
 // every request of its inventory version and access policy, and so are its schemas.
-func (tp *twoPhase) format(remaining int, canSearch bool) []byte {
+func (tp *twoPhase) format(remaining int, search searchRule) []byte {
 	build := func() []byte {
-		return selectionFormat(tp.view.enum, tp.least, remaining, canSearch, tp.r.set.Reasoning)
+		return selectionFormat(tp.view.enum, tp.least, remaining, search, tp.r.set.Reasoning)
 	}
 	if tp.view.own() {
 		return build() // a shortlist or a caller's tools are the request's own
 	}
-	return tp.r.views.format(tp.ps.version, tp.view, formatKey{remaining: remaining, search: canSearch}, build)
+	return tp.r.views.format(tp.ps.version, tp.view, formatKey{remaining: remaining, search: search}, build)
 }
 
 // window is the model's window for a prompt of the current view: the view's text, which each
@@ -451,7 +483,7 @@ type viewDerived struct {
 // may search, or (calls) the schema of a continued answer's list of calls alone.
 type formatKey struct {
 	remaining int
-	search    bool
+	search    searchRule
 	calls     bool
 }
 

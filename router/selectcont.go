@@ -14,9 +14,20 @@ import (
 
 // The formats of a continued selection's values besides the list of calls.
 var (
-	boolFormat   = []byte(`{"type":"boolean"}`)
-	searchFormat = []byte(fmt.Sprintf(`{"type":"string","maxLength":%d}`, maxSearch))
+	boolFormat = []byte(`{"type":"boolean"}`)
+	// mayFormat and mustFormat are the search words' (searchFormat).
+	mayFormat  = []byte(fmt.Sprintf(`{"type":"string","maxLength":%d}`, maxSearch))
+	mustFormat = []byte(fmt.Sprintf(`{"type":"string","minLength":1,"maxLength":%d}`, maxSearch))
 )
+
+// searchFormat is the schema of the search words under rule s (not searchNone): words or none,
+// or words.
+func searchFormat(s searchRule) []byte {
+	if s == searchMust {
+		return mustFormat
+	}
+	return mayFormat
+}
 
 // selectContinued makes phase 1's selection as a continuation (see package prefill): the router writes
 // the keys and punctuation of the selection object, and the model decides, each in its own call
@@ -27,7 +38,7 @@ var (
 // whole-object format would have it, with the calls' costs added up; the confidence is read from
 // the use_tool and list values' logprobs. prefill.ErrNotContinued when the server does not continue.
 func (tp *twoPhase) selectContinued(ctx context.Context, msgs []api.Message, est tokens.Estimate, lead string,
-	remaining int, canSearch bool) (reply, *Confidence, error) {
+	remaining int, search searchRule) (reply, *Confidence, error) {
 	c := tp.r.newContinuation(msgs, est, lead)
 	reasoning := tp.r.set.Reasoning
 	if reasoning != ReasoningNone {
@@ -62,9 +73,9 @@ func (tp *twoPhase) selectContinued(ctx context.Context, msgs []api.Message, est
 		c.a.Literal("false")
 		c.a.Key("direct")
 		c.a.Literal("false")
-		if canSearch {
+		if search != searchNone {
 			c.a.Key("search")
-			if _, _, err := c.value(ctx, searchFormat, prefill.Any, 0); err != nil {
+			if _, _, err := c.value(ctx, searchFormat(search), prefill.Any, 0); err != nil {
 				return c.rep, nil, err
 			}
 		}

@@ -49,6 +49,9 @@ type Shortlist struct {
 	LeftOut   int `json:"left_out"`
 	// Fallback says why ranking was lexical only when dense retrieval was configured.
 	Fallback string `json:"fallback,omitempty"`
+	// Weak says the ranking rests on little: lexical, and fewer than half of the query's words
+	// are in any tool's text (retrieve.Result.Weak).
+	Weak bool `json:"weak,omitempty"`
 }
 
 // ShortlistTool is one shown tool and its retrieval score (which orders tools and means nothing
@@ -359,7 +362,7 @@ func (r *Router) shortlist(ctx context.Context, snap *inventory.Snapshot, ps *pr
 			shown = append(shown, h)
 		}
 		if full || k == rankDepth || len(res.Hits) < k {
-			return r.renderShortlist(ps, query, shown, budget, r.est.Scale(model, raw), res.Fallback)
+			return r.renderShortlist(ps, query, shown, budget, r.est.Scale(model, raw), res)
 		}
 	}
 }
@@ -383,9 +386,9 @@ func (p *promptSet) pinnedHits(hits []retrieve.Hit) []retrieve.Hit {
 	return out
 }
 
-func (r *Router) renderShortlist(ps *promptSet, query string, hits []retrieve.Hit, budget, used int, fallback string) (*view, error) {
+func (r *Router) renderShortlist(ps *promptSet, query string, hits []retrieve.Hit, budget, used int, res retrieve.Result) (*view, error) {
 	sl := &Shortlist{Query: query, Budget: budget, Used: used, Available: len(ps.tools),
-		LeftOut: len(ps.tools) - len(hits), Fallback: fallback, Tools: make([]ShortlistTool, len(hits))}
+		LeftOut: len(ps.tools) - len(hits), Fallback: res.Fallback, Weak: res.Weak, Tools: make([]ShortlistTool, len(hits))}
 	tools := make([]*inventory.Tool, len(hits))
 	for i, h := range hits {
 		sl.Tools[i] = ShortlistTool{Name: h.Qualified, Score: math.Round(h.Score*1e4) / 1e4, Pinned: ps.isPinned[h.Qualified]}
@@ -457,7 +460,8 @@ func (tp *twoPhase) halve(int) (string, bool) {
 	}
 	keep := v.hits[:len(v.hits)/2]
 	used := int(math.Ceil(float64(v.shortlist.Used) * float64(len(keep)) / float64(len(v.hits))))
-	nv, err := tp.r.renderShortlist(tp.ps, v.shortlist.Query, keep, v.shortlist.Budget, used, v.shortlist.Fallback)
+	nv, err := tp.r.renderShortlist(tp.ps, v.shortlist.Query, keep, v.shortlist.Budget, used,
+		retrieve.Result{Fallback: v.shortlist.Fallback, Weak: v.shortlist.Weak})
 	if err != nil {
 		return "", false
 	}

@@ -21,6 +21,9 @@ const (
 	StepNative    StepKind = "native"    // a native-mode model call
 	StepShortlist StepKind = "shortlist" // the tools phase 1 shows, ranked for the query
 	StepSearch    StepKind = "search"    // the model asked for other tools than the shortlist
+	// StepWeakShortlist: the shortlist rests on little, and phase 1 must search before it may
+	// answer "no tool" (retrieval.search_when_weak).
+	StepWeakShortlist StepKind = "weak_shortlist"
 	// StepLowConfidence: the model's confidence was below router.min_confidence; no call made.
 	StepLowConfidence StepKind = "low_confidence"
 )

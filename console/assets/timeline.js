@@ -7,7 +7,7 @@ import {h, json, ms, num} from './dom.js';
 const KIND_NAMES = {
   shortlist: 'Shortlist', select: 'Selection', arguments: 'Arguments', execute: 'Call', dedup: 'Reused call',
   trim: 'Trimmed', capped: 'Over budget', deadline: 'Deadline', native: 'Model call (native)', search: 'Search',
-  low_confidence: 'Low confidence', held: 'Awaits approval', refused: 'Refused',
+  low_confidence: 'Low confidence', held: 'Awaits approval', refused: 'Refused', weak_shortlist: 'Weak shortlist',
 };
 
 // render returns the timeline (an ordered list) of outcome, a routing outcome; opts may carry

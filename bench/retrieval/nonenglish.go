@@ -1,0 +1,127 @@
+package retrieval
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// NonEnglishLangs are the languages of the non-English set (bench/data/nonenglish.json), in the
+// order its questions take them in turn.
+var NonEnglishLangs = []string{"zh", "ja", "ko", "ru", "ar", "hi", "th", "es", "pt", "fr", "de", "vi"}
+
+// latinLangs are those of NonEnglishLangs written in the Latin script.
+var latinLangs = map[string]bool{"es": true, "pt": true, "fr": true, "de": true, "vi": true}
+
+// Translated is one question of the non-English set: a query of a public pool, its translation,
+// and the pool's own label of the query.
+type Translated struct {
+	Pool     string
+	Lang     string
+	English  string
+	Question string
+	// Gold is the qualified name of the tool the pool labels English with.
+	Gold string
+}
+
+// Why a question of the non-English set is refused.
+var (
+	errUnknownPool  = errors.New("no such pool")
+	errUnknownLang  = errors.New("no such language")
+	errEmpty        = errors.New("empty")
+	errNotQuery     = errors.New("not a query of its pool")
+	errUnlabeled    = errors.New("no one tool labels it in its pool")
+	errNotReport    = errors.New("not in its pool's report part")
+	errLooksEnglish = errors.New("question looks English")
+	errRepeated     = errors.New("repeated")
+)
+
+// NonEnglish reads the non-English set at path: translations of report-part queries (PartOf) of
+// pools, each labeled with the tool its pool labels the English text with, found verbatim among
+// the pool's queries, so that every label is the public data's own and none was tuned on. It
+// refuses an item whose pool is not among pools, whose English is not one labeled query of its
+// pool or not in the report part, whose language or question is empty or unknown, whose question
+// looks English (the English text itself, or, for a language of another script, no letter outside
+// ASCII), or that repeats another.
+func NonEnglish(path string, pools ...*Pool) ([]Translated, error) {
+	var file struct {
+		Questions []struct {
+			Pool     string `json:"pool"`
+			Lang     string `json:"lang"`
+			English  string `json:"english"`
+			Question string `json:"question"`
+		} `json:"questions"`
+	}
+	if err := readJSON(path, &file); err != nil {
+		return nil, err
+	}
+	if len(file.Questions) == 0 {
+		return nil, fmt.Errorf("reading %s: no questions", filepath.Base(path))
+	}
+	golds := map[string]map[string][]string{}
+	for _, p := range pools {
+		byText := map[string][]string{}
+		for _, q := range p.Queries {
+			if !slices.Contains(byText[q.Text], q.Gold) {
+				byText[q.Text] = append(byText[q.Text], q.Gold)
+			}
+		}
+		golds[p.Name] = byText
+	}
+	out := make([]Translated, 0, len(file.Questions))
+	seen := map[[2]string]bool{}
+	for i, q := range file.Questions {
+		t := Translated{Pool: q.Pool, Lang: q.Lang, English: q.English, Question: q.Question}
+		err := t.label(golds)
+		if err == nil && seen[[2]string{q.Pool, q.English}] {
+			err = errRepeated
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: question %d (%s, %s, %q): %w", filepath.Base(path), i+1, q.Pool, q.Lang, q.English, err)
+		}
+		seen[[2]string{q.Pool, q.English}] = true
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// label checks t and sets its gold from golds: pool name → query text → the tools labeling it.
+func (t *Translated) label(golds map[string]map[string][]string) error {
+	byText, ok := golds[t.Pool]
+	switch {
+	case !ok:
+		return errUnknownPool
+	case t.Lang == "" || strings.TrimSpace(t.Question) == "" || t.English == "":
+		return errEmpty
+	case !slices.Contains(NonEnglishLangs, t.Lang):
+		return errUnknownLang
+	case normalise(t.Question) == normalise(t.English):
+		return errLooksEnglish
+	case !latinLangs[t.Lang] && asciiLetters(t.Question):
+		return fmt.Errorf("%w: %s is not written in the Latin script", errLooksEnglish, t.Lang)
+	}
+	gs, ok := byText[t.English]
+	switch {
+	case !ok:
+		return errNotQuery
+	case len(gs) != 1 || gs[0] == "":
+		return fmt.Errorf("%w: %q", errUnlabeled, gs)
+	case PartOf(t.Pool, t.English) != PartReport:
+		return errNotReport
+	}
+	t.Gold = gs[0]
+	return nil
+}
+
+// asciiLetters reports whether every letter of s is an ASCII one.
+func asciiLetters(s string) bool {
+	for _, r := range s {
+		if unicode.IsLetter(r) && r > unicode.MaxASCII {
+			return false
+		}
+	}
+	return true
+}

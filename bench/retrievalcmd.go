@@ -109,6 +109,16 @@ func runRetrieval(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 
+	// Before -limit cuts the pools: the set's questions are looked up among all their queries.
+	translated, err := retrieval.NonEnglish(filepath.Join(*data, "nonenglish.json"), meta, bfcl)
+	if err != nil {
+		return err
+	}
+	negatives, err := retrieval.AwarenessNegatives(filepath.Join(*data, "metatool", "awareness.json"))
+	if err != nil {
+		return err
+	}
+
 	opts := retrieval.RecallOptions{Seed: *seed, PerTool: config.Default().Retrieval.ExamplesPerTool, Log: log}
 	for _, p := range []*retrieval.Pool{meta, bfcl} {
 		if *limit > 0 && *limit < len(p.Queries) {
@@ -140,6 +150,22 @@ func runRetrieval(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return fmt.Errorf("%s, matching: %w", p.Name, err)
 		}
 		res.Matching = append(res.Matching, mr...)
+		fmt.Fprintf(progress, "retrieval: %s: questions in other languages\n", p.Name)
+		lr, err := retrieval.MeasureLanguages(ctx, inv, p, translated, opts)
+		if err != nil {
+			inv.Close()
+			return fmt.Errorf("%s, other languages: %w", p.Name, err)
+		}
+		var noTool []string
+		if p == meta {
+			noTool = negatives
+		}
+		ws, err := retrieval.MeasureWeak(ctx, inv, p, noTool, opts)
+		if err != nil {
+			inv.Close()
+			return fmt.Errorf("%s, weak shortlists: %w", p.Name, err)
+		}
+		res.Languages, res.WeakShares = append(res.Languages, lr...), append(res.WeakShares, ws...)
 		inv.Close()
 	}
 

@@ -26,6 +26,10 @@ type Results struct {
 	HeldOut []HeldOut `json:"held_out,omitempty"`
 	// Matching is recall on each part with each way of matching words turned off alone.
 	Matching []MatchingRecall `json:"matching,omitempty"`
+	// Languages is how the non-English set's questions reach their tools, by pool and language;
+	// WeakShares how many English queries get a weak shortlist, by pool and part.
+	Languages  []LanguageRecall `json:"languages,omitempty"`
+	WeakShares []WeakShare      `json:"weak_shares,omitempty"`
 	// Intents is the obvious-intents set ranked beside each pool size; IntentRule and
 	// IntentExcluded say which pool tools were left out.
 	Intents        []IntentRecall `json:"obvious_intents,omitempty"`
@@ -238,6 +242,9 @@ func Markdown(r *Results, chartPath string) string {
 	}
 	if len(r.Matching) > 0 {
 		writeMatching(&b, r.Matching)
+	}
+	if len(r.Languages) > 0 {
+		writeLanguages(&b, r.Languages, r.WeakShares)
 	}
 
 	if len(r.Intents) > 0 {
@@ -460,5 +467,75 @@ func writeMatching(b *strings.Builder, ms []MatchingRecall) {
 			fmt.Fprintf(b, " %.3f |", a.Recall)
 		}
 		b.WriteString("\n")
+	}
+}
+
+// LanguagesIntro explains the table of questions in other languages.
+const LanguagesIntro = "Questions in twelve languages, each a translation of a report-part query of a pool " +
+	"(`bench/data/nonenglish.json`: machine-written by this project, 8 MetaTool and 4 BFCL-pool questions per language, " +
+	"picked by a fixed stride; each labeled with the tool its pool labels the English query with), ranked and routed " +
+	"with the sidecar's defaults (a 3,584-token tool list) and no examples. Nothing was tuned on them. " +
+	"**R@k**: the tool among the question's k best-ranked. **weak**: its first shortlist is weak (ranked by words, " +
+	"fewer than half of the question's words in any tool's text). **shown**: the tool is on the first shortlist. " +
+	"**reached, must search**: a route (`router.Route`, default `retrieval.search_when_weak`) showed the tool on a " +
+	"shortlist, with a model that searches only when the format requires it, after a weak first shortlist, writing " +
+	"the English query (up to the format's 100 characters) as its search words, as a model told to search in the " +
+	"tools' language would. **reached, searching**: the same with a model that searches whenever it does not see " +
+	"the tool. **English shown**: the English query's own first shortlist shows the tool. The model is a stand-in " +
+	"that reads the labels (`retrieval.searcher`): these figures say what the search can reach, not what a model " +
+	"would write.\n\n"
+
+// writeLanguages writes the table of questions in other languages and the share of English queries
+// whose shortlist is weak.
+func writeLanguages(b *strings.Builder, ls []LanguageRecall, ws []WeakShare) {
+	b.WriteString("\n### Questions in other languages\n\n")
+	b.WriteString(LanguagesIntro)
+	b.WriteString("| pool | language | questions |")
+	for _, k := range HeldOutKs {
+		fmt.Fprintf(b, " R@%d |", k)
+	}
+	b.WriteString(" weak | shown | reached, must search | reached, searching | English shown |\n|---|---|---:|")
+	for range HeldOutKs {
+		b.WriteString("---:|")
+	}
+	b.WriteString("---:|---:|---:|---:|---:|\n")
+	type sum struct{ n, weak, shown, must, searching, english int }
+	totals := map[string]*sum{}
+	var pools []string
+	for _, l := range ls {
+		fmt.Fprintf(b, "| %s | %s | %d |", l.Pool, l.Lang, l.Questions)
+		for _, a := range l.AtK {
+			fmt.Fprintf(b, " %.2f |", a.Recall)
+		}
+		fmt.Fprintf(b, " %d | %d | %d | %d | %d |\n", l.Weak, l.Shown, l.WhenWeak, l.Searching, l.English)
+		t := totals[l.Pool]
+		if t == nil {
+			t = &sum{}
+			totals[l.Pool] = t
+			pools = append(pools, l.Pool)
+		}
+		t.n, t.weak, t.shown, t.must, t.searching, t.english = t.n+l.Questions, t.weak+l.Weak, t.shown+l.Shown,
+			t.must+l.WhenWeak, t.searching+l.Searching, t.english+l.English
+	}
+	b.WriteString("\n")
+	for _, p := range pools {
+		t := totals[p]
+		frac := func(n int) string { return fmt.Sprintf("%d of %d (%.2f)", n, t.n, float64(n)/float64(t.n)) }
+		fmt.Fprintf(b, "%s, all languages: weak %s; shown %s; reached, must search %s; reached, searching %s; English shown %s.\n",
+			p, frac(t.weak), frac(t.shown), frac(t.must), frac(t.searching), frac(t.english))
+	}
+	if len(ws) > 0 {
+		b.WriteString("\nEnglish queries whose first shortlist is weak, where `retrieval.search_when_weak` makes phase 1 " +
+			"search before it may answer \"no tool\" (one more phase-1 call when it would have; MetaTool's awareness " +
+			"queries labeled as needing no tool are where that call is spent for nothing): ")
+		var parts []string
+		for _, w := range ws {
+			name := w.Part + " part"
+			if w.Part == NoToolPart {
+				name = "queries that need no tool"
+			}
+			parts = append(parts, fmt.Sprintf("%s, %s: %d of %d (%.3f)", w.Pool, name, w.Weak, w.Queries, float64(w.Weak)/float64(max(w.Queries, 1))))
+		}
+		b.WriteString(strings.Join(parts, "; ") + ".\n")
 	}
 }

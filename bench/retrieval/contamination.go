@@ -36,7 +36,7 @@ func Examples(refExamplesPath string) (shipped, reference map[string][]string, e
 
 // BenchmarkQueries returns every query the benchmarks ask, by source: each user message of the
 // BFCL files (bfcl/*.json), the MetaTool selection rows of metatoolCSV and awareness.json, the
-// scenario set and the obvious intents.
+// scenario set, the obvious intents and the questions in other languages (nonenglish*.json).
 func BenchmarkQueries(dataDir, metatoolCSV string) (map[string][]string, error) {
 	out := map[string][]string{}
 	files, _ := filepath.Glob(filepath.Join(dataDir, "bfcl", "*.json"))
@@ -101,6 +101,16 @@ func BenchmarkQueries(dataDir, metatoolCSV string) (map[string][]string, error) 
 	}
 	for _, in := range set.Intents {
 		out["obvious intents"] = append(out["obvious intents"], in.Query)
+	}
+	files, _ = filepath.Glob(filepath.Join(dataDir, "nonenglish*.json"))
+	for _, f := range files {
+		var ne struct{ Questions []struct{ Question string } }
+		if err := readJSON(f, &ne); err != nil {
+			return nil, err
+		}
+		for _, q := range ne.Questions {
+			out["other languages"] = append(out["other languages"], q.Question)
+		}
 	}
 	return out, nil
 }

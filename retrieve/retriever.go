@@ -238,7 +238,8 @@ func (r *Retriever) Search(ctx context.Context, query string, k int, permit func
 		named bool
 	}
 	fused := map[string]*fusedScore{}
-	for i, h := range s.rank(&r.index.scratch, query, n, permit) {
+	ranked, _ := s.rank(&r.index.scratch, query, n, permit)
+	for i, h := range ranked {
 		fused[s.docs[h.id].qualified] = &fusedScore{score: 1.0 / float64(rrfK+i+1), named: h.named}
 	}
 	for i, name := range ds.nearest(unit(qv[0]), n, permit) {
@@ -277,7 +278,8 @@ func (r *Retriever) Search(ctx context.Context, query string, k int, permit func
 // is not configured or has no vectors yet).
 func (r *Retriever) lexical(query string, k int, permit func(string) bool, fallback string) Result {
 	s := r.index.cur.Load()
-	return Result{Hits: s.search(&r.index.scratch, query, k, permit), Fallback: fallback, Weak: weak(s.known(query))}
+	hits, cov := s.search(&r.index.scratch, query, k, permit)
+	return Result{Hits: hits, Fallback: fallback, Weak: cov.weak()}
 }
 
 // nearest returns the names of the n permitted tools (all for n ≤ 0) whose vectors are most

@@ -115,23 +115,25 @@ type ranked struct {
 // permit is asked about a tool before the tool is scored; a tool it denies is neither scored nor
 // returned. Ties break by qualified name.
 func (x *Index) Search(query string, k int, permit func(qualified string) bool) []Hit {
-	return x.cur.Load().search(&x.scratch, query, k, permit)
+	hits, _ := x.cur.Load().search(&x.scratch, query, k, permit)
+	return hits
 }
 
-// search is Index.Search on one snapshot.
-func (s *snapshot) search(pool *sync.Pool, query string, k int, permit func(string) bool) []Hit {
-	r := s.rank(pool, query, k, permit)
+// search is Index.Search on one snapshot, with how many of the query's words the index knows.
+func (s *snapshot) search(pool *sync.Pool, query string, k int, permit func(string) bool) ([]Hit, coverage) {
+	r, cov := s.rank(pool, query, k, permit)
 	hits := make([]Hit, len(r), max(len(r), min(k, s.live)))
 	for i, h := range r {
 		hits[i] = Hit{Qualified: s.docs[h.id].qualified, Score: h.score}
 	}
-	return s.pad(hits, k, permit)
+	return s.pad(hits, k, permit), cov
 }
 
 // rank scores the documents that share a term with query or that it names, and returns the best k
-// (all for k ≤ 0) in order.
-func (s *snapshot) rank(pool *sync.Pool, query string, k int, permit func(string) bool) []ranked {
+// (all for k ≤ 0) in order, with how many of the query's words the index knows.
+func (s *snapshot) rank(pool *sync.Pool, query string, k int, permit func(string) bool) ([]ranked, coverage) {
 	terms := queryTerms(query, s.terms, s.match)
+	cov := s.coverage(terms)
 	names := nameCandidates(query)
 	sc, _ := pool.Get().(*scratch)
 	if sc == nil {
@@ -235,7 +237,7 @@ func (s *snapshot) rank(pool *sync.Pool, query string, k int, permit func(string
 		}
 		h.push(r)
 	}
-	return h.sorted()
+	return h.sorted(), cov
 }
 
 // worse reports whether a ranks below b: a lower score, or an equal score and a later name.

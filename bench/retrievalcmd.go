@@ -110,7 +110,7 @@ func runRetrieval(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 
 	// Before -limit cuts the pools: the set's questions are looked up among all their queries.
-	translated, err := retrieval.NonEnglish(filepath.Join(*data, "nonenglish.json"), meta, bfcl)
+	translated, err := retrieval.NonEnglish(filepath.Join(*data, "nonenglish.json"), retrieval.PartReport, meta, bfcl)
 	if err != nil {
 		return err
 	}

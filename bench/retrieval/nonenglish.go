@@ -9,8 +9,9 @@ import (
 	"unicode"
 )
 
-// NonEnglishLangs are the languages of the non-English set (bench/data/nonenglish.json), in the
-// order its questions take them in turn.
+// NonEnglishLangs are the languages of the non-English sets (bench/data/nonenglish.json, the
+// report set, and nonenglish_tune.json, the tune set), in the order their questions take them in
+// turn.
 var NonEnglishLangs = []string{"zh", "ja", "ko", "ru", "ar", "hi", "th", "es", "pt", "fr", "de", "vi"}
 
 // latinLangs are those of NonEnglishLangs written in the Latin script.
@@ -34,19 +35,26 @@ var (
 	errEmpty        = errors.New("empty")
 	errNotQuery     = errors.New("not a query of its pool")
 	errUnlabeled    = errors.New("no one tool labels it in its pool")
-	errNotReport    = errors.New("not in its pool's report part")
 	errLooksEnglish = errors.New("question looks English")
 	errRepeated     = errors.New("repeated")
 )
 
-// NonEnglish reads the non-English set at path: translations of report-part queries (PartOf) of
-// pools, each labeled with the tool its pool labels the English text with, found verbatim among
-// the pool's queries, so that every label is the public data's own and none was tuned on. It
-// refuses an item whose pool is not among pools, whose English is not one labeled query of its
-// pool or not in the report part, whose language or question is empty or unknown, whose question
-// looks English (the English text itself, or, for a language of another script, no letter outside
-// ASCII), or that repeats another.
-func NonEnglish(path string, pools ...*Pool) ([]Translated, error) {
+// notInPart refuses a question whose English is a query of the other part of its pool (PartOf).
+type notInPart struct{ part string }
+
+func (e notInPart) Error() string { return "not in the " + e.part + " part" }
+
+// NonEnglish reads a non-English set at path: translations of queries of part (PartTune or
+// PartReport, see PartOf) of pools, each labeled with the tool its pool labels the English text
+// with, found verbatim among the pool's queries, so that every label is the public data's own, and
+// a set read for the report part holds nothing a rule was tuned on. It refuses an item whose pool
+// is not among pools, whose English is not one labeled query of its pool or not in part, whose
+// language or question is empty or unknown, whose question looks English (the English text
+// itself, or, for a language of another script, no letter outside ASCII), or that repeats another.
+func NonEnglish(path, part string, pools ...*Pool) ([]Translated, error) {
+	if !slices.Contains(Parts, part) {
+		return nil, fmt.Errorf("reading %s: no part %q (want one of %v)", filepath.Base(path), part, Parts)
+	}
 	var file struct {
 		Questions []struct {
 			Pool     string `json:"pool"`
@@ -75,7 +83,7 @@ func NonEnglish(path string, pools ...*Pool) ([]Translated, error) {
 	seen := map[[2]string]bool{}
 	for i, q := range file.Questions {
 		t := Translated{Pool: q.Pool, Lang: q.Lang, English: q.English, Question: q.Question}
-		err := t.label(golds)
+		err := t.label(golds, part)
 		if err == nil && seen[[2]string{q.Pool, q.English}] {
 			err = errRepeated
 		}
@@ -88,8 +96,9 @@ func NonEnglish(path string, pools ...*Pool) ([]Translated, error) {
 	return out, nil
 }
 
-// label checks t and sets its gold from golds: pool name → query text → the tools labeling it.
-func (t *Translated) label(golds map[string]map[string][]string) error {
+// label checks t, whose English must be a query of part, and sets its gold from golds: pool name
+// → query text → the tools labeling it.
+func (t *Translated) label(golds map[string]map[string][]string, part string) error {
 	byText, ok := golds[t.Pool]
 	switch {
 	case !ok:
@@ -109,8 +118,8 @@ func (t *Translated) label(golds map[string]map[string][]string) error {
 		return errNotQuery
 	case len(gs) != 1 || gs[0] == "":
 		return fmt.Errorf("%w: %q", errUnlabeled, gs)
-	case PartOf(t.Pool, t.English) != PartReport:
-		return errNotReport
+	case PartOf(t.Pool, t.English) != part:
+		return notInPart{part}
 	}
 	t.Gold = gs[0]
 	return nil

@@ -110,9 +110,13 @@ func runRetrieval(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 
 	// Before -limit cuts the pools: the set's questions are looked up among all their queries.
-	translated, err := retrieval.NonEnglish(filepath.Join(*data, "nonenglish.json"), retrieval.PartReport, meta, bfcl)
-	if err != nil {
-		return err
+	var translated []retrieval.Translated
+	for _, set := range []struct{ file, part string }{{"nonenglish_tune.json", retrieval.PartTune}, {"nonenglish.json", retrieval.PartReport}} {
+		t, err := retrieval.NonEnglish(filepath.Join(*data, set.file), set.part, meta, bfcl)
+		if err != nil {
+			return err
+		}
+		translated = append(translated, t...)
 	}
 	negatives, err := retrieval.AwarenessNegatives(filepath.Join(*data, "metatool", "awareness.json"))
 	if err != nil {

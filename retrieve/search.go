@@ -133,7 +133,7 @@ func (s *snapshot) search(pool *sync.Pool, query string, k int, permit func(stri
 // (all for k ≤ 0) in order, with how many of the query's words the index knows.
 func (s *snapshot) rank(pool *sync.Pool, query string, k int, permit func(string) bool) ([]ranked, coverage) {
 	terms := queryTerms(query, s.terms, s.match)
-	cov := s.coverage(terms)
+	cov := s.coverage(query, terms)
 	names := nameCandidates(query)
 	sc, _ := pool.Get().(*scratch)
 	if sc == nil {

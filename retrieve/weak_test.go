@@ -7,7 +7,8 @@ import (
 )
 
 // TestWeakRanking: a lexical ranking is weak when fewer than half of the query's words are in any
-// tool's text; a ranking fused with embedding similarity never is.
+// tool's text and fewer than a quarter are English function words; a ranking fused with embedding
+// similarity never is.
 func TestWeakRanking(t *testing.T) {
 	idx := retrieve.NewIndex()
 	lexical, err := retrieve.NewRetriever(idx, nil, retrieve.DenseOptions{})
@@ -30,6 +31,8 @@ func TestWeakRanking(t *testing.T) {
 		{"weather por favor", 1, 3, true},
 		{"weather forecast por favor", 2, 4, false}, // half is not fewer than half
 		{"the of and", 0, 0, false},                 // no word: nothing to search for
+		// English in words no tool uses: many function words, so not another language.
+		{"I am so tired of this, can you cheer me up a bit?", 0, 4, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.query, func(t *testing.T) {

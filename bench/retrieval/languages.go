@@ -20,7 +20,9 @@ import (
 // language reach their tool, ranked by the sidecar's defaults without examples. Each count is of
 // questions.
 type LanguageRecall struct {
-	Pool      string `json:"pool"`
+	Pool string `json:"pool"`
+	// Part is the part of the pool the questions' English queries are in.
+	Part      string `json:"part"`
 	Lang      string `json:"lang"`
 	Questions int    `json:"questions"`
 	// AtK is the question's own ranking: the gold tool among its k best-ranked.
@@ -39,24 +41,29 @@ type LanguageRecall struct {
 	English int `json:"english_shown"`
 }
 
-// WeakShare is how many of a set of English queries get a weak first shortlist: the searches
-// retrieval.search_when_weak may add for questions in the tools' own language. Part is a part of
-// the pool (PartOf) or NoToolPart.
+// WeakShare is how many of a part of a set of English queries get a weak first shortlist: the
+// searches retrieval.search_when_weak may add for questions in the tools' own language. Set is the
+// pool's name (its own queries) or NoToolSet.
 type WeakShare struct {
 	Pool    string `json:"pool"`
+	Set     string `json:"set"`
 	Part    string `json:"part"`
 	Queries int    `json:"queries"`
 	Weak    int    `json:"weak"`
 }
 
-// NoToolPart names the WeakShare of queries that need no tool.
-const NoToolPart = "needs no tool"
+// NoToolSet names the WeakShares of queries that need no tool; AwarenessPool is the pool name
+// their parts are split by (PartOf).
+const (
+	NoToolSet     = "needs no tool"
+	AwarenessPool = "awareness"
+)
 
 // MeasureLanguages routes each question of qs that belongs to p (served by inv) with the sidecar's
 // defaults and a model that writes the question's English text as its search words (searcher),
 // once searching only when it must and once whenever its tool is not shown, and returns one
-// LanguageRecall per language, in NonEnglishLangs order. Nothing is learned: the ranking has no
-// examples.
+// LanguageRecall per part (Parts order) and language (NonEnglishLangs order). Nothing is learned:
+// the ranking has no examples.
 func MeasureLanguages(ctx context.Context, inv *inventory.Manager, p *Pool, qs []Translated, o RecallOptions) ([]LanguageRecall, error) {
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
@@ -113,56 +120,62 @@ func MeasureLanguages(ctx context.Context, inv *inventory.Manager, p *Pool, qs [
 		return nil, err
 	}
 	var res []LanguageRecall
-	for _, lang := range NonEnglishLangs {
-		lr := LanguageRecall{Pool: p.Name, Lang: lang}
-		for _, k := range HeldOutKs {
-			lr.AtK = append(lr.AtK, AtK{K: k})
-		}
-		for i, q := range mine {
-			if q.Lang != lang {
+	for _, part := range Parts {
+		for _, lang := range NonEnglishLangs {
+			lr := LanguageRecall{Pool: p.Name, Part: part, Lang: lang}
+			for _, k := range HeldOutKs {
+				lr.AtK = append(lr.AtK, AtK{K: k})
+			}
+			for i, q := range mine {
+				if q.Lang != lang || q.Part != part {
+					continue
+				}
+				r := out[i]
+				lr.Questions++
+				for ki, k := range HeldOutKs {
+					if r.rank > 0 && r.rank <= k {
+						lr.AtK[ki].Hits++
+					}
+				}
+				lr.Weak += btoi(r.weak)
+				lr.Shown += btoi(r.shown)
+				lr.WhenWeak += btoi(r.reached)
+				lr.Searching += btoi(r.reached2)
+				lr.English += btoi(r.en)
+			}
+			if lr.Questions == 0 {
 				continue
 			}
-			r := out[i]
-			lr.Questions++
-			for ki, k := range HeldOutKs {
-				if r.rank > 0 && r.rank <= k {
-					lr.AtK[ki].Hits++
-				}
+			for ki := range lr.AtK {
+				lr.AtK[ki].Recall = float64(lr.AtK[ki].Hits) / float64(lr.Questions)
 			}
-			lr.Weak += btoi(r.weak)
-			lr.Shown += btoi(r.shown)
-			lr.WhenWeak += btoi(r.reached)
-			lr.Searching += btoi(r.reached2)
-			lr.English += btoi(r.en)
+			res = append(res, lr)
 		}
-		if lr.Questions == 0 {
-			continue
-		}
-		for ki := range lr.AtK {
-			lr.AtK[ki].Recall = float64(lr.AtK[ki].Hits) / float64(lr.Questions)
-		}
-		res = append(res, lr)
 	}
 	return res, nil
 }
 
-// MeasureWeak counts, for each part of p (served by inv) and for noTool (queries that need no
-// tool, left out when empty), the queries whose first shortlist is weak, ranked with the sidecar's
-// defaults and no examples.
+// MeasureWeak counts, for each part of p's queries (p served by inv) and of noTool (queries that
+// need no tool, split by PartOf(AwarenessPool, …); left out when empty), the queries whose first
+// shortlist is weak, ranked with the sidecar's defaults and no examples.
 func MeasureWeak(ctx context.Context, inv *inventory.Manager, p *Pool, noTool []string, o RecallOptions) ([]WeakShare, error) {
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
 	rt := router.New(noChat{}, inv, inv, router.Settings{Model: "bench", Ranker: newCatalog(nil, o.Log)}, o.Log)
-	sets := map[string][]string{NoToolPart: noTool}
+	sets := map[[2]string][]string{}
 	for part, idx := range p.parts() {
 		for _, i := range idx {
-			sets[part] = append(sets[part], p.Queries[i].Text)
+			sets[[2]string{p.Name, part}] = append(sets[[2]string{p.Name, part}], p.Queries[i].Text)
 		}
 	}
+	for _, q := range noTool {
+		k := [2]string{NoToolSet, PartOf(AwarenessPool, q)}
+		sets[k] = append(sets[k], q)
+	}
 	var res []WeakShare
-	for _, part := range append(slices.Clone(Parts), NoToolPart) {
-		qs := sets[part]
+	for _, key := range [][2]string{{p.Name, PartTune}, {p.Name, PartReport}, {NoToolSet, PartTune}, {NoToolSet, PartReport}} {
+		qs := sets[key]
 		if len(qs) == 0 {
 			continue
 		}
@@ -186,7 +199,7 @@ func MeasureWeak(ctx context.Context, inv *inventory.Manager, p *Pool, noTool []
 		for _, w := range weak {
 			n += btoi(w)
 		}
-		res = append(res, WeakShare{Pool: p.Name, Part: part, Queries: len(qs), Weak: n})
+		res = append(res, WeakShare{Pool: p.Name, Set: key[0], Part: key[1], Queries: len(qs), Weak: n})
 	}
 	return res, nil
 }

@@ -30,18 +30,18 @@ func TestMeasureLanguages(t *testing.T) {
 		}
 	}
 	qs := []Translated{
-		{Pool: bfcl.Name, Lang: "zh", English: q.Text, Question: "请帮我用这个工具完成这个任务，谢谢你的帮忙", Gold: q.Gold},
-		{Pool: bfcl.Name, Lang: "fr", English: q.Text, Question: q.Text, Gold: q.Gold}, // the tools' words: not weak
-		{Pool: "MetaTool", Lang: "zh", English: "elsewhere", Question: "别处", Gold: "x.y"},  // another pool's: left out
+		{Pool: bfcl.Name, Part: PartReport, Lang: "zh", English: q.Text, Question: "请帮我用这个工具完成这个任务，谢谢你的帮忙", Gold: q.Gold},
+		{Pool: bfcl.Name, Part: PartTune, Lang: "fr", English: q.Text, Question: q.Text, Gold: q.Gold},    // the tools' words: not weak
+		{Pool: "MetaTool", Lang: "zh", English: "elsewhere", Question: "别处", Gold: "x.y"}, // another pool's: left out
 	}
 	got, err := MeasureLanguages(context.Background(), inv, bfcl, qs, RecallOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got[0].Lang != "zh" || got[1].Lang != "fr" {
-		t.Fatalf("got %+v, want zh then fr, one question each", got)
+	if len(got) != 2 || got[0].Lang != "fr" || got[0].Part != PartTune || got[1].Lang != "zh" || got[1].Part != PartReport {
+		t.Fatalf("got %+v, want fr (tune part) then zh (report part), one question each", got)
 	}
-	zh, fr := got[0], got[1]
+	fr, zh := got[0], got[1]
 	if zh.Questions != 1 || zh.Weak != 1 || zh.Shown != 0 || zh.WhenWeak != 1 || zh.Searching != 1 || zh.English != 1 {
 		t.Errorf("zh: %+v, want weak, not shown, reached by the search it must make", zh)
 	}
@@ -49,13 +49,26 @@ func TestMeasureLanguages(t *testing.T) {
 		t.Errorf("English words: %+v, want not weak and shown", fr)
 	}
 
-	ws, err := MeasureWeak(context.Background(), inv, bfcl, []string{"请帮我", "thanks"}, RecallOptions{})
+	noTool := []string{"请帮我", "ありがとう", "thanks", "merci beaucoup", "danke schön", "gracias amigo"}
+	want := map[string]int{}
+	for _, q := range noTool {
+		want[PartOf(AwarenessPool, q)]++
+	}
+	ws, err := MeasureWeak(context.Background(), inv, bfcl, noTool, RecallOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	parts := bfcl.parts()
-	if len(ws) != 3 || ws[0].Part != PartTune || ws[0].Queries != len(parts[PartTune]) || ws[1].Part != PartReport ||
-		ws[1].Queries != len(parts[PartReport]) || ws[2].Part != NoToolPart || ws[2].Queries != 2 || ws[2].Weak != 2 {
-		t.Errorf("got %+v, want the tune and report parts' counts and both no-tool queries weak", ws)
+	got2 := map[[2]string]WeakShare{}
+	for _, w := range ws {
+		got2[[2]string{w.Set, w.Part}] = w
+	}
+	for _, part := range Parts {
+		if w := got2[[2]string{bfcl.Name, part}]; w.Queries != len(parts[part]) {
+			t.Errorf("%s part: %+v, want its %d queries", part, w, len(parts[part]))
+		}
+		if w := got2[[2]string{NoToolSet, part}]; w.Queries != want[part] || w.Weak != want[part] {
+			t.Errorf("no-tool queries, %s part: %+v, want all %d weak", part, w, want[part])
+		}
 	}
 }

@@ -20,7 +20,9 @@ var latinLangs = map[string]bool{"es": true, "pt": true, "fr": true, "de": true,
 // Translated is one question of the non-English set: a query of a public pool, its translation,
 // and the pool's own label of the query.
 type Translated struct {
-	Pool     string
+	Pool string
+	// Part is the part of its pool the English query is in (PartOf).
+	Part     string
 	Lang     string
 	English  string
 	Question string
@@ -82,7 +84,7 @@ func NonEnglish(path, part string, pools ...*Pool) ([]Translated, error) {
 	out := make([]Translated, 0, len(file.Questions))
 	seen := map[[2]string]bool{}
 	for i, q := range file.Questions {
-		t := Translated{Pool: q.Pool, Lang: q.Lang, English: q.English, Question: q.Question}
+		t := Translated{Pool: q.Pool, Part: part, Lang: q.Lang, English: q.English, Question: q.Question}
 		err := t.label(golds, part)
 		if err == nil && seen[[2]string{q.Pool, q.English}] {
 			err = errRepeated

@@ -85,7 +85,7 @@ func TestNonEnglishRefusesWhatIsNotThePoolsOwn(t *testing.T) {
 			}
 			var want []Translated
 			for i, it := range tc.items {
-				want = append(want, Translated{Pool: it.Pool, Lang: it.Lang, English: it.English, Question: it.Question, Gold: tc.golds[i]})
+				want = append(want, Translated{Pool: it.Pool, Part: tc.part, Lang: it.Lang, English: it.English, Question: it.Question, Gold: tc.golds[i]})
 			}
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("got %v, want %v", got, want)

@@ -2,6 +2,7 @@ package retrieval
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -470,27 +471,62 @@ func writeMatching(b *strings.Builder, ms []MatchingRecall) {
 	}
 }
 
-// LanguagesIntro explains the table of questions in other languages.
-const LanguagesIntro = "Questions in twelve languages, each a translation of a report-part query of a pool " +
-	"(`bench/data/nonenglish.json`: machine-written by this project, 8 MetaTool and 4 BFCL-pool questions per language, " +
-	"picked by a fixed stride; each labeled with the tool its pool labels the English query with), ranked and routed " +
-	"with the sidecar's defaults (a 3,584-token tool list) and no examples. Nothing was tuned on them. " +
+// LanguagesIntro explains the tables of questions in other languages.
+const LanguagesIntro = "Questions in twelve languages (zh ja ko ru ar hi th es pt fr de vi), each a translation of a query of a pool, " +
+	"in two sets: `bench/data/nonenglish_tune.json` (6 per language) translates **tune**-part queries and is what " +
+	"`retrieval.search_when_weak`'s rule was chosen on; `bench/data/nonenglish.json` (12 per language) translates " +
+	"**report**-part queries and was chosen on by nothing. Both are machine-written by this project, picked by a fixed " +
+	"stride, two thirds MetaTool and one third BFCL pool, each labeled with the tool its pool labels the English query " +
+	"with. They are ranked and routed with the sidecar's defaults (a 3,584-token tool list) and no examples. " +
 	"**R@k**: the tool among the question's k best-ranked. **weak**: its first shortlist is weak (ranked by words, " +
-	"fewer than half of the question's words in any tool's text). **shown**: the tool is on the first shortlist. " +
-	"**reached, must search**: a route (`router.Route`, default `retrieval.search_when_weak`) showed the tool on a " +
-	"shortlist, with a model that searches only when the format requires it, after a weak first shortlist, writing " +
-	"the English query (up to the format's 100 characters) as its search words, as a model told to search in the " +
-	"tools' language would. **reached, searching**: the same with a model that searches whenever it does not see " +
-	"the tool. **English shown**: the English query's own first shortlist shows the tool. The model is a stand-in " +
-	"that reads the labels (`retrieval.searcher`): these figures say what the search can reach, not what a model " +
-	"would write.\n\n"
+	"fewer than half of the question's words in any tool's text and fewer than a quarter of them English function " +
+	"words). **shown**: the tool is on the first shortlist. **reached, must search**: a route (`router.Route` with " +
+	"`retrieval.search_when_weak` on, the default) showed the tool on some shortlist, with a model that searches only " +
+	"when the format requires it, writing the English query (up to the format's 100 characters) as its search words, " +
+	"as a model told to search in the tools' language would. **reached, searching**: the same with a model that " +
+	"searches whenever it does not see the tool. **English shown**: the English query's own first shortlist shows the " +
+	"tool. The model is a stand-in that reads the labels (`retrieval.searcher`): these figures say what the search " +
+	"can reach, not what a model would write.\n\n"
 
-// writeLanguages writes the table of questions in other languages and the share of English queries
-// whose shortlist is weak.
+// writeLanguages writes the tables of questions in other languages and of the share of English
+// queries whose shortlist is weak.
 func writeLanguages(b *strings.Builder, ls []LanguageRecall, ws []WeakShare) {
 	b.WriteString("\n### Questions in other languages\n\n")
 	b.WriteString(LanguagesIntro)
-	b.WriteString("| pool | language | questions |")
+	type sum struct {
+		n, weak, shown, must, searching, english int
+		at                                       []int
+	}
+	add := func(t *sum, l LanguageRecall) {
+		t.n, t.weak, t.shown, t.must, t.searching, t.english = t.n+l.Questions, t.weak+l.Weak, t.shown+l.Shown,
+			t.must+l.WhenWeak, t.searching+l.Searching, t.english+l.English
+		for i, a := range l.AtK {
+			if len(t.at) <= i {
+				t.at = append(t.at, 0)
+			}
+			t.at[i] += a.Hits
+		}
+	}
+	byPool := map[[2]string]*sum{}
+	var order [][2]string
+	byLang := map[string]*sum{}
+	for _, l := range ls {
+		k := [2]string{l.Part, l.Pool}
+		if byPool[k] == nil {
+			byPool[k] = &sum{}
+			order = append(order, k)
+		}
+		add(byPool[k], l)
+		if l.Part == PartReport {
+			if byLang[l.Lang] == nil {
+				byLang[l.Lang] = &sum{}
+			}
+			add(byLang[l.Lang], l)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b [2]string) int { return slices.Index(Parts, a[0]) - slices.Index(Parts, b[0]) })
+	frac := func(n, of int) string { return fmt.Sprintf("%.2f (%d)", float64(n)/float64(max(of, 1)), n) }
+	b.WriteString("| part | pool | questions |")
 	for _, k := range HeldOutKs {
 		fmt.Fprintf(b, " R@%d |", k)
 	}
@@ -499,43 +535,34 @@ func writeLanguages(b *strings.Builder, ls []LanguageRecall, ws []WeakShare) {
 		b.WriteString("---:|")
 	}
 	b.WriteString("---:|---:|---:|---:|---:|\n")
-	type sum struct{ n, weak, shown, must, searching, english int }
-	totals := map[string]*sum{}
-	var pools []string
-	for _, l := range ls {
-		fmt.Fprintf(b, "| %s | %s | %d |", l.Pool, l.Lang, l.Questions)
-		for _, a := range l.AtK {
-			fmt.Fprintf(b, " %.2f |", a.Recall)
+	for _, k := range order {
+		t := byPool[k]
+		fmt.Fprintf(b, "| %s | %s | %d |", k[0], k[1], t.n)
+		for _, h := range t.at {
+			fmt.Fprintf(b, " %.2f |", float64(h)/float64(max(t.n, 1)))
 		}
-		fmt.Fprintf(b, " %d | %d | %d | %d | %d |\n", l.Weak, l.Shown, l.WhenWeak, l.Searching, l.English)
-		t := totals[l.Pool]
-		if t == nil {
-			t = &sum{}
-			totals[l.Pool] = t
-			pools = append(pools, l.Pool)
-		}
-		t.n, t.weak, t.shown, t.must, t.searching, t.english = t.n+l.Questions, t.weak+l.Weak, t.shown+l.Shown,
-			t.must+l.WhenWeak, t.searching+l.Searching, t.english+l.English
+		fmt.Fprintf(b, " %s | %s | %s | %s | %s |\n", frac(t.weak, t.n), frac(t.shown, t.n), frac(t.must, t.n), frac(t.searching, t.n), frac(t.english, t.n))
 	}
-	b.WriteString("\n")
-	for _, p := range pools {
-		t := totals[p]
-		frac := func(n int) string { return fmt.Sprintf("%d of %d (%.2f)", n, t.n, float64(n)/float64(t.n)) }
-		fmt.Fprintf(b, "%s, all languages: weak %s; shown %s; reached, must search %s; reached, searching %s; English shown %s.\n",
-			p, frac(t.weak), frac(t.shown), frac(t.must), frac(t.searching), frac(t.english))
+	if len(byLang) > 0 {
+		b.WriteString("\nThe report set by language, both pools:\n\n")
+		b.WriteString("| language | questions | weak | shown | reached, must search | reached, searching | English shown |\n|---|---:|---:|---:|---:|---:|---:|\n")
+		for _, lang := range NonEnglishLangs {
+			if t := byLang[lang]; t != nil {
+				fmt.Fprintf(b, "| %s | %d | %d | %d | %d | %d | %d |\n", lang, t.n, t.weak, t.shown, t.must, t.searching, t.english)
+			}
+		}
 	}
 	if len(ws) > 0 {
-		b.WriteString("\nEnglish queries whose first shortlist is weak, where `retrieval.search_when_weak` makes phase 1 " +
-			"search before it may answer \"no tool\" (one more phase-1 call when it would have; MetaTool's awareness " +
-			"queries labeled as needing no tool are where that call is spent for nothing): ")
-		var parts []string
+		b.WriteString("\nEnglish queries whose first shortlist is weak: with `retrieval.search_when_weak` phase 1 must search " +
+			"before it may answer \"no tool\", one more phase-1 call when it would have answered so. Among MetaTool's " +
+			"awareness queries labeled as needing no tool (split in parts by `retrieval.PartOf(\"awareness\", …)`) that call " +
+			"is spent for nothing.\n\n| set | part | queries | weak |\n|---|---|---:|---:|\n")
 		for _, w := range ws {
-			name := w.Part + " part"
-			if w.Part == NoToolPart {
-				name = "queries that need no tool"
+			set := w.Set
+			if set == NoToolSet {
+				set = w.Pool + ", " + NoToolSet
 			}
-			parts = append(parts, fmt.Sprintf("%s, %s: %d of %d (%.3f)", w.Pool, name, w.Weak, w.Queries, float64(w.Weak)/float64(max(w.Queries, 1))))
+			fmt.Fprintf(b, "| %s | %s | %d | %s |\n", set, w.Part, w.Queries, fmt.Sprintf("%.3f (%d)", float64(w.Weak)/float64(max(w.Queries, 1)), w.Weak))
 		}
-		b.WriteString(strings.Join(parts, "; ") + ".\n")
 	}
 }

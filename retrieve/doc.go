@@ -44,6 +44,10 @@ type Param struct {
 	Description string
 	// Enum holds the allowed values, as text.
 	Enum []string
+	// Type and Format are the schema's type ("string", "integer", "string|null", …) and format
+	// ("uri", "email", "date-time", …) of the value, "" when it gives none: with the name and
+	// the allowed values they tell the kinds of values the parameter takes (Matching.Values).
+	Type, Format string
 }
 
 func (d Doc) qualified() string {
@@ -58,7 +62,8 @@ func (d Doc) equal(o Doc) bool {
 		d.Purpose == o.Purpose && d.Description == o.Description &&
 		slices.Equal(d.Examples, o.Examples) && slices.Equal(d.Learned, o.Learned) &&
 		slices.EqualFunc(d.Params, o.Params, func(a, b Param) bool {
-			return a.Name == b.Name && a.Description == b.Description && slices.Equal(a.Enum, b.Enum)
+			return a.Name == b.Name && a.Description == b.Description && slices.Equal(a.Enum, b.Enum) &&
+				a.Type == b.Type && a.Format == b.Format
 		})
 }
 
@@ -95,7 +100,7 @@ func DocsFrom(snap *inventory.Snapshot, configured, learned map[string][]string)
 			d.Description = t.Title + ". " + t.Description
 		}
 		for _, p := range t.Parameters {
-			param := Param{Name: p.Name, Description: p.Description}
+			param := Param{Name: p.Name, Description: p.Description, Type: p.Type, Format: p.Format}
 			for _, v := range p.Enum {
 				param.Enum = append(param.Enum, fmt.Sprint(v))
 			}

@@ -22,8 +22,8 @@ import (
 	"toolrouter/config"
 	"toolrouter/internal/testmcp"
 	"toolrouter/inventory"
-	"toolrouter/schema"
 	"toolrouter/inventory/builtin"
+	"toolrouter/schema"
 )
 
 const envServeBuiltin = "TOOLROUTER_TEST_SERVE_BUILTIN"

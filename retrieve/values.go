@@ -18,20 +18,20 @@ const (
 	unitKey = "\x04u"
 )
 
-// The kinds of values.
+// The kinds of values, each as its index key.
 const (
-	kindURL       = "url"       // a web address: "https://…", "www.…", "example.com"
-	kindEmail     = "email"     // an email address
-	kindFile      = "file"      // a file name or path ("notes.txt", "the csv files")
-	kindDate      = "date"      // a date: "2024-01-31", "May 5", "tomorrow", "Monday"
-	kindDateRange = "daterange" // two dates: "from May 1 to May 5"
-	kindTime      = "time"      // a time of day: "3pm", "10:30", "noon"
-	kindYear      = "year"      // a year: "in 1940"
-	kindUnit      = "unit"      // a unit of measure, or "metric", "imperial"
-	kindMoney     = "money"     // an amount of money or a currency: "$20", "20000 yen", "USD"
-	kindCount     = "count"     // how many results: "top 5", "10 results"
-	kindCoord     = "coord"     // a latitude and longitude: "40.71, -74.01"
-	kindPercent   = "percent"   // a percentage: "15%", "5 percent"
+	kindURL       = valueKey + "url"       // a web address: "https://…", "www.…", "example.com"
+	kindEmail     = valueKey + "email"     // an email address
+	kindFile      = valueKey + "file"      // a file name or path ("notes.txt", "the csv files")
+	kindDate      = valueKey + "date"      // a date: "2024-01-31", "May 5", "tomorrow", "Monday"
+	kindDateRange = valueKey + "daterange" // two dates: "from May 1 to May 5"
+	kindTime      = valueKey + "time"      // a time of day: "3pm", "10:30", "noon"
+	kindYear      = valueKey + "year"      // a year: "in 1940"
+	kindUnit      = valueKey + "unit"      // a unit of measure, or "metric", "imperial"
+	kindMoney     = valueKey + "money"     // an amount of money or a currency: "$20", "20000 yen", "USD"
+	kindCount     = valueKey + "count"     // how many results: "top 5", "10 results"
+	kindCoord     = valueKey + "coord"     // a latitude and longitude: "40.71, -74.01"
+	kindPercent   = valueKey + "percent"   // a percentage: "15%", "5 percent"
 )
 
 // valueWeight is what a value's match counts for against a word's. It was chosen on the tune
@@ -47,8 +47,9 @@ const valueWeight = 0.3
 // document costs no more than its first few thousand words.
 const maxValueWords = 4096
 
-// units maps the written forms of units of measure to one name per unit. Forms marked short
-// (single letters, ambiguous alone) count only right after a number ("5 m", "30°C", "180cm").
+// units maps the written forms of units of measure to the index key of the unit (unitKey + one
+// name per unit). Forms marked short (single letters, ambiguous alone) count only right after a
+// number ("5 m", "30°C", "180cm").
 var units, shortUnits = map[string]string{}, map[string]string{}
 
 func init() {
@@ -103,10 +104,10 @@ func init() {
 		{"rad", "radian radians", ""},
 	} {
 		for _, f := range strings.Fields(u.forms) {
-			units[f] = u.canon
+			units[f] = unitKey + u.canon
 		}
 		for _, f := range strings.Fields(u.short) {
-			shortUnits[f] = u.canon
+			shortUnits[f] = unitKey + u.canon
 		}
 	}
 }
@@ -139,7 +140,7 @@ var webTLDs = map[string]bool{"com": true, "org": true, "net": true, "io": true,
 // of each unit of measure it names (unitKey + unit); a key may come more than once. toks are the
 // question's lexTokens.
 func queryValues(s string, toks []token, fn func(key string)) {
-	kind := func(k string) { fn(valueKey + k) }
+	kind := fn
 	fs := strings.Fields(s)
 	for i, f := range fs {
 		if i >= maxValueWords {
@@ -219,16 +220,17 @@ func queryValues(s string, toks []token, fn func(key string)) {
 	}
 	unitsIn(s, true, func(u string) {
 		if u != "" {
-			fn(unitKey + u)
+			fn(u)
 		}
 		kind(kindUnit)
-	})
+	}, nil)
 }
 
-// unitsIn calls fn with each unit of measure s names (its name in units), and "" for the words
+// unitsIn calls fn with each unit of measure s names (its key in units), and "" for the words
 // "metric" and "imperial": a unit's short form counts right after a number only, and "MM" in
-// capitals is a date's month ("YYYY-MM-DD"), not millimetres.
-func unitsIn(s string, bounded bool, fn func(unit string)) {
+// capitals is a date's month ("YYYY-MM-DD"), not millimetres. It calls word, unless nil, with
+// each of s's words lower-cased.
+func unitsIn(s string, bounded bool, fn func(unit string), word func(w string)) {
 	n := 0
 	prevNum := false
 	splitWords(s, func(w string) {
@@ -238,6 +240,9 @@ func unitsIn(s string, bounded bool, fn func(unit string)) {
 			return
 		}
 		w = strings.ToLower(w)
+		if word != nil {
+			word(w)
+		}
 		switch u, ok := units[w]; {
 		case ok:
 			fn(u)
@@ -290,7 +295,10 @@ func emailAddress(f string) bool {
 // of measure they name, each once.
 func paramValues(ps []Param, fn func(key string)) {
 	var seen []string
-	emit := func(k string) {
+	kind := func(k string) {
+		if k == "" {
+			return
+		}
 		for _, s := range seen {
 			if s == k {
 				return
@@ -299,11 +307,11 @@ func paramValues(ps []Param, fn func(key string)) {
 		seen = append(seen, k)
 		fn(k)
 	}
-	kind := func(k string) { emit(valueKey + k) }
-	var starts, ends, dated []bool
-	for _, p := range ps {
-		var nameWords []string
-		splitWords(p.Name, func(w string) { nameWords = append(nameWords, strings.ToLower(w)) })
+	starts, ends, dated := make([]bool, len(ps)), make([]bool, len(ps)), make([]bool, len(ps))
+	var nameWords []string
+	for i, p := range ps {
+		nameWords = nameWords[:0]
+		unitsIn(p.Name, false, kind, func(w string) { nameWords = append(nameWords, w) })
 		has := func(ws ...string) bool {
 			for _, n := range nameWords {
 				for _, w := range ws {
@@ -314,11 +322,24 @@ func paramValues(ps []Param, fn func(key string)) {
 			}
 			return false
 		}
-		desc := strings.ToLower(p.Description)
+		// What the description says, word by word: the units it names, a date's form, money,
+		// a percentage, a system of units.
+		var yyyy, currency, percent, system bool
+		unitsIn(p.Description, false, kind, func(w string) {
+			switch w {
+			case "yyyy":
+				yyyy = true
+			case "currency", "currencies":
+				currency = true
+			case "percent", "percentage":
+				percent = true
+			case "metric", "imperial":
+				system = true
+			}
+		})
 		format := strings.ToLower(p.Format)
 		numeric := strings.Contains(p.Type, "integer") || strings.Contains(p.Type, "number")
-		date := hasFormat(format, "date", "date-time", "full-date") || has("date", "dates", "datetime", "dob", "birthday") ||
-			strings.Contains(desc, "yyyy")
+		date := hasFormat(format, "date", "date-time", "full-date") || has("date", "dates", "datetime", "dob", "birthday") || yyyy
 		switch {
 		case hasFormat(format, "uri", "url", "iri", "uri-reference", "iri-reference", "hostname") ||
 			has("url", "uri", "urls", "link", "href", "website", "webpage", "homepage", "domain", "endpoint"):
@@ -338,14 +359,8 @@ func paramValues(ps []Param, fn func(key string)) {
 			kind(kindYear)
 		}
 		if has("currency", "currencies", "price", "cost", "budget", "salary", "fee", "money", "payment") ||
-			strings.Contains(desc, "currency") || has("amount") && strings.ContainsAny(desc, "$€£") {
+			currency || has("amount") && strings.ContainsAny(p.Description, "$€£") {
 			kind(kindMoney)
-		}
-		for _, v := range p.Enum {
-			if currencies[strings.ToLower(v)] {
-				kind(kindMoney)
-				break
-			}
 		}
 		if (has("limit", "count", "topk") || has("results", "items", "k") && has("max", "num", "number", "top")) &&
 			(numeric || p.Type == "") {
@@ -354,46 +369,59 @@ func paramValues(ps []Param, fn func(key string)) {
 		if has("latitude", "longitude", "lat", "lon", "lng", "coordinates", "coords", "coordinate") {
 			kind(kindCoord)
 		}
-		if has("percent", "percentage") || strings.Contains(desc, "percent") || strings.Contains(desc, "%") {
+		if has("percent", "percentage") || percent || strings.Contains(p.Description, "%") {
 			kind(kindPercent)
 		}
-		if has("unit", "units") {
+		if has("unit", "units") || system {
 			kind(kindUnit)
 		}
-		unit := func(u string) {
-			if u != "" {
-				emit(unitKey + u)
-			}
-		}
-		unitsIn(p.Name, false, unit)
-		unitsIn(p.Description, false, unit)
 		for _, v := range p.Enum {
-			if u, ok := units[strings.ToLower(v)]; ok {
+			v := strings.ToLower(v)
+			u, ok := units[v]
+			if !ok {
+				u, ok = shortUnits[v]
+			}
+			switch {
+			case ok:
 				kind(kindUnit)
-				unit(u)
-			} else if u, ok := shortUnits[strings.ToLower(v)]; ok {
+				kind(u)
+			case v == "metric" || v == "imperial":
 				kind(kindUnit)
-				unit(u)
-			} else if v := strings.ToLower(v); v == "metric" || v == "imperial" {
-				kind(kindUnit)
+			case currencies[v]:
+				kind(kindMoney)
 			}
 		}
-		if strings.Contains(desc, "metric") || strings.Contains(desc, "imperial") {
-			kind(kindUnit)
-		}
-		starts = append(starts, has("start", "from", "begin", "since", "earliest", "min"))
-		ends = append(ends, has("end", "to", "until", "till", "latest", "max"))
-		dated = append(dated, date || has("time", "day", "month", "year"))
+		starts[i] = has("start", "from", "begin", "since", "earliest", "min")
+		ends[i] = has("end", "to", "until", "till", "latest", "max")
+		dated[i] = date || has("time", "day", "month", "year")
 	}
-	// A start and an end, one of them a date: a range of dates.
+	// A start and an end, one of them a date: a range of dates. In one pass, so that a tool of
+	// many parameters costs no more than their number.
+	nStarts, nEnds := 0, 0
 	for i := range ps {
-		for j := range ps {
-			if i != j && starts[i] && ends[j] && (dated[i] || dated[j]) {
-				kind(kindDateRange)
-				return
-			}
+		if starts[i] {
+			nStarts++
+		}
+		if ends[i] {
+			nEnds++
 		}
 	}
+	for i := range ps {
+		if !dated[i] {
+			continue
+		}
+		if starts[i] && nEnds-b2i(ends[i]) > 0 || ends[i] && nStarts-b2i(starts[i]) > 0 {
+			kind(kindDateRange)
+			return
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // hasFormat reports whether a parameter's format (or one of its alternatives, "a|b") is one of fs.

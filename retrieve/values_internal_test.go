@@ -10,7 +10,7 @@ import (
 func TestQueryValues(t *testing.T) {
 	tests := []struct {
 		query string
-		want  []string // kinds, and units as "u:" + unit
+		want  []string // kinds' keys, and units as "u:" + unit
 	}{
 		{"fetch https://example.com/a?b=c", []string{kindURL}},
 		{"what's on www.example.org today", []string{kindURL, kindDate}},
@@ -41,10 +41,7 @@ func TestQueryValues(t *testing.T) {
 	for _, tc := range tests {
 		var got []string
 		queryValues(tc.query, lexTokens(tc.query), func(k string) {
-			switch {
-			case strings.HasPrefix(k, valueKey):
-				k = strings.TrimPrefix(k, valueKey)
-			case strings.HasPrefix(k, unitKey):
+			if strings.HasPrefix(k, unitKey) {
 				k = "u:" + strings.TrimPrefix(k, unitKey)
 			}
 			if !slices.Contains(got, k) {
@@ -96,10 +93,7 @@ func TestParamValues(t *testing.T) {
 		n := 0
 		paramValues(tc.params, func(k string) {
 			n++
-			switch {
-			case strings.HasPrefix(k, valueKey):
-				k = strings.TrimPrefix(k, valueKey)
-			case strings.HasPrefix(k, unitKey):
+			if strings.HasPrefix(k, unitKey) {
 				k = "u:" + strings.TrimPrefix(k, unitKey)
 			}
 			got = append(got, k)

@@ -1,8 +1,9 @@
 // Package retrieve narrows a large tool inventory to the few tools worth showing the model for one
 // query. It owns the lexical index (BM25F over a tool's name, its server's purpose and name,
 // description, parameters and example queries, those people wrote apart from those learned, with
-// the operators and file names a query's form holds, the date it asks for, and weaker matches of
-// a name's words: looser stems and abbreviations), its incremental maintenance as servers come
+// the operators and file names a query's form holds, the date it asks for, the values it holds
+// (a URL, a date, a unit, an amount of money, …) meeting the parameters that take them, and
+// weaker matches of a name's words: looser stems and abbreviations), its incremental maintenance as servers come
 // and go, the store of example queries (configured and learned; a built-in server's own come with
 // it), which tools are pinned, optional dense retrieval through an embedding model with an
 // on-disk vector cache, and the budgeted shortlist. It does not call tools, talk to MCP

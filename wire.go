@@ -283,6 +283,7 @@ func matching(m config.Match) retrieve.Matching {
 	return retrieve.Matching{
 		Loose: m.Loose, NoAbbrev: !m.Abbreviations, NoDate: !m.Dates,
 		NoDerivation: !m.Derivations, NoBigrams: !m.Bigrams, NoRelated: !m.Related,
+		NoValues: !m.Values,
 	}
 }
 

@@ -409,6 +409,9 @@ type Match struct {
 	// Related: a query word's derivationally related nouns and verbs from WordNet
 	// ("multiplication" finds multiply), at a third of a word's weight.
 	Related bool `koanf:"related" json:"related"`
+	// Values: a question's values (a URL, a date, a unit, an amount of money, …) meet the tools
+	// whose parameters take them (retrieve.Matching.NoValues).
+	Values bool `koanf:"values" json:"values"`
 }
 
 // GeneratedPath is where generated examples are kept: generated_examples.jsonl beside the examples

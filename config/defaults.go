@@ -53,7 +53,7 @@ func Default() Config {
 		Log:        Log{Requests: RequestLogInfo},
 		Trajectory: Trajectory{MaxBytes: 64 << 20, MaxFiles: 5, QueueSize: 1024},
 		Retrieval: Retrieval{Enabled: true, MaxSearches: 1, SearchWhenWeak: true, LearnExamples: true, ExamplesPerTool: 20, GeneratePerMinute: 30, GenerateMax: 1000,
-			Match: Match{Loose: false, Abbreviations: true, Dates: true, Derivations: true, Bigrams: true, Related: true}},
+			Match: Match{Loose: false, Abbreviations: true, Dates: true, Derivations: true, Bigrams: true, Related: true, Values: true}},
 		MCPServer: MCPServer{ExposeInventory: false, SessionIdleTTL: Duration(30 * time.Minute),
 			MaxSessions: 1000, MaxSessionsPerIdentity: 100},
 		HTTP: HTTP{

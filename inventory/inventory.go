@@ -8,6 +8,7 @@ package inventory
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -134,6 +135,9 @@ type Param struct {
 	Description string `json:"description,omitempty"`
 	Required    bool   `json:"required"`
 	Enum        []any  `json:"allowed_values,omitempty"`
+	// Format is the schema's "format" of the value ("uri", "email", "date", "date-time", …), or
+	// those of its anyOf alternatives joined by "|"; "" when it gives none.
+	Format string `json:"format,omitempty"`
 }
 
 // Tool returns the tool with the given qualified name ("server.tool").
@@ -247,12 +251,23 @@ func params(raw json.RawMessage) []Param {
 			Description string `json:"description"`
 			Enum        []any  `json:"enum"`
 			Const       any    `json:"const"`
+			Format      string `json:"format"`
 			AnyOf       []struct {
-				Type any `json:"type"`
+				Type   any    `json:"type"`
+				Format string `json:"format"`
 			} `json:"anyOf"`
 		}
 		_ = json.Unmarshal(prop, &p)
-		param := Param{Name: name, Type: typeName(p.Type), Description: p.Description, Required: required[name], Enum: p.Enum}
+		param := Param{Name: name, Type: typeName(p.Type), Description: p.Description, Required: required[name], Enum: p.Enum, Format: p.Format}
+		if param.Format == "" {
+			var formats []string
+			for _, a := range p.AnyOf {
+				if a.Format != "" && !slices.Contains(formats, a.Format) {
+					formats = append(formats, a.Format)
+				}
+			}
+			param.Format = strings.Join(formats, "|")
+		}
 		if p.Const != nil && param.Enum == nil {
 			param.Enum = []any{p.Const}
 		}

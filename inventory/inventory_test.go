@@ -23,6 +23,7 @@ import (
 	"toolrouter/internal/testmcp"
 	"toolrouter/inventory"
 	"toolrouter/inventory/builtin"
+	"toolrouter/schema"
 )
 
 const envServeBuiltin = "TOOLROUTER_TEST_SERVE_BUILTIN"
@@ -224,6 +225,30 @@ func TestParametersInProposalFormat(t *testing.T) {
 		if !strings.Contains(string(b), s) {
 			t.Errorf("export lacks %s: %s", s, b)
 		}
+	}
+}
+
+// TestParameterFormats: a parameter's schema format (its own, or its anyOf alternatives') is in
+// the proposal's format, as the ranker reads it to tell what kinds of values a tool takes.
+func TestParameterFormats(t *testing.T) {
+	tool, err := inventory.ClientTool("fetch", "Fetch a page.", json.RawMessage(`{"type":"object","properties":{
+		"url":{"type":"string","format":"uri"},
+		"since":{"anyOf":[{"type":"string","format":"date"},{"type":"string","format":"date-time"},{"type":"null"}]},
+		"query":{"type":"string"}}}`), schema.Bounds{MaxBytes: 1 << 16, MaxDepth: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []inventory.Param{
+		{Name: "url", Type: "string", Format: "uri"},
+		{Name: "since", Type: "string|string|null", Format: "date|date-time"},
+		{Name: "query", Type: "string"},
+	}
+	if !reflect.DeepEqual(tool.Parameters, want) {
+		t.Errorf("got parameters %+v, want %+v", tool.Parameters, want)
+	}
+	b, _ := json.Marshal(tool.Parameters)
+	if !strings.Contains(string(b), `"format":"uri"`) || strings.Count(string(b), `"format"`) != 2 {
+		t.Errorf("parameters as JSON: %s, want a format where the schema gives one and none elsewhere", b)
 	}
 }
 

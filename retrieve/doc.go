@@ -1,8 +1,9 @@
 // Package retrieve narrows a large tool inventory to the few tools worth showing the model for one
 // query. It owns the lexical index (BM25F over a tool's name, its server's purpose and name,
 // description, parameters and example queries, those people wrote apart from those learned, with
-// the operators and file names a query's form holds, the date it asks for, and weaker matches of
-// a name's words: looser stems and abbreviations), its incremental maintenance as servers come
+// the operators and file names a query's form holds, the date it asks for, the values it holds
+// (a URL, a date, a unit, an amount of money, …) meeting the parameters that take them, and
+// weaker matches of a name's words: looser stems and abbreviations), its incremental maintenance as servers come
 // and go, the store of example queries (configured and learned; a built-in server's own come with
 // it), which tools are pinned, optional dense retrieval through an embedding model with an
 // on-disk vector cache, and the budgeted shortlist. It does not call tools, talk to MCP
@@ -44,6 +45,10 @@ type Param struct {
 	Description string
 	// Enum holds the allowed values, as text.
 	Enum []string
+	// Type and Format are the schema's type ("string", "integer", "string|null", …) and format
+	// ("uri", "email", "date-time", …) of the value, "" when it gives none: with the name and
+	// the allowed values they tell the kinds of values the parameter takes (Matching.Values).
+	Type, Format string
 }
 
 func (d Doc) qualified() string {
@@ -58,7 +63,8 @@ func (d Doc) equal(o Doc) bool {
 		d.Purpose == o.Purpose && d.Description == o.Description &&
 		slices.Equal(d.Examples, o.Examples) && slices.Equal(d.Learned, o.Learned) &&
 		slices.EqualFunc(d.Params, o.Params, func(a, b Param) bool {
-			return a.Name == b.Name && a.Description == b.Description && slices.Equal(a.Enum, b.Enum)
+			return a.Name == b.Name && a.Description == b.Description && slices.Equal(a.Enum, b.Enum) &&
+				a.Type == b.Type && a.Format == b.Format
 		})
 }
 
@@ -95,7 +101,7 @@ func DocsFrom(snap *inventory.Snapshot, configured, learned map[string][]string)
 			d.Description = t.Title + ". " + t.Description
 		}
 		for _, p := range t.Parameters {
-			param := Param{Name: p.Name, Description: p.Description}
+			param := Param{Name: p.Name, Description: p.Description, Type: p.Type, Format: p.Format}
 			for _, v := range p.Enum {
 				param.Enum = append(param.Enum, fmt.Sprint(v))
 			}

@@ -24,6 +24,7 @@ func TestDocsFrom(t *testing.T) {
 				Description: "Get the forecast.", Available: true, Parameters: []inventory.Param{
 					{Name: "city", Type: "string", Description: "City name", Required: true},
 					{Name: "days", Type: "integer", Enum: []any{1.0, 3.0, "7"}},
+					{Name: "from", Type: "string", Format: "date"},
 				}},
 			{Server: "weather", Name: "broken", Qualified: "weather.broken", Available: false},
 		}},
@@ -44,8 +45,9 @@ func TestDocsFrom(t *testing.T) {
 			Qualified: "weather.forecast", Server: "weather", Name: "forecast", Purpose: "Weather data",
 			Description: "Forecast. Get the forecast.",
 			Params: []retrieve.Param{
-				{Name: "city", Description: "City name"},
-				{Name: "days", Enum: []string{"1", "3", "7"}},
+				{Name: "city", Description: "City name", Type: "string"},
+				{Name: "days", Enum: []string{"1", "3", "7"}, Type: "integer"},
+				{Name: "from", Type: "string", Format: "date"},
 			},
 			Examples: []string{"rain tomorrow?"},
 			Learned:  []string{"will it snow in Oslo"},
@@ -55,7 +57,8 @@ func TestDocsFrom(t *testing.T) {
 		return a.Qualified == b.Qualified && a.Server == b.Server && a.Name == b.Name && a.Purpose == b.Purpose &&
 			a.Description == b.Description && slices.Equal(a.Examples, b.Examples) && slices.Equal(a.Learned, b.Learned) &&
 			slices.EqualFunc(a.Params, b.Params, func(p, q retrieve.Param) bool {
-				return p.Name == q.Name && p.Description == q.Description && slices.Equal(p.Enum, q.Enum)
+				return p.Name == q.Name && p.Description == q.Description && slices.Equal(p.Enum, q.Enum) &&
+					p.Type == q.Type && p.Format == q.Format
 			})
 	}) {
 		t.Errorf("got %+v, want %+v", got, want)

@@ -198,6 +198,10 @@ func newDocEntry(d Doc, m Matching) *docEntry {
 			add(fieldParams, v)
 		}
 	}
+	if !m.NoValues {
+		// Not counted in the field's length: a tool is not longer for taking a date.
+		paramValues(d.Params, func(k string) { bump(fieldParams, k) })
+	}
 	for _, ex := range d.Examples {
 		add(fieldExamples, ex)
 	}

@@ -286,6 +286,26 @@ func TestSyncReindexesOnlyChangedServers(t *testing.T) {
 	}
 }
 
+// TestSyncReindexesAChangedFormat: a parameter's format is part of a tool's document, so a
+// server that now declares its parameter a "uri" is reindexed and a question holding a web address
+// finds the tool.
+func TestSyncReindexesAChangedFormat(t *testing.T) {
+	idx := retrieve.NewIndex()
+	docs := []retrieve.Doc{{Server: "web", Name: "get_page", Description: "Read one page.", Params: []retrieve.Param{{Name: "target", Type: "string"}}}}
+	idx.Sync(1, docs)
+	const q = "what does https://example.org/pricing say"
+	if hits := idx.Search(q, 1, nil); len(hits) == 1 && hits[0].Score > 0 {
+		t.Fatalf("before the format: %q found %v, want nothing", q, hits)
+	}
+	docs[0].Params = []retrieve.Param{{Name: "target", Type: "string", Format: "uri"}}
+	if got := idx.Sync(2, docs); !slices.Equal(got, []string{"web"}) {
+		t.Fatalf("Sync after the format changed: got %q, want [web]", got)
+	}
+	if hits := idx.Search(q, 1, nil); len(hits) != 1 || hits[0].Score == 0 {
+		t.Errorf("after the format: %q found %v, want web.get_page", q, hits)
+	}
+}
+
 // TestConcurrentSearchAndUpdate runs searches while a writer replaces servers; run with -race.
 func TestConcurrentSearchAndUpdate(t *testing.T) {
 	docs := smallDocs()

@@ -29,6 +29,11 @@ type Matching struct {
 	// NoRelated turns off a query word's derivationally related nouns and verbs from WordNet
 	// ("multiplication" → multiply), which count relatedWeight of the word's own stem.
 	NoRelated bool
+	// NoValues turns off a question's values as evidence for the tools whose parameters take
+	// them (see values.go): a URL, an email address, a file name, a date or two, a time of day, a
+	// year, a unit of measure, an amount of money, a number of results, coordinates, a
+	// percentage.
+	NoValues bool
 }
 
 // hasUnspaced reports whether w holds a letter of a script written without spaces between words.

@@ -93,6 +93,13 @@ func queryTerms(query string, terms map[string][]posting, m Matching) []queryTer
 	if !m.NoDate && asksDate(toks) {
 		add(dateStem, dateWeight)
 	}
+	if !m.NoValues {
+		queryValues(query, toks, func(k string) {
+			if len(terms[k]) > 0 {
+				add(k, valueWeight)
+			}
+		})
+	}
 	slices.SortFunc(out, func(a, b queryTerm) int { return strings.Compare(a.key, b.key) })
 	return out
 }

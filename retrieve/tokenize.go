@@ -378,11 +378,17 @@ func evidenceIn(s string, toks []token, fn func(key string)) {
 		}
 	}
 	fs := strings.Fields(s)
-	for i, f := range fs {
-		if fileLike(f) || i+1 < len(fs) && fileTypes[strings.ToLower(strings.Trim(f, ".*"))] && fileWord(fs[i+1]) {
+	for i := range fs {
+		if fileAt(fs, i) {
 			fn(fileKey)
 		}
 	}
+}
+
+// fileAt reports whether the whitespace-separated field fs[i] names a file: by its form
+// ("notes.txt", fileLike) or as a file type before "file" or "files" ("the csv files").
+func fileAt(fs []string, i int) bool {
+	return fileLike(fs[i]) || i+1 < len(fs) && fileTypes[strings.ToLower(strings.Trim(fs[i], ".*"))] && fileWord(fs[i+1])
 }
 
 // fileWord reports whether a field is "file", "files", "document" or "documents" (any case,

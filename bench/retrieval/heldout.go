@@ -214,6 +214,7 @@ var Variants = []Variant{
 	{"derivations off", retrieve.Matching{NoDerivation: true}},
 	{"bigrams off", retrieve.Matching{NoBigrams: true}},
 	{"related words off", retrieve.Matching{NoRelated: true}},
+	{"values off", retrieve.Matching{NoValues: true}},
 	{"as before: loose on, bigrams and related words off", retrieve.Matching{Loose: true, NoBigrams: true, NoRelated: true}},
 }
 

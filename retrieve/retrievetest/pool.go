@@ -156,6 +156,8 @@ type bfclRecord struct {
 		Description string `json:"description"`
 		Parameters  struct {
 			Properties map[string]struct {
+				Type        string `json:"type"`
+				Format      string `json:"format"`
 				Description string `json:"description"`
 				Enum        []any  `json:"enum"`
 			} `json:"properties"`
@@ -173,6 +175,10 @@ func (r bfclRecord) firstUser() string {
 	}
 	return ""
 }
+
+// bfclTypes are BFCL's parameter types that JSON Schema names otherwise, as the accuracy
+// benchmark converts them (dataset.ConvertSchema).
+var bfclTypes = map[string]string{"dict": "object", "float": "number", "tuple": "array"}
 
 // bfclFunctions returns every distinct function of the BFCL files, by name.
 func bfclFunctions(dataDir string) ([]retrieve.Doc, error) {
@@ -195,7 +201,10 @@ func bfclFunctions(dataDir string) ([]retrieve.Doc, error) {
 				d := retrieve.Doc{Name: fn.Name, Description: fn.Description}
 				for _, p := range slices.Sorted(maps.Keys(fn.Parameters.Properties)) {
 					prop := fn.Parameters.Properties[p]
-					param := retrieve.Param{Name: p, Description: prop.Description}
+					param := retrieve.Param{Name: p, Description: prop.Description, Type: bfclTypes[prop.Type], Format: prop.Format}
+					if param.Type == "" {
+						param.Type = prop.Type
+					}
 					for _, v := range prop.Enum {
 						param.Enum = append(param.Enum, fmt.Sprint(v))
 					}

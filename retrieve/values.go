@@ -61,7 +61,7 @@ func init() {
 		{"inch", "inch inches", ""},
 		{"ft", "ft foot feet", ""},
 		{"yd", "yd yds yard yards", ""},
-		{"mi", "mi mile miles", ""},
+		{"mi", "mile miles", "mi"}, // "mi" alone is Spanish and Italian for "my", "me"
 		{"mg", "mg milligram milligrams", ""},
 		{"g", "gram grams", "g"},
 		{"kg", "kg kgs kilogram kilograms kilo kilos", ""},
@@ -192,7 +192,7 @@ func queryValues(s string, toks []token, fn func(key string)) {
 				kind(kindCoord)
 			}
 		case tokNumber:
-			if len(t.text) == 4 && t.text >= "1000" && t.text < "2200" && !sym(i-1, "-") && !sym(i-1, "/") &&
+			if len(t.text) == 4 && allDigits(t.text) && t.text >= "1000" && t.text < "2200" && !sym(i-1, "-") && !sym(i-1, "/") &&
 				!(i+1 < len(toks) && toks[i+1].date) && !(i > 0 && toks[i-1].date) {
 				kind(kindYear)
 			}
@@ -375,10 +375,23 @@ func paramValues(ps []Param, fn func(key string)) {
 		if has("unit", "units") || system {
 			kind(kindUnit)
 		}
+		// A unit's short form ("m", "c", "f", "l") names a unit among allowed values only when
+		// more than half of them are units: ["C", "F"] and ["C", "F", "K"] are temperature
+		// scales, "S", "M", "L", "XL" sizes and "A" to "F" grades.
+		unitValues := 0
+		for _, v := range p.Enum {
+			v := strings.ToLower(v)
+			if _, ok := units[v]; ok {
+				unitValues++
+			} else if _, ok := shortUnits[v]; ok {
+				unitValues++
+			}
+		}
+		shortOK := 2*unitValues > len(p.Enum)
 		for _, v := range p.Enum {
 			v := strings.ToLower(v)
 			u, ok := units[v]
-			if !ok {
+			if !ok && shortOK {
 				u, ok = shortUnits[v]
 			}
 			switch {
@@ -395,14 +408,14 @@ func paramValues(ps []Param, fn func(key string)) {
 		ends[i] = has("end", "to", "until", "till", "latest", "max")
 		dated[i] = date || has("time", "day", "month", "year")
 	}
-	// A start and an end, one of them a date: a range of dates. In one pass, so that a tool of
+	// A start and an end, both of them dates: a range of dates. In one pass, so that a tool of
 	// many parameters costs no more than their number.
 	nStarts, nEnds := 0, 0
 	for i := range ps {
-		if starts[i] {
+		if starts[i] && dated[i] {
 			nStarts++
 		}
-		if ends[i] {
+		if ends[i] && dated[i] {
 			nEnds++
 		}
 	}
@@ -415,6 +428,16 @@ func paramValues(ps []Param, fn func(key string)) {
 			return
 		}
 	}
+}
+
+// allDigits reports whether s is ASCII digits only.
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func b2i(b bool) int {

@@ -37,6 +37,8 @@ func TestQueryValues(t *testing.T) {
 		{"plan c for the team", nil},
 		{"upgrade to version 2.0", nil},
 		{"roll 3 dice", nil},
+		{"a pizza of 12.5 inches", []string{kindUnit, "u:inch"}}, // a decimal is no year
+		{"quiero ver mi casa", nil},                              // "mi" alone is no mile
 	}
 	for _, tc := range tests {
 		var got []string
@@ -85,6 +87,10 @@ func TestParamValues(t *testing.T) {
 		{"max results", []Param{{Name: "max_results", Type: "integer"}}, []string{kindCount}},
 		{"coordinates", []Param{{Name: "lat", Type: "number"}, {Name: "lon", Type: "number"}}, []string{kindCoord}},
 		{"a percentage", []Param{{Name: "rate", Type: "number", Description: "Annual rate in percent."}}, []string{kindPercent}},
+		{"scales by their letters", []Param{{Name: "scale", Type: "string", Enum: []string{"C", "F", "K"}}}, []string{kindUnit, "u:c", "u:f"}},
+		{"sizes are no units", []Param{{Name: "size", Type: "string", Enum: []string{"S", "M", "L", "XL"}}}, nil},
+		{"grades are no units", []Param{{Name: "grade", Type: "string", Enum: []string{"A", "B", "C", "D", "E", "F"}}}, nil},
+		{"a dated start beside a count is no range", []Param{{Name: "start_date", Type: "string"}, {Name: "max_results", Type: "integer"}}, []string{kindDate, kindCount}},
 		{"operands take nothing", []Param{{Name: "num1", Type: "integer"}, {Name: "num2", Type: "integer"}}, nil},
 		{"a plain query takes nothing", []Param{{Name: "query", Type: "string", Description: "What to look up"}}, nil},
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 // TestWeakRanking: a lexical ranking is weak when fewer than half of the query's words are in any
-// tool's text and fewer than a quarter are English function words; a ranking fused with embedding
+// tool's text and fewer than a tenth are English function words; a ranking fused with embedding
 // similarity never is.
 func TestWeakRanking(t *testing.T) {
 	idx := retrieve.NewIndex()
@@ -33,6 +33,12 @@ func TestWeakRanking(t *testing.T) {
 		{"the of and", 0, 0, false},                 // no word: nothing to search for
 		// English in words no tool uses: many function words, so not another language.
 		{"I am so tired of this, can you cheer me up a bit?", 0, 4, false},
+		{"multiply 17 23 41", 1, 1, false}, // figures are not words another language has
+		// Words English shares with other languages ("a", "do", "no", "me", "in") do not make them English.
+		{"Qual é a previsão do tempo no Rio?", 0, 5, true},
+		{"No me gusta la lluvia en Madrid", 0, 5, true},
+		{"Peux-tu me dire s'il pleut?", 0, 5, true},
+		{"Was kostet ein Ticket an der Kasse?", 0, 5, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.query, func(t *testing.T) {

@@ -188,7 +188,10 @@ func MeasureWeak(ctx context.Context, inv *inventory.Manager, p *Pool, noTool []
 				if err != nil {
 					return fmt.Errorf("ranking %q: %w", q, err)
 				}
-				weak[j] = offer.Shortlist != nil && offer.Shortlist.Weak
+				if offer.Shortlist == nil {
+					return fmt.Errorf("%s: the whole inventory fits phase 1: there is no shortlist to measure", p.Name)
+				}
+				weak[j] = offer.Shortlist.Weak
 				return nil
 			})
 		}

@@ -483,7 +483,8 @@ const LanguagesIntro = "Questions in twelve languages (zh ja ko ru ar hi th es p
 	"words). **shown**: the tool is on the first shortlist. **reached, must search**: a route (`router.Route` with " +
 	"`retrieval.search_when_weak` on, the default) showed the tool on some shortlist, with a model that searches only " +
 	"when the format requires it, writing the English query (up to the format's 100 characters) as its search words, " +
-	"as a model told to search in the tools' language would. **reached, searching**: the same with a model that " +
+	"where a model told to search in the tools' language would write a few words of its own: with the whole " +
+	"question's words, this is close to an upper bound, as **English shown** is. **reached, searching**: the same with a model that " +
 	"searches whenever it does not see the tool. **English shown**: the English query's own first shortlist shows the " +
 	"tool. The model is a stand-in that reads the labels (`retrieval.searcher`): these figures say what the search " +
 	"can reach, not what a model would write.\n\n"

@@ -418,15 +418,7 @@ func writeHeldOut(b *strings.Builder, hs []HeldOut) {
 	b.WriteString(HeldOutIntro)
 	for _, part := range Parts {
 		fmt.Fprintf(b, "**%s parts**\n\n", part)
-		b.WriteString("| pool | candidate set | queries |")
-		for _, k := range HeldOutKs {
-			fmt.Fprintf(b, " R@%d |", k)
-		}
-		b.WriteString("\n|---|---|---|")
-		for range HeldOutKs {
-			b.WriteString("---:|")
-		}
-		b.WriteString("\n")
+		kHeader(b, "| pool | candidate set | queries |", "|---|---|---|", "", "")
 		for _, h := range hs {
 			if h.Part != part {
 				continue
@@ -446,6 +438,20 @@ func writeHeldOut(b *strings.Builder, hs []HeldOut) {
 	}
 }
 
+// kHeader writes a table's header: the columns before the R@k ones (head, and align, their
+// alignment row), a column for each of HeldOutKs, and the columns after them (tail, tailAlign).
+func kHeader(b *strings.Builder, head, align, tail, tailAlign string) {
+	b.WriteString(head)
+	for _, k := range HeldOutKs {
+		fmt.Fprintf(b, " R@%d |", k)
+	}
+	b.WriteString(tail + "\n" + align)
+	for range HeldOutKs {
+		b.WriteString("---:|")
+	}
+	b.WriteString(tailAlign + "\n")
+}
+
 // writeMatching writes the table of the ways of matching words, one turned off at a time.
 func writeMatching(b *strings.Builder, ms []MatchingRecall) {
 	b.WriteString("\n### Matching, one way changed at a time\n\n")
@@ -453,15 +459,7 @@ func writeMatching(b *strings.Builder, ms []MatchingRecall) {
 		"then one of them changed (`retrieval.match` in the configuration; `retrieve.Matching`), then the rules as they " +
 		"were before this table existed (the loose stem on; no bigrams, no related words). A way that does not pay on the " +
 		"report parts is off by default: the loose stem of a tool name's words.\n\n")
-	b.WriteString("| pool | part | matching | queries |")
-	for _, k := range HeldOutKs {
-		fmt.Fprintf(b, " R@%d |", k)
-	}
-	b.WriteString("\n|---|---|---|---:|")
-	for range HeldOutKs {
-		b.WriteString("---:|")
-	}
-	b.WriteString("\n")
+	kHeader(b, "| pool | part | matching | queries |", "|---|---|---|---:|", "", "")
 	for _, m := range ms {
 		fmt.Fprintf(b, "| %s | %s | %s | %d |", m.Pool, m.Part, m.Variant, m.Queries)
 		for _, a := range m.AtK {
@@ -527,15 +525,8 @@ func writeLanguages(b *strings.Builder, ls []LanguageRecall, ws []WeakShare) {
 	}
 	slices.SortStableFunc(order, func(a, b [2]string) int { return slices.Index(Parts, a[0]) - slices.Index(Parts, b[0]) })
 	frac := func(n, of int) string { return fmt.Sprintf("%.2f (%d)", float64(n)/float64(max(of, 1)), n) }
-	b.WriteString("| part | pool | questions |")
-	for _, k := range HeldOutKs {
-		fmt.Fprintf(b, " R@%d |", k)
-	}
-	b.WriteString(" weak | shown | reached, must search | reached, searching | English shown |\n|---|---|---:|")
-	for range HeldOutKs {
-		b.WriteString("---:|")
-	}
-	b.WriteString("---:|---:|---:|---:|---:|\n")
+	kHeader(b, "| part | pool | questions |", "|---|---|---:|",
+		" weak | shown | reached, must search | reached, searching | English shown |", "---:|---:|---:|---:|---:|")
 	for _, k := range order {
 		t := byPool[k]
 		fmt.Fprintf(b, "| %s | %s | %d |", k[0], k[1], t.n)

@@ -31,8 +31,8 @@ func TestMeasureLanguages(t *testing.T) {
 	}
 	qs := []Translated{
 		{Pool: bfcl.Name, Part: PartReport, Lang: "zh", English: q.Text, Question: "请帮我用这个工具完成这个任务，谢谢你的帮忙", Gold: q.Gold},
-		{Pool: bfcl.Name, Part: PartTune, Lang: "fr", English: q.Text, Question: q.Text, Gold: q.Gold},    // the tools' words: not weak
-		{Pool: "MetaTool", Lang: "zh", English: "elsewhere", Question: "别处", Gold: "x.y"}, // another pool's: left out
+		{Pool: bfcl.Name, Part: PartTune, Lang: "fr", English: q.Text, Question: q.Text, Gold: q.Gold}, // the tools' words: not weak
+		{Pool: "MetaTool", Lang: "zh", English: "elsewhere", Question: "别处", Gold: "x.y"},              // another pool's: left out
 	}
 	got, err := MeasureLanguages(context.Background(), inv, bfcl, qs, RecallOptions{})
 	if err != nil {

@@ -242,7 +242,7 @@ func (tp *twoPhase) selectOnce(ctx context.Context, round, remaining int, search
 		return selection{}, "", &stageError{stage: stage, err: err}
 	}
 	if search == searchMust {
-		tp.j.note(StepWeakShortlist, round, fmt.Sprintf("fewer than half of the words of %q are in any tool's text: phase 1 searches before it may answer no tool", tp.view.shortlist.Query))
+		tp.j.note(StepWeakShortlist, round, fmt.Sprintf("the shortlist for %q is weak (few of its words are in any tool's text, and few are English): phase 1 searches before it may answer no tool", tp.view.shortlist.Query))
 	}
 	format := tp.format(remaining, search)
 	t0 := time.Now()

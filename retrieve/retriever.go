@@ -34,9 +34,10 @@ type Result struct {
 	// Fallback, when not empty, says why the ranking is BM25 only (the embedding model is missing
 	// or unreachable, say).
 	Fallback string
-	// Weak says the ranking was lexical and fewer than half of the query's words are in any
-	// tool's text (see Index.Known): its best tools may be no better than any others. A ranking
-	// fused with embedding similarity is never weak.
+	// Weak says the ranking was lexical and the query reads as another language than the tools':
+	// fewer than half of its words are in any tool's text and few are English function words
+	// (see coverage.weak): its best tools may be no better than any others. A ranking fused with
+	// embedding similarity is never weak.
 	Weak bool
 }
 

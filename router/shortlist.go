@@ -49,8 +49,8 @@ type Shortlist struct {
 	LeftOut   int `json:"left_out"`
 	// Fallback says why ranking was lexical only when dense retrieval was configured.
 	Fallback string `json:"fallback,omitempty"`
-	// Weak says the ranking rests on little: lexical, and fewer than half of the query's words
-	// are in any tool's text (retrieve.Result.Weak).
+	// Weak says the ranking rests on little: lexical, and the query reads as another language
+	// than the tools' (retrieve.Result.Weak).
 	Weak bool `json:"weak,omitempty"`
 }
 

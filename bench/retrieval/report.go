@@ -477,7 +477,7 @@ const LanguagesIntro = "Questions in twelve languages (zh ja ko ru ar hi th es p
 	"stride, two thirds MetaTool and one third BFCL pool, each labeled with the tool its pool labels the English query " +
 	"with. They are ranked and routed with the sidecar's defaults (a 3,584-token tool list) and no examples. " +
 	"**R@k**: the tool among the question's k best-ranked. **weak**: its first shortlist is weak (ranked by words, " +
-	"fewer than half of the question's words in any tool's text and fewer than a quarter of them English function " +
+	"fewer than half of the question's words in any tool's text and fewer than a tenth of them English function " +
 	"words). **shown**: the tool is on the first shortlist. **reached, must search**: a route (`router.Route` with " +
 	"`retrieval.search_when_weak` on, the default) showed the tool on some shortlist, with a model that searches only " +
 	"when the format requires it, writing the English query (up to the format's 100 characters) as its search words, " +

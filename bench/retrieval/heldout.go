@@ -146,24 +146,17 @@ func MeasureHeldOut(ctx context.Context, inv *inventory.Manager, p *Pool, o Reca
 			}
 			h := HeldOut{Pool: p.Name, Part: part, Set: set, Learned: learned}
 			for _, sl := range sliceNames {
-				sr := SliceRecall{Slice: sl}
+				var in []int
 				for j, i := range parts[part] {
 					if sliceOf(sl, p.Queries[i].Text) {
-						sr.Queries++
-						for ki, k := range HeldOutKs {
-							if len(sr.AtK) <= ki {
-								sr.AtK = append(sr.AtK, AtK{K: k})
-							}
-							if ranks[j] > 0 && ranks[j] <= k {
-								sr.AtK[ki].Hits++
-							}
-						}
+						in = append(in, ranks[j])
 					}
 				}
-				for ki := range sr.AtK {
-					sr.AtK[ki].Recall = float64(sr.AtK[ki].Hits) / float64(sr.Queries)
+				if len(in) == 0 {
+					h.Slices = append(h.Slices, SliceRecall{Slice: sl})
+					continue
 				}
-				h.Slices = append(h.Slices, sr)
+				h.Slices = append(h.Slices, SliceRecall{Slice: sl, Queries: len(in), AtK: recallAt(in)})
 			}
 			res = append(res, h)
 		}
@@ -241,21 +234,26 @@ func MeasureMatching(ctx context.Context, inv *inventory.Manager, p *Pool, o Rec
 			if err != nil {
 				return nil, err
 			}
-			m := MatchingRecall{Pool: p.Name, Part: part, Variant: v.Name, Queries: len(ranks)}
-			for _, k := range HeldOutKs {
-				a := AtK{K: k}
-				for _, r := range ranks {
-					if r > 0 && r <= k {
-						a.Hits++
-					}
-				}
-				a.Recall = float64(a.Hits) / float64(max(len(ranks), 1))
-				m.AtK = append(m.AtK, a)
-			}
-			res = append(res, m)
+			res = append(res, MatchingRecall{Pool: p.Name, Part: part, Variant: v.Name, Queries: len(ranks), AtK: recallAt(ranks)})
 		}
 	}
 	return res, nil
+}
+
+// recallAt is the recall among the k best-ranked, for each of HeldOutKs, of queries whose gold
+// tools ranked ranks (0: not among the best max(HeldOutKs)).
+func recallAt(ranks []int) []AtK {
+	out := make([]AtK, len(HeldOutKs))
+	for i, k := range HeldOutKs {
+		out[i].K = k
+		for _, r := range ranks {
+			if r > 0 && r <= k {
+				out[i].Hits++
+			}
+		}
+		out[i].Recall = float64(out[i].Hits) / float64(max(len(ranks), 1))
+	}
+	return out
 }
 
 // parts are the indexes of p's queries in each part (PartOf).

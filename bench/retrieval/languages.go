@@ -123,32 +123,23 @@ func MeasureLanguages(ctx context.Context, inv *inventory.Manager, p *Pool, qs [
 	for _, part := range Parts {
 		for _, lang := range NonEnglishLangs {
 			lr := LanguageRecall{Pool: p.Name, Part: part, Lang: lang}
-			for _, k := range HeldOutKs {
-				lr.AtK = append(lr.AtK, AtK{K: k})
-			}
+			var ranks []int
 			for i, q := range mine {
 				if q.Lang != lang || q.Part != part {
 					continue
 				}
 				r := out[i]
-				lr.Questions++
-				for ki, k := range HeldOutKs {
-					if r.rank > 0 && r.rank <= k {
-						lr.AtK[ki].Hits++
-					}
-				}
+				ranks = append(ranks, r.rank)
 				lr.Weak += btoi(r.weak)
 				lr.Shown += btoi(r.shown)
 				lr.WhenWeak += btoi(r.reached)
 				lr.Searching += btoi(r.reached2)
 				lr.English += btoi(r.en)
 			}
-			if lr.Questions == 0 {
+			if len(ranks) == 0 {
 				continue
 			}
-			for ki := range lr.AtK {
-				lr.AtK[ki].Recall = float64(lr.AtK[ki].Hits) / float64(lr.Questions)
-			}
+			lr.Questions, lr.AtK = len(ranks), recallAt(ranks)
 			res = append(res, lr)
 		}
 	}

@@ -77,7 +77,7 @@ func TestValuesPreferToolsThatTakeThem(t *testing.T) {
 		on, off string // first hit with values on and off; "" for none
 	}{
 		{"weather in Boston at 30°F", "wx.weather_report", "wx.weather_now"},
-		{"the weather in Boston in Fahrenheit", "wx.weather_report", "wx.weather_report"},
+		{"the weather in Boston in centigrade", "wx.weather_report", "wx.weather_now"}, // the unit, however written
 		{"the weather in Boston from 2024-05-01 to 2024-05-05", "wx.weather_span", "wx.weather_now"},
 		{"the weather in Boston on Saturday and Sunday", "wx.weather_span", "wx.weather_now"},
 		{"what does https://example.org/pricing say", "web.get_page", ""},
